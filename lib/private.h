@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT */
+/* Definitions behind the opaque handles. Not installed. */
+#pragma once
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <amdsmi/amdsmi.h>
+
+#include "macro.h"
+
+struct amdsmi_partition {
+        struct amdsmi_gpu *gpu;
+        unsigned index;
+        unsigned kfd_node;
+        uint32_t kfd_gpu_id;
+        int render_minor;
+        unsigned simd_count;
+        unsigned simd_per_cu;
+        unsigned num_xcc;
+        uint64_t memory_bytes;
+        uint32_t gfx_target_version;
+        uint64_t unique_id;
+        uint64_t location_id;
+        uint64_t generation;   /* KFD generation_id at enumeration */
+};
+
+struct amdsmi_gpu {
+        unsigned n_ref;
+        struct amdsmi_ctx *ctx; /* not a reference: a GPU must not outlive its context */
+        unsigned index;
+        char bdf[16];
+        char *syspath;          /* "bus/pci/devices/<bdf>" relative to the root */
+        uint16_t vendor, device, subsystem_vendor, subsystem_device;
+        uint8_t revision;
+        uint32_t pci_class;
+        int numa_node;
+        enum amdsmi_driver driver;
+        char *driver_name;
+        char *physfn_bdf;
+        bool is_vf;
+        enum amdsmi_role role;
+        char *product;          /* from the ID table or FRU */
+        char *strings[_AMDSMI_STRING_MAX];
+        int card_minor;
+        int render_minor;
+        char *hwmon_path;       /* relative path of the amdgpu hwmon dir, NULL if none */
+        uint64_t hive_id;
+
+        struct amdsmi_partition *partitions;
+        size_t n_partitions;
+
+        bool fw_loaded;
+        struct amdsmi_firmware *fw;
+        size_t n_fw;
+        char **fw_names;
+};
+
+struct amdsmi_ctx {
+        unsigned n_ref;
+        char *sysfs_root;
+        char *dev_root;         /* NULL: never open device nodes */
+        int root_fd;            /* O_PATH directory fd of sysfs_root, -1 until first use */
+        amdsmi_log_fn log_fn;
+        void *log_userdata;
+        int log_priority;
+
+        struct amdsmi_gpu **gpus;
+        size_t n_gpus;
+        uint64_t kfd_generation;
+        bool kfd_present;
+};
+
+void amdsmi_log(struct amdsmi_ctx *ctx, int priority, const char *fmt, ...) _printf_(3, 4);
+#define log_debug(ctx, ...) amdsmi_log(ctx, AMDSMI_LOG_DEBUG, __VA_ARGS__)
+#define log_info(ctx, ...) amdsmi_log(ctx, AMDSMI_LOG_INFO, __VA_ARGS__)
+#define log_warning(ctx, ...) amdsmi_log(ctx, AMDSMI_LOG_WARNING, __VA_ARGS__)
+#define log_error(ctx, ...) amdsmi_log(ctx, AMDSMI_LOG_ERR, __VA_ARGS__)
+
+/* gpu.c */
+struct amdsmi_gpu *gpu_new(struct amdsmi_ctx *ctx, const char *bdf);
+int gpu_probe(struct amdsmi_gpu *gpu);
+const char *product_from_device_id(uint16_t device);
+
+/* kfd.c: maps KFD topology nodes to the context's GPUs. */
+int kfd_enumerate(struct amdsmi_ctx *ctx);
+int kfd_read_generation(struct amdsmi_ctx *ctx, uint64_t *ret);
+
+/* firmware.c / drm-ioctl.c */
+int drm_query_firmware(struct amdsmi_ctx *ctx, int render_minor, uint32_t fw_type,
+                       uint32_t *ret_version, uint32_t *ret_feature);

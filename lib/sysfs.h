@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The single chokepoint for every sysfs access of the library. Paths are relative to the
+ * context's sysfs root ("bus/pci/devices/0000:c1:00.0/vendor"). Every function opens with
+ * O_CLOEXEC, bounds what it reads, retries EINTR and returns 0 or a negative errno. Failures
+ * other than ENOENT are logged at debug priority with the full path.
+ */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct amdsmi_ctx;
+
+/* Largest text attribute we read (sysfs emits at most one page). */
+#define SYSFS_TEXT_MAX 4096
+
+/* Reads a text attribute into buf (NUL-terminated, one trailing newline removed).
+ * -EMSGSIZE if it does not fit in size-1 bytes. */
+int sysfs_read_text(struct amdsmi_ctx *ctx, const char *path, char *buf, size_t size);
+/* Reads a text attribute into a new string (trailing newline removed). */
+int sysfs_read_string(struct amdsmi_ctx *ctx, const char *path, char **ret);
+/* Reads an unsigned number; base 0 = auto (0x prefix), 10, 16. -ENOMSG for an empty value,
+ * -EBADMSG for garbage, -ERANGE for overflow. */
+int sysfs_read_u64(struct amdsmi_ctx *ctx, const char *path, int base, uint64_t *ret);
+/* Reads a signed decimal number. Same errors as sysfs_read_u64. */
+int sysfs_read_i64(struct amdsmi_ctx *ctx, const char *path, int64_t *ret);
+/* Reads a binary attribute with one pread at offset 0; returns the byte count. */
+ssize_t sysfs_read_binary(struct amdsmi_ctx *ctx, const char *path, void *buf, size_t size);
+/* Reads a symlink target into a new string. */
+int sysfs_readlink(struct amdsmi_ctx *ctx, const char *path, char **ret);
+/* Base name of a symlink's target ("amdgpu" for ".../drivers/amdgpu"). */
+int sysfs_readlink_basename(struct amdsmi_ctx *ctx, const char *path, char **ret);
+/* Lists a directory: names in ascending order (strcmp), without "." and "..".
+ * prefix, if not NULL, keeps only names starting with it. Returns the count. */
+int sysfs_list_dir(struct amdsmi_ctx *ctx, const char *path, const char *prefix, char ***ret);
+/* 0 if the path exists, -ENOENT or another negative errno if not. */
+int sysfs_exists(struct amdsmi_ctx *ctx, const char *path);
+/* 1 if the file has any write permission bit, 0 if not, or a negative errno. */
+int sysfs_is_writable(struct amdsmi_ctx *ctx, const char *path);
+/* Writes a string with one write(2); a short write is -EIO. */
+int sysfs_write_string(struct amdsmi_ctx *ctx, const char *path, const char *value);
+
+/* Opens a device node below the context's device root ("dri/renderD128"); -ENODEV when the
+ * context has no device root. Returns the fd. */
+int devfs_open(struct amdsmi_ctx *ctx, const char *path, int flags);

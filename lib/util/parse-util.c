@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: MIT */
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "parse-util.h"
+
+static int check_end(const char *end) {
+        if (*end == '\n')
+                end++;
+        return *end == '\0' ? 0 : -EINVAL;
+}
+
+int parse_u64(const char *s, int base, uint64_t *ret) {
+        char *end;
+        unsigned long long v;
+
+        if (!s || !isxdigit((unsigned char) s[0]))
+                return -EINVAL;
+        errno = 0;
+        v = strtoull(s, &end, base);
+        if (errno == ERANGE)
+                return -ERANGE;
+        if (errno != 0 || end == s)
+                return -EINVAL;
+        if (check_end(end) < 0)
+                return -EINVAL;
+        *ret = v;
+        return 0;
+}
+
+int parse_u32(const char *s, int base, uint32_t *ret) {
+        uint64_t v;
+        int r = parse_u64(s, base, &v);
+
+        if (r < 0)
+                return r;
+        if (v > UINT32_MAX)
+                return -ERANGE;
+        *ret = (uint32_t) v;
+        return 0;
+}
+
+int parse_i64(const char *s, int64_t *ret) {
+        char *end;
+        long long v;
+
+        if (!s || !(isdigit((unsigned char) s[0]) || (s[0] == '-' && isdigit((unsigned char) s[1]))))
+                return -EINVAL;
+        errno = 0;
+        v = strtoll(s, &end, 10);
+        if (errno == ERANGE)
+                return -ERANGE;
+        if (errno != 0 || end == s || check_end(end) < 0)
+                return -EINVAL;
+        *ret = v;
+        return 0;
+}
+
+int parse_int(const char *s, int *ret) {
+        int64_t v;
+        int r = parse_i64(s, &v);
+
+        if (r < 0)
+                return r;
+        if (v < INT_MIN || v > INT_MAX)
+                return -ERANGE;
+        *ret = (int) v;
+        return 0;
+}
+
+size_t strip_newline(char *s, size_t len) {
+        if (len > 0 && s[len - 1] == '\n')
+                s[--len] = '\0';
+        return len;
+}
+
+int streq_ci(const char *a, const char *b) {
+        return a && b && strcasecmp(a, b) == 0;
+}
+
+void strv_free(char **l) {
+        if (!l)
+                return;
+        for (char **p = l; *p; p++)
+                free(*p);
+        free(l);
+}
+
+size_t strv_length(char **l) {
+        size_t n = 0;
+
+        while (l && l[n])
+                n++;
+        return n;
+}

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: MIT */
+/* Strict number parsing: the whole string must be consumed (one trailing newline allowed). */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Parses an unsigned decimal/hex number (base 0: auto, 10, 16). No sign, no leading space.
+ * Returns 0, -EINVAL (empty or garbage) or -ERANGE. */
+int parse_u64(const char *s, int base, uint64_t *ret);
+int parse_u32(const char *s, int base, uint32_t *ret);
+/* Signed decimal. */
+int parse_i64(const char *s, int64_t *ret);
+int parse_int(const char *s, int *ret);
+
+/* Removes one trailing newline in place; returns the new length. */
+size_t strip_newline(char *s, size_t len);
+
+/* Case-insensitive exact string compare. */
+int streq_ci(const char *a, const char *b);
+
+/* Frees a NULL-terminated string array. */
+void strv_free(char **l);
+/* Number of entries of a NULL-terminated string array. */
+size_t strv_length(char **l);
