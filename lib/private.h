@@ -43,6 +43,7 @@ struct amdsmi_gpu {
         enum amdsmi_role role;
         char *product;          /* from the ID table or FRU */
         char *strings[_AMDSMI_STRING_MAX];
+        bool strings_loaded;
         int card_minor;
         int render_minor;
         char *hwmon_path;       /* relative path of the amdgpu hwmon dir, NULL if none */
@@ -69,7 +70,8 @@ struct amdsmi_ctx {
         struct amdsmi_gpu **gpus;
         size_t n_gpus;
         uint64_t kfd_generation;
-        bool kfd_present;
+        bool kfd_present;       /* the topology directory exists */
+        bool kfd_loaded;        /* partitions mapped since the last enumeration */
 };
 
 void amdsmi_log(struct amdsmi_ctx *ctx, int priority, const char *fmt, ...) _printf_(3, 4);
@@ -83,10 +85,17 @@ struct amdsmi_gpu *gpu_new(struct amdsmi_ctx *ctx, const char *bdf);
 int gpu_probe(struct amdsmi_gpu *gpu);
 const char *product_from_device_id(uint16_t device);
 
-/* kfd.c: maps KFD topology nodes to the context's GPUs. */
+/* kfd.c: maps KFD topology nodes to the context's GPUs, once per enumeration (lazily). */
 int kfd_enumerate(struct amdsmi_ctx *ctx);
+void kfd_ensure_loaded(struct amdsmi_ctx *ctx);
 int kfd_read_generation(struct amdsmi_ctx *ctx, uint64_t *ret);
 
 /* firmware.c / drm-ioctl.c */
+void gpu_free_firmware(struct amdsmi_gpu *gpu);
 int drm_query_firmware(struct amdsmi_ctx *ctx, int render_minor, uint32_t fw_type,
                        uint32_t *ret_version, uint32_t *ret_feature);
+/* drm-ioctl.c: the fd of dri/renderD<minor> below the device root (-ENODEV without one),
+ * and one AMDGPU_INFO_FW_VERSION query on it, so several queries share one open. */
+int drm_open_render(struct amdsmi_ctx *ctx, int render_minor);
+int drm_query_firmware_fd(struct amdsmi_ctx *ctx, int fd, uint32_t fw_type,
+                          uint32_t *ret_version, uint32_t *ret_feature);

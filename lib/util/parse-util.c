@@ -9,8 +9,6 @@
 #include "parse-util.h"
 
 static int check_end(const char *end) {
-        if (*end == '\n')
-                end++;
         return *end == '\0' ? 0 : -EINVAL;
 }
 

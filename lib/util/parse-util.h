@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Strict number parsing: the whole string must be consumed (one trailing newline allowed). */
+/* Strict number parsing: the whole string must be consumed (strip a newline first). */
 #pragma once
 
 #include <stddef.h>

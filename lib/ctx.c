@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "private.h"
+#include "sysfs.h"
+
+_public_ const char *amdsmi_version(void) {
+        return PACKAGE_VERSION;
+}
+
+static void log_stderr(struct amdsmi_ctx *ctx, int priority, const char *format, va_list args,
+                       void *userdata) {
+        fprintf(stderr, "libamdsmi: ");
+        vfprintf(stderr, format, args);
+        fputc('\n', stderr);
+}
+
+void amdsmi_log(struct amdsmi_ctx *ctx, int priority, const char *fmt, ...) {
+        va_list ap;
+
+        if (!ctx->log_fn || priority > ctx->log_priority)
+                return;
+        va_start(ap, fmt);
+        ctx->log_fn(ctx, priority, fmt, ap, ctx->log_userdata);
+        va_end(ap);
+}
+
+_public_ int amdsmi_ctx_new_with_roots(const char *sysfs_root, const char *dev_root,
+                                       struct amdsmi_ctx **ret_ctx) {
+        struct amdsmi_ctx *ctx;
+        const char *debug = getenv("AMDSMI_DEBUG");
+
+        if (sysfs_root && !*sysfs_root)
+                return -EINVAL;
+        ctx = calloc(1, sizeof(*ctx));
+        if (!ctx)
+                return -ENOMEM;
+        ctx->n_ref = 1;
+        ctx->root_fd = -1;
+        ctx->log_priority = AMDSMI_LOG_WARNING;
+        ctx->sysfs_root = strdup(sysfs_root ? sysfs_root : "/sys");
+        ctx->dev_root = dev_root ? strdup(dev_root) : NULL;
+        if (!ctx->sysfs_root || (dev_root && !ctx->dev_root)) {
+                amdsmi_ctx_unref(ctx);
+                return -ENOMEM;
+        }
+        if (debug && strcmp(debug, "1") == 0) {
+                ctx->log_fn = log_stderr;
+                ctx->log_priority = AMDSMI_LOG_DEBUG;
+        }
+        *ret_ctx = ctx;
+        return 0;
+}
+
+_public_ int amdsmi_ctx_new(struct amdsmi_ctx **ret_ctx) {
+        const char *sysfs_root = getenv("AMDSMI_SYSFS_ROOT");
+        const char *dev_root = getenv("AMDSMI_DEV_ROOT");
+
+        if (sysfs_root && !*sysfs_root)
+                sysfs_root = NULL;
+        if (dev_root && !*dev_root)
+                dev_root = NULL;
+        /* A snapshot tree never mixes with the real device nodes of this machine. */
+        if (!dev_root && (!sysfs_root || strcmp(sysfs_root, "/sys") == 0))
+                dev_root = "/dev";
+        return amdsmi_ctx_new_with_roots(sysfs_root, dev_root, ret_ctx);
+}
+
+_public_ struct amdsmi_ctx *amdsmi_ctx_ref(struct amdsmi_ctx *ctx) {
+        if (ctx)
+                ctx->n_ref++;
+        return ctx;
+}
+
+static void ctx_clear_gpus(struct amdsmi_ctx *ctx) {
+        for (size_t i = 0; i < ctx->n_gpus; i++)
+                amdsmi_gpu_unref(ctx->gpus[i]);
+        free(ctx->gpus);
+        ctx->gpus = NULL;
+        ctx->n_gpus = 0;
+}
+
+_public_ struct amdsmi_ctx *amdsmi_ctx_unref(struct amdsmi_ctx *ctx) {
+        if (!ctx || --ctx->n_ref > 0)
+                return NULL;
+        ctx_clear_gpus(ctx);
+        if (ctx->root_fd >= 0)
+                close(ctx->root_fd);
+        free(ctx->sysfs_root);
+        free(ctx->dev_root);
+        free(ctx);
+        return NULL;
+}
+
+_public_ void amdsmi_ctx_set_log_fn(struct amdsmi_ctx *ctx, amdsmi_log_fn fn, void *userdata) {
+        ctx->log_fn = fn;
+        ctx->log_userdata = userdata;
+}
+
+_public_ void amdsmi_ctx_set_log_priority(struct amdsmi_ctx *ctx, int priority) {
+        ctx->log_priority = priority;
+}
+
+_public_ int amdsmi_ctx_get_log_priority(struct amdsmi_ctx *ctx) {
+        return ctx->log_priority;
+}
+
+_public_ const char *amdsmi_ctx_get_sysfs_root(struct amdsmi_ctx *ctx) {
+        return ctx->sysfs_root;
+}
+
+/* Only AMD functions that are GPUs: display (0x03), processing accelerator (0x12) class, or a
+ * device ID we know. Audio, USB and other AMD functions are left alone. */
+static int is_amd_gpu(struct amdsmi_ctx *ctx, const char *bdf) {
+        char path[128];
+        uint64_t vendor, device, pci_class;
+        int r;
+
+        snprintf(path, sizeof(path), "bus/pci/devices/%s/vendor", bdf);
+        r = sysfs_read_u64(ctx, path, 16, &vendor);
+        if (r < 0)
+                return r;
+        if (vendor != 0x1002)
+                return 0;
+        snprintf(path, sizeof(path), "bus/pci/devices/%s/device", bdf);
+        r = sysfs_read_u64(ctx, path, 16, &device);
+        if (r < 0)
+                return r;
+        if (product_from_device_id((uint16_t) device))
+                return 1;
+        snprintf(path, sizeof(path), "bus/pci/devices/%s/class", bdf);
+        r = sysfs_read_u64(ctx, path, 16, &pci_class);
+        if (r < 0)
+                return r;
+        return (pci_class >> 16) == 0x03 || (pci_class >> 16) == 0x12;
+}
+
+_public_ int amdsmi_ctx_enumerate(struct amdsmi_ctx *ctx) {
+        _cleanup_strv_free_ char **names = NULL;
+        struct amdsmi_gpu **gpus = NULL;
+        size_t n = 0;
+        int count, r;
+
+        count = sysfs_list_dir(ctx, "bus/pci/devices", NULL, &names);
+        if (count < 0) {
+                log_warning(ctx, "cannot list %s/bus/pci/devices: %s", ctx->sysfs_root,
+                            strerror(-count));
+                return count;
+        }
+        if (count > 0) {
+                gpus = calloc((size_t) count, sizeof(*gpus));
+                if (!gpus)
+                        return -ENOMEM;
+        }
+        for (int i = 0; i < count; i++) {
+                struct amdsmi_gpu *gpu;
+
+                r = is_amd_gpu(ctx, names[i]);
+                if (r < 0) {
+                        log_warning(ctx, "skipping PCI function %s: cannot read its IDs: %s",
+                                    names[i], strerror(-r));
+                        continue;
+                }
+                if (r == 0)
+                        continue;
+                gpu = gpu_new(ctx, names[i]);
+                if (!gpu) {
+                        r = -ENOMEM;
+                        goto fail;
+                }
+                gpu->index = (unsigned) n;
+                r = gpu_probe(gpu);
+                if (r < 0) {
+                        log_warning(ctx, "skipping GPU %s: %s", names[i], strerror(-r));
+                        amdsmi_gpu_unref(gpu);
+                        continue;
+                }
+                gpus[n++] = gpu;
+        }
+
+        ctx_clear_gpus(ctx);
+        ctx->gpus = gpus;
+        ctx->n_gpus = n;
+
+        /* KFD nodes are mapped lazily (kfd_ensure_loaded()): telemetry never needs them. */
+        ctx->kfd_loaded = false;
+        r = kfd_read_generation(ctx, &ctx->kfd_generation);
+        ctx->kfd_present = r >= 0;
+        if (r < 0 && r != -ENOENT)
+                log_warning(ctx, "KFD topology unreadable, partitions unknown: %s", strerror(-r));
+        return (int) n;
+
+fail:
+        for (size_t i = 0; i < n; i++)
+                amdsmi_gpu_unref(gpus[i]);
+        free(gpus);
+        return r;
+}
+
+_public_ int amdsmi_ctx_check_topology(struct amdsmi_ctx *ctx) {
+        uint64_t gen;
+        int r;
+
+        r = kfd_read_generation(ctx, &gen);
+        if (r == -ENOENT && !ctx->kfd_present)
+                return 0;
+        if (r < 0)
+                return r == -ENOENT ? -ESTALE : r;
+        if (!ctx->kfd_present || gen != ctx->kfd_generation)
+                return -ESTALE;
+        return 0;
+}
+
+_public_ size_t amdsmi_ctx_get_gpu_count(struct amdsmi_ctx *ctx) {
+        return ctx->n_gpus;
+}
+
+_public_ struct amdsmi_gpu *amdsmi_ctx_get_gpu(struct amdsmi_ctx *ctx, size_t index) {
+        return index < ctx->n_gpus ? ctx->gpus[index] : NULL;
+}

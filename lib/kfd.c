@@ -1,0 +1,355 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * KFD topology: one node per compute partition. A node is tied to its physical GPU by
+ * domain + location_id ((bus << 8) | devfn, ORed with the partition index when the GPU has
+ * more than one partition).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "parse-util.h"
+#include "private.h"
+#include "sysfs.h"
+
+#define TOPOLOGY "class/kfd/kfd/topology"
+
+int kfd_read_generation(struct amdsmi_ctx *ctx, uint64_t *ret) {
+        return sysfs_read_u64(ctx, TOPOLOGY "/generation_id", 10, ret);
+}
+
+struct kfd_node {
+        unsigned node;
+        uint32_t gpu_id;
+        uint64_t domain, location_id, render_minor, simd_count, simd_per_cu, num_xcc;
+        uint64_t gfx_target_version, unique_id, hive_id;
+        uint64_t memory_bytes;
+        struct amdsmi_gpu *gpu;
+        unsigned index;
+};
+
+static const struct {
+        const char *key;
+        size_t offset;
+} node_keys[] = {
+        { "domain", offsetof(struct kfd_node, domain) },
+        { "location_id", offsetof(struct kfd_node, location_id) },
+        { "drm_render_minor", offsetof(struct kfd_node, render_minor) },
+        { "simd_count", offsetof(struct kfd_node, simd_count) },
+        { "simd_per_cu", offsetof(struct kfd_node, simd_per_cu) },
+        { "num_xcc", offsetof(struct kfd_node, num_xcc) },
+        { "gfx_target_version", offsetof(struct kfd_node, gfx_target_version) },
+        { "unique_id", offsetof(struct kfd_node, unique_id) },
+        { "hive_id", offsetof(struct kfd_node, hive_id) },
+};
+
+/* Parses "key value\n" lines; unknown keys are ignored, a known key with a bad value fails. */
+static int parse_properties(struct amdsmi_ctx *ctx, const char *path, char *text,
+                            struct kfd_node *n) {
+        char *saveptr = NULL;
+
+        for (size_t i = 0; i < ELEMENTSOF(node_keys); i++)
+                *(uint64_t *) ((char *) n + node_keys[i].offset) = AMDSMI_NA;
+        for (char *line = strtok_r(text, "\n", &saveptr); line;
+             line = strtok_r(NULL, "\n", &saveptr)) {
+                char *sp = strchr(line, ' ');
+                if (!sp)
+                        continue;
+                *sp = '\0';
+                for (size_t i = 0; i < ELEMENTSOF(node_keys); i++) {
+                        uint64_t v;
+                        if (strcmp(line, node_keys[i].key) != 0)
+                                continue;
+                        if (parse_u64(sp + 1, 10, &v) < 0) {
+                                log_warning(ctx, "%s/%s: bad value \"%s\" for %s",
+                                            ctx->sysfs_root, path, sp + 1, line);
+                                return -EBADMSG;
+                        }
+                        *(uint64_t *) ((char *) n + node_keys[i].offset) = v;
+                }
+        }
+        if (n->location_id == AMDSMI_NA || n->domain == AMDSMI_NA) {
+                log_warning(ctx, "%s/%s: no location_id/domain", ctx->sysfs_root, path);
+                return -EBADMSG;
+        }
+        return 0;
+}
+
+/* Sum of the frame-buffer heaps (heap_type 1 public, 2 private) of a node. */
+static uint64_t node_memory(struct amdsmi_ctx *ctx, unsigned node) {
+        _cleanup_strv_free_ char **banks = NULL;
+        char path[256];
+        uint64_t total = 0;
+        bool found = false;
+        int n;
+
+        snprintf(path, sizeof(path), TOPOLOGY "/nodes/%u/mem_banks", node);
+        n = sysfs_list_dir(ctx, path, NULL, &banks);
+        for (int i = 0; i < n; i++) {
+                char text[SYSFS_TEXT_MAX + 1], ppath[320], *saveptr = NULL;
+                uint64_t heap = AMDSMI_NA, size = AMDSMI_NA;
+
+                snprintf(ppath, sizeof(ppath), "%s/%s/properties", path, banks[i]);
+                if (sysfs_read_text(ctx, ppath, text, sizeof(text)) < 0)
+                        continue;
+                for (char *line = strtok_r(text, "\n", &saveptr); line;
+                     line = strtok_r(NULL, "\n", &saveptr)) {
+                        if (strncmp(line, "heap_type ", 10) == 0)
+                                (void) parse_u64(line + 10, 10, &heap);
+                        else if (strncmp(line, "size_in_bytes ", 14) == 0)
+                                (void) parse_u64(line + 14, 10, &size);
+                }
+                if ((heap == 1 || heap == 2) && size != AMDSMI_NA) {
+                        total += size;
+                        found = true;
+                }
+        }
+        return found ? total : AMDSMI_NA;
+}
+
+static uint64_t gpu_pci_id(struct amdsmi_gpu *gpu, unsigned *ret_domain) {
+        unsigned dom, bus, dev, fn;
+
+        if (sscanf(gpu->bdf, "%x:%x:%x.%x", &dom, &bus, &dev, &fn) != 4)
+                return AMDSMI_NA;
+        *ret_domain = dom;
+        return ((uint64_t) bus << 8) | (dev << 3) | fn;
+}
+
+static struct amdsmi_gpu *match_gpu(struct amdsmi_ctx *ctx, const struct kfd_node *n) {
+        struct amdsmi_gpu *loose = NULL;
+
+        for (size_t i = 0; i < ctx->n_gpus; i++) {
+                unsigned dom;
+                uint64_t id = gpu_pci_id(ctx->gpus[i], &dom);
+
+                if (id == AMDSMI_NA || dom != n->domain)
+                        continue;
+                if (id == n->location_id)
+                        return ctx->gpus[i];
+                if ((id & ~7ULL) == (n->location_id & ~7ULL) && !loose)
+                        loose = ctx->gpus[i];
+        }
+        return loose;
+}
+
+static int cmp_node(const void *a, const void *b) {
+        const struct kfd_node *x = a, *y = b;
+
+        if (x->gpu != y->gpu)
+                return x->gpu->index < y->gpu->index ? -1 : 1;
+        if (x->index != y->index)
+                return x->index < y->index ? -1 : 1;
+        return x->node < y->node ? -1 : (x->node > y->node);
+}
+
+static int cmp_uint(const void *a, const void *b) {
+        unsigned x = *(const unsigned *) a, y = *(const unsigned *) b;
+        return x < y ? -1 : (x > y);
+}
+
+int kfd_enumerate(struct amdsmi_ctx *ctx) {
+        _cleanup_strv_free_ char **names = NULL;
+        _cleanup_free_ struct kfd_node *nodes = NULL;
+        _cleanup_free_ unsigned *ids = NULL;
+        uint64_t generation = 0;
+        size_t n_nodes = 0;
+        int count, r;
+
+        for (size_t i = 0; i < ctx->n_gpus; i++) {
+                free(ctx->gpus[i]->partitions);
+                ctx->gpus[i]->partitions = NULL;
+                ctx->gpus[i]->n_partitions = 0;
+        }
+
+        r = kfd_read_generation(ctx, &generation);
+        if (r == -ENOENT)
+                return 0; /* no KFD: no partitions */
+        if (r < 0)
+                return r;
+
+        count = sysfs_list_dir(ctx, TOPOLOGY "/nodes", NULL, &names);
+        if (count < 0)
+                return count;
+        ids = calloc((size_t) count + 1, sizeof(unsigned));
+        nodes = calloc((size_t) count + 1, sizeof(struct kfd_node));
+        if (!ids || !nodes)
+                return -ENOMEM;
+        for (int i = 0; i < count; i++)
+                if (parse_u32(names[i], 10, &ids[i]) < 0)
+                        return -EBADMSG;
+        qsort(ids, (size_t) count, sizeof(unsigned), cmp_uint);
+
+        for (int i = 0; i < count; i++) {
+                char path[256], text[SYSFS_TEXT_MAX + 1];
+                struct kfd_node *n = &nodes[n_nodes];
+                uint64_t gpu_id;
+
+                snprintf(path, sizeof(path), TOPOLOGY "/nodes/%u/gpu_id", ids[i]);
+                r = sysfs_read_u64(ctx, path, 10, &gpu_id);
+                if (r == -EPERM || r == -EACCES)
+                        continue; /* a node this caller may not use (device cgroup) */
+                if (r < 0)
+                        return r;
+                if (gpu_id == 0)
+                        continue; /* CPU node */
+                if (gpu_id > UINT32_MAX)
+                        return -EBADMSG;
+                snprintf(path, sizeof(path), TOPOLOGY "/nodes/%u/properties", ids[i]);
+                r = sysfs_read_text(ctx, path, text, sizeof(text));
+                if (r < 0)
+                        return r;
+                r = parse_properties(ctx, path, text, n);
+                if (r < 0)
+                        return r;
+                n->node = ids[i];
+                n->gpu_id = (uint32_t) gpu_id;
+                n->gpu = match_gpu(ctx, n);
+                if (!n->gpu) {
+                        log_debug(ctx, "KFD node %u (location_id %llu) has no PCI function",
+                                  ids[i], (unsigned long long) n->location_id);
+                        continue;
+                }
+                n->memory_bytes = node_memory(ctx, ids[i]);
+                n_nodes++;
+        }
+
+        /* Partition index: the location_id low bits when a GPU has several nodes. */
+        for (size_t i = 0; i < n_nodes; i++) {
+                struct amdsmi_gpu *gpu = nodes[i].gpu;
+                unsigned dom;
+                size_t same = 0;
+
+                for (size_t j = 0; j < n_nodes; j++)
+                        same += nodes[j].gpu == gpu;
+                nodes[i].index = same > 1 ? (unsigned) (nodes[i].location_id -
+                                                        (gpu_pci_id(gpu, &dom) & ~7ULL))
+                                          : 0;
+        }
+        qsort(nodes, n_nodes, sizeof(struct kfd_node), cmp_node);
+
+        for (size_t i = 0; i < n_nodes;) {
+                struct amdsmi_gpu *gpu = nodes[i].gpu;
+                size_t j = i;
+
+                while (j < n_nodes && nodes[j].gpu == gpu)
+                        j++;
+                gpu->partitions = calloc(j - i, sizeof(struct amdsmi_partition));
+                if (!gpu->partitions)
+                        return -ENOMEM;
+                gpu->n_partitions = j - i;
+                gpu->hive_id = nodes[i].hive_id == AMDSMI_NA ? 0 : nodes[i].hive_id;
+                for (size_t k = i; k < j; k++) {
+                        const struct kfd_node *n = &nodes[k];
+                        gpu->partitions[k - i] = (struct amdsmi_partition){
+                                .gpu = gpu,
+                                .index = n->index,
+                                .kfd_node = n->node,
+                                .kfd_gpu_id = n->gpu_id,
+                                .render_minor = n->render_minor == AMDSMI_NA
+                                                        ? -1
+                                                        : (int) n->render_minor,
+                                .simd_count = n->simd_count == AMDSMI_NA ? 0
+                                                                         : (unsigned) n->simd_count,
+                                .simd_per_cu = n->simd_per_cu == AMDSMI_NA || n->simd_per_cu == 0
+                                                       ? 4
+                                                       : (unsigned) n->simd_per_cu,
+                                .num_xcc = n->num_xcc == AMDSMI_NA ? 0 : (unsigned) n->num_xcc,
+                                .memory_bytes = n->memory_bytes,
+                                .gfx_target_version = n->gfx_target_version == AMDSMI_NA
+                                                              ? 0
+                                                              : (uint32_t) n->gfx_target_version,
+                                .unique_id = n->unique_id == AMDSMI_NA ? 0 : n->unique_id,
+                                .location_id = n->location_id,
+                                .generation = generation,
+                        };
+                }
+                i = j;
+        }
+        ctx->kfd_generation = generation;
+        ctx->kfd_present = true;
+        return 0;
+}
+
+void kfd_ensure_loaded(struct amdsmi_ctx *ctx) {
+        int r;
+
+        if (ctx->kfd_loaded)
+                return;
+        ctx->kfd_loaded = true;
+        r = kfd_enumerate(ctx);
+        if (r < 0)
+                log_warning(ctx, "%s/" TOPOLOGY ": unreadable, partitions unknown: %s",
+                            ctx->sysfs_root, strerror(-r));
+}
+
+_public_ uint64_t amdsmi_gpu_get_hive_id(struct amdsmi_gpu *gpu) {
+        kfd_ensure_loaded(gpu->ctx);
+        return gpu->hive_id;
+}
+
+_public_ size_t amdsmi_gpu_get_partition_count(struct amdsmi_gpu *gpu) {
+        kfd_ensure_loaded(gpu->ctx);
+        return gpu->n_partitions;
+}
+
+_public_ struct amdsmi_partition *amdsmi_gpu_get_partition(struct amdsmi_gpu *gpu, size_t index) {
+        kfd_ensure_loaded(gpu->ctx);
+        return index < gpu->n_partitions ? &gpu->partitions[index] : NULL;
+}
+
+_public_ struct amdsmi_gpu *amdsmi_partition_get_gpu(struct amdsmi_partition *part) {
+        return part->gpu;
+}
+
+_public_ unsigned amdsmi_partition_get_index(struct amdsmi_partition *part) {
+        return part->index;
+}
+
+_public_ unsigned amdsmi_partition_get_kfd_node(struct amdsmi_partition *part) {
+        return part->kfd_node;
+}
+
+_public_ uint32_t amdsmi_partition_get_kfd_gpu_id(struct amdsmi_partition *part) {
+        return part->kfd_gpu_id;
+}
+
+_public_ int amdsmi_partition_get_render_minor(struct amdsmi_partition *part) {
+        return part->render_minor;
+}
+
+_public_ unsigned amdsmi_partition_get_compute_units(struct amdsmi_partition *part) {
+        return part->simd_count / part->simd_per_cu;
+}
+
+_public_ unsigned amdsmi_partition_get_simd_count(struct amdsmi_partition *part) {
+        return part->simd_count;
+}
+
+_public_ unsigned amdsmi_partition_get_xcc_count(struct amdsmi_partition *part) {
+        return part->num_xcc;
+}
+
+_public_ uint64_t amdsmi_partition_get_memory_bytes(struct amdsmi_partition *part) {
+        return part->memory_bytes;
+}
+
+_public_ uint32_t amdsmi_partition_get_gfx_target_version(struct amdsmi_partition *part) {
+        return part->gfx_target_version;
+}
+
+_public_ uint64_t amdsmi_partition_get_unique_id(struct amdsmi_partition *part) {
+        return part->unique_id;
+}
+
+_public_ int amdsmi_partition_check(struct amdsmi_partition *part) {
+        uint64_t gen;
+        int r = kfd_read_generation(part->gpu->ctx, &gen);
+
+        if (r == -ENOENT)
+                return -ESTALE;
+        if (r < 0)
+                return r;
+        return gen == part->generation ? 0 : -ESTALE;
+}

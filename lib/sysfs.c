@@ -1,0 +1,329 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The one place where libamdsmi touches sysfs (and, through devfs_open(), device nodes).
+ * Every path is resolved relative to a directory fd of the context's root, so the same code
+ * reads /sys, a simulator mount or a plain snapshot tree.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "parse-util.h"
+#include "private.h"
+#include "sysfs.h"
+
+static const char *relative(const char *path) {
+        while (*path == '/')
+                path++;
+        return *path ? path : ".";
+}
+
+static int root_fd(struct amdsmi_ctx *ctx) {
+        if (ctx->root_fd < 0) {
+                int fd = open(ctx->sysfs_root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+                if (fd < 0) {
+                        int r = -errno;
+                        log_debug(ctx, "open %s: %s", ctx->sysfs_root, strerror(-r));
+                        return r;
+                }
+                ctx->root_fd = fd;
+        }
+        return ctx->root_fd;
+}
+
+static void log_failure(struct amdsmi_ctx *ctx, const char *what, const char *path, int r) {
+        if (r == -ENOENT)
+                return;
+        log_debug(ctx, "%s %s/%s: %s", what, ctx->sysfs_root, relative(path), strerror(-r));
+}
+
+static int open_at_root(struct amdsmi_ctx *ctx, const char *path, int flags) {
+        int dfd = root_fd(ctx), fd;
+
+        if (dfd < 0)
+                return dfd;
+        do
+                fd = openat(dfd, relative(path), flags | O_CLOEXEC);
+        while (fd < 0 && errno == EINTR);
+        return fd < 0 ? -errno : fd;
+}
+
+static ssize_t read_retry(int fd, void *buf, size_t size) {
+        ssize_t n;
+
+        do
+                n = pread(fd, buf, size, 0);
+        while (n < 0 && errno == EINTR);
+        return n < 0 ? -errno : n;
+}
+
+int sysfs_read_text(struct amdsmi_ctx *ctx, const char *path, char *buf, size_t size) {
+        _cleanup_close_ int fd = -1;
+        ssize_t n;
+
+        if (size < 2)
+                return -EINVAL;
+        fd = open_at_root(ctx, path, O_RDONLY);
+        if (fd < 0) {
+                log_failure(ctx, "open", path, fd);
+                return fd;
+        }
+        n = read_retry(fd, buf, size - 1);
+        if (n < 0) {
+                log_failure(ctx, "read", path, (int) n);
+                return (int) n;
+        }
+        if ((size_t) n == size - 1) {
+                /* Maybe more: a sysfs attribute never exceeds a page, so this is not one. */
+                char extra;
+                ssize_t m = pread(fd, &extra, 1, n);
+                if (m > 0) {
+                        log_failure(ctx, "read", path, -EMSGSIZE);
+                        return -EMSGSIZE;
+                }
+        }
+        if (memchr(buf, '\0', (size_t) n)) {
+                log_failure(ctx, "read", path, -EBADMSG);
+                return -EBADMSG;
+        }
+        buf[n] = '\0';
+        strip_newline(buf, (size_t) n);
+        return 0;
+}
+
+int sysfs_read_string(struct amdsmi_ctx *ctx, const char *path, char **ret) {
+        char buf[SYSFS_TEXT_MAX + 1];
+        char *s;
+        int r;
+
+        r = sysfs_read_text(ctx, path, buf, sizeof(buf));
+        if (r < 0)
+                return r;
+        s = strdup(buf);
+        if (!s)
+                return -ENOMEM;
+        *ret = s;
+        return 0;
+}
+
+static int classify_parse_error(const char *buf, int r) {
+        if (buf[0] == '\0')
+                return -ENOMSG;
+        return r == -ERANGE ? -ERANGE : -EBADMSG;
+}
+
+int sysfs_read_u64(struct amdsmi_ctx *ctx, const char *path, int base, uint64_t *ret) {
+        char buf[64];
+        uint64_t v;
+        int r;
+
+        r = sysfs_read_text(ctx, path, buf, sizeof(buf));
+        if (r < 0)
+                return r == -EMSGSIZE ? -EBADMSG : r;
+        r = parse_u64(buf, base, &v);
+        if (r < 0) {
+                r = classify_parse_error(buf, r);
+                log_failure(ctx, "parse", path, r);
+                return r;
+        }
+        *ret = v;
+        return 0;
+}
+
+int sysfs_read_i64(struct amdsmi_ctx *ctx, const char *path, int64_t *ret) {
+        char buf[64];
+        int64_t v;
+        int r;
+
+        r = sysfs_read_text(ctx, path, buf, sizeof(buf));
+        if (r < 0)
+                return r == -EMSGSIZE ? -EBADMSG : r;
+        r = parse_i64(buf, &v);
+        if (r < 0) {
+                r = classify_parse_error(buf, r);
+                log_failure(ctx, "parse", path, r);
+                return r;
+        }
+        *ret = v;
+        return 0;
+}
+
+ssize_t sysfs_read_binary(struct amdsmi_ctx *ctx, const char *path, void *buf, size_t size) {
+        _cleanup_close_ int fd = -1;
+        ssize_t n;
+
+        fd = open_at_root(ctx, path, O_RDONLY);
+        if (fd < 0) {
+                log_failure(ctx, "open", path, fd);
+                return fd;
+        }
+        n = read_retry(fd, buf, size);
+        if (n < 0)
+                log_failure(ctx, "read", path, (int) n);
+        return n;
+}
+
+int sysfs_readlink(struct amdsmi_ctx *ctx, const char *path, char **ret) {
+        char buf[PATH_MAX];
+        int dfd = root_fd(ctx);
+        ssize_t n;
+        char *s;
+
+        if (dfd < 0)
+                return dfd;
+        n = readlinkat(dfd, relative(path), buf, sizeof(buf) - 1);
+        if (n < 0) {
+                int r = -errno;
+                log_failure(ctx, "readlink", path, r);
+                return r;
+        }
+        buf[n] = '\0';
+        s = strdup(buf);
+        if (!s)
+                return -ENOMEM;
+        *ret = s;
+        return 0;
+}
+
+int sysfs_readlink_basename(struct amdsmi_ctx *ctx, const char *path, char **ret) {
+        _cleanup_free_ char *target = NULL;
+        const char *base;
+        char *s;
+        int r;
+
+        r = sysfs_readlink(ctx, path, &target);
+        if (r < 0)
+                return r;
+        base = strrchr(target, '/');
+        base = base ? base + 1 : target;
+        if (!*base)
+                return -EBADMSG;
+        s = strdup(base);
+        if (!s)
+                return -ENOMEM;
+        *ret = s;
+        return 0;
+}
+
+static int cmp_str(const void *a, const void *b) {
+        return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+int sysfs_list_dir(struct amdsmi_ctx *ctx, const char *path, const char *prefix, char ***ret) {
+        _cleanup_strv_free_ char **names = NULL;
+        _cleanup_closedir_ DIR *d = NULL;
+        size_t n = 0, allocated = 0, plen = prefix ? strlen(prefix) : 0;
+        struct dirent *de;
+        int fd;
+
+        fd = open_at_root(ctx, path, O_RDONLY | O_DIRECTORY);
+        if (fd < 0) {
+                log_failure(ctx, "opendir", path, fd);
+                return fd;
+        }
+        d = fdopendir(fd);
+        if (!d) {
+                int r = -errno;
+                close(fd);
+                return r;
+        }
+        names = calloc(1, sizeof(char *));
+        if (!names)
+                return -ENOMEM;
+        allocated = 1;
+        errno = 0;
+        while ((de = readdir(d))) {
+                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+                        continue;
+                if (plen && strncmp(de->d_name, prefix, plen) != 0)
+                        continue;
+                if (n + 2 > allocated) {
+                        size_t na = allocated * 2 + 8;
+                        char **nn = realloc(names, na * sizeof(char *));
+                        if (!nn)
+                                return -ENOMEM;
+                        names = nn;
+                        allocated = na;
+                }
+                names[n] = strdup(de->d_name);
+                if (!names[n])
+                        return -ENOMEM;
+                names[++n] = NULL;
+        }
+        if (errno != 0)
+                return -errno;
+        qsort(names, n, sizeof(char *), cmp_str);
+        *ret = TAKE_PTR(names);
+        return (int) n;
+}
+
+int sysfs_exists(struct amdsmi_ctx *ctx, const char *path) {
+        int dfd = root_fd(ctx);
+        struct stat st;
+
+        if (dfd < 0)
+                return dfd;
+        if (fstatat(dfd, relative(path), &st, 0) < 0)
+                return -errno;
+        return 0;
+}
+
+int sysfs_is_writable(struct amdsmi_ctx *ctx, const char *path) {
+        int dfd = root_fd(ctx);
+        struct stat st;
+
+        if (dfd < 0)
+                return dfd;
+        if (fstatat(dfd, relative(path), &st, 0) < 0)
+                return -errno;
+        return (st.st_mode & 0222) ? 1 : 0;
+}
+
+int sysfs_write_string(struct amdsmi_ctx *ctx, const char *path, const char *value) {
+        _cleanup_close_ int fd = -1;
+        size_t len = strlen(value);
+        ssize_t n;
+
+        fd = open_at_root(ctx, path, O_WRONLY);
+        if (fd < 0) {
+                log_failure(ctx, "open", path, fd);
+                return fd;
+        }
+        do
+                n = write(fd, value, len);
+        while (n < 0 && errno == EINTR);
+        if (n < 0) {
+                int r = -errno;
+                log_failure(ctx, "write", path, r);
+                return r;
+        }
+        if ((size_t) n != len)
+                return -EIO;
+        return 0;
+}
+
+int devfs_open(struct amdsmi_ctx *ctx, const char *path, int flags) {
+        _cleanup_free_ char *full = NULL;
+        int fd;
+
+        if (!ctx->dev_root)
+                return -ENODEV;
+        if (asprintf(&full, "%s/%s", ctx->dev_root, relative(path)) < 0)
+                return -ENOMEM;
+        do
+                fd = open(full, flags | O_CLOEXEC);
+        while (fd < 0 && errno == EINTR);
+        if (fd < 0) {
+                int r = -errno;
+                if (r != -ENOENT)
+                        log_debug(ctx, "open %s: %s", full, strerror(-r));
+                return r;
+        }
+        return fd;
+}

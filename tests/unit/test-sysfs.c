@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: MIT */
+/* The sysfs chokepoint: bounded reads, strict parsing, clear errors for garbage. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "private.h"
+#include "sysfs.h"
+#include "tree-util.h"
+
+struct fixture {
+        char *root;
+        struct amdsmi_ctx *ctx;
+};
+
+static int setup(void **state) {
+        struct fixture *f = calloc(1, sizeof(*f));
+        char big[5000];
+
+        f->root = tree_new();
+        memset(big, '7', sizeof(big));
+        tree_file(f->root, "a/num", "42\n", -1, 0444);
+        tree_file(f->root, "a/hex", "0x74a1\n", -1, 0444);
+        tree_file(f->root, "a/hexbare", "74b5\n", -1, 0444);
+        tree_file(f->root, "a/neg", "-5\n", -1, 0444);
+        tree_file(f->root, "a/empty", "\n", -1, 0444);
+        tree_file(f->root, "a/zero_bytes", "", -1, 0444);
+        tree_file(f->root, "a/garbage", "abc\n", -1, 0444);
+        tree_file(f->root, "a/trailing", "42 W\n", -1, 0444);
+        tree_file(f->root, "a/two_newlines", "42\n\n", -1, 0444);
+        tree_file(f->root, "a/huge", "99999999999999999999999\n", -1, 0444);
+        tree_file(f->root, "a/nul", "4\0002\n", 4, 0444);
+        tree_file(f->root, "a/oversized", big, sizeof(big), 0444);
+        tree_file(f->root, "a/text", "113-M3000100-102\n", -1, 0444);
+        tree_file(f->root, "a/rw", "750000000\n", -1, 0644);
+        tree_file(f->root, "a/dir/b", "1\n", -1, 0444);
+        tree_file(f->root, "a/dir/a", "1\n", -1, 0444);
+        tree_file(f->root, "a/dir/c10", "1\n", -1, 0444);
+        tree_link(f->root, "a/driver", "../../bus/pci/drivers/amdgpu");
+        assert_int_equal(amdsmi_ctx_new_with_roots(f->root, NULL, &f->ctx), 0);
+        *state = f;
+        return 0;
+}
+
+static int teardown(void **state) {
+        struct fixture *f = *state;
+
+        amdsmi_ctx_unref(f->ctx);
+        tree_free(f->root);
+        free(f);
+        return 0;
+}
+
+static void test_numbers(void **state) {
+        struct fixture *f = *state;
+        uint64_t u = 0;
+        int64_t i = 0;
+
+        assert_int_equal(sysfs_read_u64(f->ctx, "a/num", 10, &u), 0);
+        assert_int_equal(u, 42);
+        assert_int_equal(sysfs_read_u64(f->ctx, "/a/num", 10, &u), 0); /* leading slash ok */
+        assert_int_equal(sysfs_read_u64(f->ctx, "a/hex", 16, &u), 0);
+        assert_int_equal(u, 0x74a1);
+        assert_int_equal(sysfs_read_u64(f->ctx, "a/hex", 0, &u), 0);
+        assert_int_equal(u, 0x74a1);
+        assert_int_equal(sysfs_read_u64(f->ctx, "a/hexbare", 16, &u), 0);
+        assert_int_equal(u, 0x74b5);
+        assert_int_equal(sysfs_read_i64(f->ctx, "a/neg", &i), 0);
+        assert_int_equal(i, -5);
+}
+
+static void test_bad_numbers(void **state) {
+        struct fixture *f = *state;
+        uint64_t u = 1234;
+        int64_t i = 1234;
+
+        assert_int_equal(sysfs_read_u64(f->ctx, "a/empty", 10, &u), -ENOMSG);
+        assert_int_equal(sysfs_read_u64(f->ctx, "a/zero_bytes", 10, &u), -ENOMSG);
+        assert_int_equal(sysfs_read_u64(f->ctx, "a/garbage", 10, &u), -EBADMSG);
+        assert_int_equal(sysfs_read_u64(f->ctx, "a/trailing", 10, &u), -EBADMSG);
+        assert_int_equal(sysfs_read_u64(f->ctx, "a/two_newlines", 10, &u), -EBADMSG);
+        assert_int_equal(sysfs_read_u64(f->ctx, "a/huge", 10, &u), -ERANGE);
+        assert_int_equal(sysfs_read_u64(f->ctx, "a/neg", 10, &u), -EBADMSG);
+        assert_int_equal(sysfs_read_u64(f->ctx, "a/nul", 10, &u), -EBADMSG);
+        assert_int_equal(sysfs_read_u64(f->ctx, "a/oversized", 10, &u), -EBADMSG);
+        assert_int_equal(sysfs_read_u64(f->ctx, "a/missing", 10, &u), -ENOENT);
+        assert_int_equal(sysfs_read_i64(f->ctx, "a/garbage", &i), -EBADMSG);
+        /* outputs untouched on failure */
+        assert_int_equal(u, 1234);
+        assert_int_equal(i, 1234);
+}
+
+static void test_text(void **state) {
+        struct fixture *f = *state;
+        char buf[64];
+        char *s = NULL;
+
+        assert_int_equal(sysfs_read_text(f->ctx, "a/text", buf, sizeof(buf)), 0);
+        assert_string_equal(buf, "113-M3000100-102");
+        assert_int_equal(sysfs_read_string(f->ctx, "a/text", &s), 0);
+        assert_string_equal(s, "113-M3000100-102");
+        free(s);
+        assert_int_equal(sysfs_read_text(f->ctx, "a/text", buf, 8), -EMSGSIZE);
+        assert_int_equal(sysfs_read_string(f->ctx, "a/oversized", &s), -EMSGSIZE);
+        assert_int_equal(sysfs_read_text(f->ctx, "a/nul", buf, sizeof(buf)), -EBADMSG);
+        assert_int_equal(sysfs_read_text(f->ctx, "a/empty", buf, sizeof(buf)), 0);
+        assert_string_equal(buf, "");
+}
+
+static void test_dirs_links_modes(void **state) {
+        struct fixture *f = *state;
+        char **names = NULL;
+        char *s = NULL;
+
+        assert_int_equal(sysfs_list_dir(f->ctx, "a/dir", NULL, &names), 3);
+        assert_string_equal(names[0], "a");
+        assert_string_equal(names[1], "b");
+        assert_string_equal(names[2], "c10");
+        assert_null(names[3]);
+        strv_free(names);
+        assert_int_equal(sysfs_list_dir(f->ctx, "a/dir", "c", &names), 1);
+        assert_string_equal(names[0], "c10");
+        strv_free(names);
+        assert_int_equal(sysfs_list_dir(f->ctx, "a/nodir", NULL, &names), -ENOENT);
+        assert_int_equal(sysfs_list_dir(f->ctx, "a/num", NULL, &names), -ENOTDIR);
+
+        assert_int_equal(sysfs_readlink_basename(f->ctx, "a/driver", &s), 0);
+        assert_string_equal(s, "amdgpu");
+        free(s);
+        assert_int_equal(sysfs_readlink(f->ctx, "a/num", &s), -EINVAL);
+
+        assert_int_equal(sysfs_exists(f->ctx, "a/num"), 0);
+        assert_int_equal(sysfs_exists(f->ctx, "a/nope"), -ENOENT);
+        assert_int_equal(sysfs_is_writable(f->ctx, "a/rw"), 1);
+        assert_int_equal(sysfs_is_writable(f->ctx, "a/num"), 0);
+}
+
+static void test_no_dev_root(void **state) {
+        struct fixture *f = *state;
+
+        /* A context made on a snapshot without a device root never opens device nodes. */
+        assert_int_equal(devfs_open(f->ctx, "dri/renderD128", O_RDWR), -ENODEV);
+}
+
+static void test_missing_root(void **state) {
+        struct amdsmi_ctx *ctx = NULL;
+        uint64_t u;
+
+        assert_int_equal(amdsmi_ctx_new_with_roots("/nonexistent-amdsmi-root", NULL, &ctx), 0);
+        assert_int_equal(sysfs_read_u64(ctx, "a/num", 10, &u), -ENOENT);
+        assert_int_equal(amdsmi_ctx_enumerate(ctx), -ENOENT);
+        amdsmi_ctx_unref(ctx);
+        assert_int_equal(amdsmi_ctx_new_with_roots("", NULL, &ctx), -EINVAL);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_numbers),
+                cmocka_unit_test(test_bad_numbers),
+                cmocka_unit_test(test_text),
+                cmocka_unit_test(test_dirs_links_modes),
+                cmocka_unit_test(test_no_dev_root),
+                cmocka_unit_test(test_missing_root),
+        };
+        return cmocka_run_group_tests(tests, setup, teardown);
+}
