@@ -43,7 +43,7 @@ _public_ int amdsmi_ctx_new_with_roots(const char *sysfs_root, const char *dev_r
         ctx->n_ref = 1;
         ctx->root_fd = -1;
         ctx->log_priority = AMDSMI_LOG_WARNING;
-        ctx->sysfs_root = strdup(sysfs_root ? sysfs_root : "/sys");
+        ctx->sysfs_root = strdup(sysfs_root ? sysfs_root : sysfs_default_root);
         ctx->dev_root = dev_root ? strdup(dev_root) : NULL;
         if (!ctx->sysfs_root || (dev_root && !ctx->dev_root)) {
                 amdsmi_ctx_unref(ctx);
@@ -66,8 +66,8 @@ _public_ int amdsmi_ctx_new(struct amdsmi_ctx **ret_ctx) {
         if (dev_root && !*dev_root)
                 dev_root = NULL;
         /* A snapshot tree never mixes with the real device nodes of this machine. */
-        if (!dev_root && (!sysfs_root || strcmp(sysfs_root, "/sys") == 0))
-                dev_root = "/dev";
+        if (!dev_root && (!sysfs_root || strcmp(sysfs_root, sysfs_default_root) == 0))
+                dev_root = devfs_default_root;
         return amdsmi_ctx_new_with_roots(sysfs_root, dev_root, ret_ctx);
 }
 

@@ -18,6 +18,9 @@
 #include "private.h"
 #include "sysfs.h"
 
+const char sysfs_default_root[] = "/sys";
+const char devfs_default_root[] = "/dev";
+
 static const char *relative(const char *path) {
         while (*path == '/')
                 path++;

@@ -13,6 +13,10 @@
 
 struct amdsmi_ctx;
 
+/* The real roots ("/sys", "/dev"), used when no override is given. */
+extern const char sysfs_default_root[];
+extern const char devfs_default_root[];
+
 /* Largest text attribute we read (sysfs emits at most one page). */
 #define SYSFS_TEXT_MAX 4096
 
