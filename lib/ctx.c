@@ -13,7 +13,7 @@ _public_ const char *amdsmi_version(void) {
         return PACKAGE_VERSION;
 }
 
-static void log_stderr(struct amdsmi_ctx *ctx, int priority, const char *format, va_list args,
+_printf_(3, 0) static void log_stderr(struct amdsmi_ctx *ctx, int priority, const char *format, va_list args,
                        void *userdata) {
         fprintf(stderr, "libamdsmi: ");
         vfprintf(stderr, format, args);

@@ -82,7 +82,8 @@ struct amdsmi_xcp_metrics {
 
 /**
  * A parsed gpu_metrics table (revisions 1.3 to 1.8), converted to the library's units. Every
- * field the table lacks or the firmware leaves all-ones is AMDSMI_NA.
+ * field the table lacks or the firmware leaves all-ones is AMDSMI_NA, and so is a value whose
+ * conversion does not fit 64 bits.
  */
 struct amdsmi_gpu_metrics {
         uint16_t structure_size;
@@ -137,6 +138,12 @@ struct amdsmi_gpu_metrics {
         uint64_t avg_gfxclk_hz;       /**< v1.3 average_* */
         uint64_t avg_socclk_hz;
         uint64_t avg_uclk_hz;
+        uint64_t avg_vclk0_hz;        /**< v1.3 */
+        uint64_t avg_dclk0_hz;        /**< v1.3 */
+        uint64_t avg_vclk1_hz;        /**< v1.3 */
+        uint64_t avg_dclk1_hz;        /**< v1.3 */
+        uint64_t vclk1_hz;            /**< v1.3 current_vclk1 */
+        uint64_t dclk1_hz;            /**< v1.3 current_dclk1 */
 
         /* v1.3 only */
         uint64_t fan_speed_rpm;

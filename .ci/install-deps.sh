@@ -1,0 +1,41 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# Installs everything amdsmi needs to build and test on Debian 12, and nothing else. Idempotent
+# and fast on a machine that has it all already: apt is only run for packages that are missing.
+# Used by README.md's commands and by .ci/run alike. Runs apt through sudo when not root.
+
+set -euo pipefail
+
+packages=(
+        # build
+        meson ninja-build pkg-config gcc libc6-dev
+        libjson-c-dev libdrm-dev
+        # man pages
+        scdoc
+        # tests: unit tests, JSON schema checks, nm for the symbol lint
+        libcmocka-dev python3-jsonschema binutils
+)
+
+missing=()
+for p in "${packages[@]}"; do
+        if [ "$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null)" != installed ]; then
+                missing+=("$p")
+        fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+        echo "install-deps: all ${#packages[@]} packages are installed"
+        exit 0
+fi
+
+sudo=()
+if [ "$(id -u)" -ne 0 ]; then
+        sudo=(sudo)
+fi
+
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
+"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
+        apt-get install -y -q --no-install-recommends "${missing[@]}"

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Whole-process timing: runs a command N times (stdout to /dev/null) and prints the median,
+ * minimum and 90th percentile wall time. Used by bench/run.sh to compare amdsmi with peers on
+ * the same tree in the same run.
+ *
+ *   bench-exec [-n RUNS] [-l LABEL] -- CMD [ARGS...]
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static int cmp_double(const void *a, const void *b) {
+        double x = *(const double *) a, y = *(const double *) b;
+        return x < y ? -1 : (x > y);
+}
+
+static double now_us(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (double) ts.tv_sec * 1e6 + (double) ts.tv_nsec / 1e3;
+}
+
+int main(int argc, char **argv) {
+        const char *label = NULL;
+        long runs = 100;
+        int opt, failures = 0;
+        double *t;
+
+        while ((opt = getopt(argc, argv, "+n:l:")) != -1) {
+                switch (opt) {
+                case 'n':
+                        runs = strtol(optarg, NULL, 10);
+                        break;
+                case 'l':
+                        label = optarg;
+                        break;
+                default:
+                        return 2;
+                }
+        }
+        if (optind >= argc || runs < 1) {
+                fprintf(stderr, "usage: bench-exec [-n RUNS] [-l LABEL] -- CMD [ARGS...]\n");
+                return 2;
+        }
+        t = calloc((size_t) runs, sizeof(double));
+        if (!t)
+                return 1;
+        for (long i = 0; i < runs; i++) {
+                double start = now_us();
+                int status;
+                pid_t pid = fork();
+
+                if (pid < 0)
+                        return 1;
+                if (pid == 0) {
+                        int fd = open("/dev/null", O_WRONLY);
+                        dup2(fd, 1);
+                        dup2(fd, 2);
+                        execvp(argv[optind], argv + optind);
+                        _exit(127);
+                }
+                while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+                        ;
+                t[i] = now_us() - start;
+                if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+                        failures++;
+        }
+        qsort(t, (size_t) runs, sizeof(double), cmp_double);
+        printf("%s: median %.0f us, min %.0f us, p90 %.0f us (%ld runs%s)\n",
+               label ? label : argv[optind], t[runs / 2], t[0], t[(runs * 9) / 10], runs,
+               failures ? ", SOME RUNS FAILED" : "");
+        free(t);
+        return failures ? 1 : 0;
+}

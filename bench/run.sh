@@ -1,0 +1,57 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# Runs every benchmark on the generated fixture trees and prints medians, plus ratios against
+# peers measured on the same tree in the same run. Never part of the test suite: timings on a
+# shared 2-core machine are noisy, so they are reported, not asserted.
+#
+#   bench/run.sh [BUILD_DIR]        (default: build)
+#
+# Peers: rocm-smi (Debian package rocm-smi) reads a hard-coded /sys, so it runs in a private
+# mount namespace with the fixture tree bind-mounted over /sys (needs root); amdsmi is timed
+# there too, so both read the same files through the same kind of mount.
+set -euo pipefail
+
+B=$(cd "${1:-build}" && pwd)
+TREES=$B/tests/fixtures/trees
+SPX=$TREES/mi300x-8-spx
+CPX=$TREES/mi300x-8-cpx
+RUNS=${RUNS:-200}
+PEER_RUNS=${PEER_RUNS:-20}
+EXEC=$B/bench/bench-exec
+AMDSMI=$B/cli/amdsmi
+
+for t in "$SPX" "$CPX"; do
+        [ -d "$t" ] || { echo "missing fixture tree $t: build first (ninja -C $B)" >&2; exit 1; }
+done
+
+echo "== in-process"
+"$B/bench/bench-gpu-metrics"
+AMDSMI_SYSFS_ROOT=$SPX "$B/bench/bench-discovery" 500 | sed 's/^/mi300x-8-spx: /'
+AMDSMI_SYSFS_ROOT=$CPX "$B/bench/bench-discovery" 200 | sed 's/^/mi300x-8-cpx: /'
+
+echo "== whole process (plain snapshot tree, AMDSMI_SYSFS_ROOT)"
+AMDSMI_SYSFS_ROOT=$SPX "$EXEC" -n "$RUNS" -l "amdsmi metric --json, 8 GPUs" -- "$AMDSMI" metric --json
+AMDSMI_SYSFS_ROOT=$SPX "$EXEC" -n "$RUNS" -l "amdsmi list --json, 8 GPUs" -- "$AMDSMI" list --json
+AMDSMI_SYSFS_ROOT=$CPX "$EXEC" -n "$RUNS" -l "amdsmi static --json, 8 GPUs x CPX" -- "$AMDSMI" static --json
+
+median() { sed -n 's/.*median \([0-9]*\) us.*/\1/p'; }
+
+if command -v rocm-smi >/dev/null && [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; then
+        echo "== peers on the same tree, bind-mounted over /sys in a private mount namespace"
+        out=$(unshare -m bash -c '
+                set -e
+                mount --bind "$1" /sys
+                "$2" -n "$4" -l "amdsmi metric --json" -- "$3" metric --json || true
+                "$2" -n "$5" -l "rocm-smi --showpower --showtemp --json" -- \
+                        rocm-smi --showpower --showtemp --json || true
+        ' _ "$SPX" "$EXEC" "$AMDSMI" "$RUNS" "$PEER_RUNS")
+        echo "$out"
+        ours=$(echo "$out" | grep '^amdsmi' | median)
+        peer=$(echo "$out" | grep '^rocm-smi' | median)
+        if [ -n "$ours" ] && [ -n "$peer" ] && [ "$ours" -gt 0 ]; then
+                echo "ratio: rocm-smi / amdsmi = $(awk -v a="$peer" -v b="$ours" 'BEGIN { printf "%.1f", a / b }')x"
+        fi
+else
+        echo "== peers skipped (need root, unshare -m and the rocm-smi package)"
+fi

@@ -1,0 +1,408 @@
+/* SPDX-License-Identifier: MIT */
+#include "config.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "exit-codes.h"
+
+_Static_assert(OUTPUT_NA == AMDSMI_NA, "OUTPUT_NA must be the library's AMDSMI_NA");
+
+int cli_fail(struct cli *c, int r, const char *format, ...) {
+        va_list ap;
+        char *msg = NULL;
+
+        va_start(ap, format);
+        if (vasprintf(&msg, format, ap) < 0)
+                msg = NULL;
+        va_end(ap);
+
+        fprintf(stderr, "amdsmi: %s\n", msg ? msg : strerror(r < 0 ? -r : r));
+        if (!c->error_message)
+                c->error_message = msg;
+        else
+                free(msg);
+        return r;
+}
+
+static const char *field_error_message(int r) {
+        switch (r) {
+        case -ENOMSG:
+                return "empty value (the SMU query failed)";
+        case -EBADMSG:
+                return "malformed value";
+        default:
+                return strerror(r < 0 ? -r : r);
+        }
+}
+
+static void add_error(struct cli *c, json_object *e) {
+        if (!e)
+                return;
+        if (!c->errors)
+                c->errors = json_object_new_array();
+        if (!c->errors) {
+                json_object_put(e);
+                return;
+        }
+        json_object_array_add(c->errors, e);
+}
+
+void cli_field_error(struct cli *c, int gpu, const char *field, int r) {
+        const char *msg = field_error_message(r);
+
+        if (c->format == OUTPUT_JSON) {
+                add_error(c, error_entry_new(gpu, field, r, msg));
+                return;
+        }
+        if (gpu >= 0)
+                fprintf(stderr, "amdsmi: GPU %d: %s: %s\n", gpu, field, msg);
+        else
+                fprintf(stderr, "amdsmi: %s: %s\n", field, msg);
+}
+
+_printf_(3, 0) static void log_handler(struct amdsmi_ctx *ctx, int priority, const char *format,
+                                       va_list args, void *userdata) {
+        struct cli *c = userdata;
+        char *msg = NULL;
+
+        if (priority > AMDSMI_LOG_WARNING || c->format != OUTPUT_JSON) {
+                fputs("amdsmi: ", stderr);
+                vfprintf(stderr, format, args);
+                fputc('\n', stderr);
+                return;
+        }
+        if (vasprintf(&msg, format, args) < 0)
+                return;
+        add_error(c, error_entry_new(-1, NULL, 0, msg));
+        free(msg);
+}
+
+void sanitize_key(const char *in, char *out, size_t len) {
+        size_t n = 0;
+
+        if (len == 0)
+                return;
+        for (; in && *in && n + 1 < len; in++) {
+                char ch = *in;
+
+                if (ch >= 'A' && ch <= 'Z')
+                        ch = (char) (ch - 'A' + 'a');
+                if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9')))
+                        ch = '_';
+                out[n++] = ch;
+        }
+        out[n] = '\0';
+}
+
+static int resolve(struct cli *c) {
+        struct select_target *targets = NULL;
+        struct select_match *matches = NULL;
+        size_t n, failed = 0;
+        int r;
+
+        n = amdsmi_ctx_get_gpu_count(c->ctx);
+        targets = calloc(n ? n : 1, sizeof(*targets));
+        matches = calloc(n ? n : 1, sizeof(*matches));
+        if (!targets || !matches) {
+                free(targets);
+                free(matches);
+                return cli_fail(c, -ENOMEM, "out of memory");
+        }
+        for (size_t i = 0; i < n; i++) {
+                struct amdsmi_gpu *gpu = amdsmi_ctx_get_gpu(c->ctx, i);
+
+                targets[i].bdf = gpu ? amdsmi_gpu_get_bdf(gpu) : NULL;
+                targets[i].n_partitions = gpu ? amdsmi_gpu_get_partition_count(gpu) : 0;
+        }
+
+        r = selection_resolve(&c->selection, targets, n, matches, &failed);
+        if (r == -ENOENT) {
+                const struct selector *s = &c->selection.items[failed];
+
+                if (s->kind == SELECTOR_BDF)
+                        cli_fail(c, r, "no AMD GPU at %s", s->bdf);
+                else if (s->index >= n)
+                        cli_fail(c, r, "GPU %u not found (%zu GPU%s present)", s->index, n,
+                                 n == 1 ? "" : "s");
+                else
+                        cli_fail(c, r, "GPU %u has no partition %u (it has %zu)", s->index,
+                                 s->partition, targets[s->index].n_partitions);
+        } else if (r < 0) {
+                cli_fail(c, r, "cannot resolve the GPU selection: %s", strerror(-r));
+        }
+        free(targets);
+        if (r < 0) {
+                free(matches);
+                return r;
+        }
+        free(c->matches);
+        c->matches = matches;
+        c->n_gpus = n;
+        return 0;
+}
+
+static int enumerate(struct cli *c) {
+        const char *root = amdsmi_ctx_get_sysfs_root(c->ctx);
+        int r;
+
+        r = amdsmi_ctx_enumerate(c->ctx);
+        if (r == 0 || r == -ENOENT)
+                return cli_fail(c, r == 0 ? -ENODEV : r, "no AMD GPU found under %s", root);
+        if (r < 0)
+                return cli_fail(c, r, "cannot enumerate the GPUs under %s: %s", root, strerror(-r));
+        return resolve(c);
+}
+
+int cli_open(struct cli *c) {
+        int r;
+
+        r = amdsmi_ctx_new(&c->ctx);
+        if (r < 0)
+                return cli_fail(c, r, "cannot create the library context: %s", strerror(-r));
+        amdsmi_ctx_set_log_fn(c->ctx, log_handler, c);
+        if (amdsmi_ctx_get_log_priority(c->ctx) < AMDSMI_LOG_WARNING)
+                amdsmi_ctx_set_log_priority(c->ctx, AMDSMI_LOG_WARNING);
+
+        return enumerate(c);
+}
+
+void cli_begin_sample(struct cli *c) {
+        clock_gettime(CLOCK_REALTIME, &c->sample_time);
+}
+
+static json_object *take_errors(struct cli *c) {
+        json_object *e = c->errors;
+
+        c->errors = NULL;
+        return e ? e : json_object_new_array();
+}
+
+json_object *cli_document(struct cli *c, json_object *gpus) {
+        json_object *doc = document_new(c->command, &c->sample_time, c->hostname);
+
+        if (!doc) {
+                json_object_put(gpus);
+                return NULL;
+        }
+        json_set(doc, "gpus", gpus ? gpus : json_object_new_array());
+        json_set(doc, "errors", take_errors(c));
+        return doc;
+}
+
+json_object *cli_error_document(struct cli *c, int r) {
+        json_object *doc, *err;
+        char buf[32];
+
+        if (c->sample_time.tv_sec == 0)
+                cli_begin_sample(c);
+        doc = document_new(c->command, &c->sample_time, c->hostname);
+        err = json_object_new_object();
+        if (!doc || !err) {
+                json_object_put(doc);
+                json_object_put(err);
+                return NULL;
+        }
+        json_set(err, "errno", json_object_new_string(errno_name(r, buf, sizeof(buf))));
+        json_set(err, "message",
+                 json_object_new_string(c->error_message ? c->error_message
+                                                         : strerror(r < 0 ? -r : r)));
+        json_set(err, "exit_code", json_object_new_int(exit_code_from_errno(r)));
+        json_set(doc, "error", err);
+        json_set(doc, "errors", take_errors(c));
+        return doc;
+}
+
+int cli_print_json(struct cli *c, json_object *doc) {
+        if (!doc)
+                return cli_fail(c, -ENOMEM, "out of memory");
+        return output_json(stdout, doc, c->interval_ns > 0);
+}
+
+int cli_emit(struct cli *c, json_object *gpus, const struct columns *cols) {
+        struct columns with_time = {};
+        json_object *doc;
+        int r = 0;
+
+        switch (c->format) {
+        case OUTPUT_JSON:
+                doc = cli_document(c, gpus);
+                r = cli_print_json(c, doc);
+                json_object_put(doc);
+                return r;
+
+        case OUTPUT_CSV:
+                if (c->interval_ns > 0) {
+                        char stamp[40];
+
+                        r = columns_add(&with_time, "timestamp", NULL, "timestamp", 0);
+                        for (size_t i = 0; r >= 0 && i < cols->n; i++)
+                                r = columns_add(&with_time, cols->v[i].name, cols->v[i].header,
+                                                cols->v[i].path, cols->v[i].flags);
+                        format_timestamp(&c->sample_time, stamp, sizeof(stamp));
+                        for (size_t i = 0; r >= 0 && i < json_object_array_length(gpus); i++)
+                                json_set(json_object_array_get_idx(gpus, i), "timestamp",
+                                         json_object_new_string(stamp));
+                        cols = &with_time;
+                }
+                if (r >= 0 && c->sample == 0)
+                        r = output_csv_header(stdout, cols);
+                if (r >= 0)
+                        r = output_csv_rows(stdout, cols, gpus);
+                break;
+
+        case OUTPUT_TABLE:
+                if (c->sample > 0)
+                        fputc('\n', stdout);
+                r = output_table(stdout, cols, gpus, "");
+                break;
+        }
+
+        columns_free(&with_time);
+        json_object_put(gpus);
+        /* In tables and CSV the collected errors were already printed on stderr. */
+        json_object_put(c->errors);
+        c->errors = NULL;
+        if (r < 0)
+                return cli_fail(c, r, "cannot format the output: %s", strerror(-r));
+        return 0;
+}
+
+void cli_add_partition_modes(struct cli *c, int index, struct amdsmi_gpu *gpu, json_object *obj) {
+        enum amdsmi_compute_mode cm;
+        enum amdsmi_memory_mode mm;
+        int r;
+
+        r = amdsmi_gpu_read_compute_mode(gpu, &cm);
+        if (r < 0 && r != -ENODATA)
+                cli_field_error(c, index, "compute_mode", r);
+        json_set(obj, "compute_mode",
+                 r < 0 ? NULL : json_object_new_string(amdsmi_compute_mode_to_string(cm)));
+
+        r = amdsmi_gpu_read_memory_mode(gpu, &mm);
+        if (r < 0 && r != -ENODATA)
+                cli_field_error(c, index, "memory_mode", r);
+        json_set(obj, "memory_mode",
+                 r < 0 ? NULL : json_object_new_string(amdsmi_memory_mode_to_string(mm)));
+}
+
+static void timespec_add_ns(struct timespec *t, uint64_t ns) {
+        uint64_t nsec = (uint64_t) t->tv_nsec + ns % 1000000000u;
+
+        t->tv_sec += (time_t) (ns / 1000000000u + nsec / 1000000000u);
+        t->tv_nsec = (long) (nsec % 1000000000u);
+}
+
+static int timespec_cmp(const struct timespec *a, const struct timespec *b) {
+        if (a->tv_sec != b->tv_sec)
+                return a->tv_sec < b->tv_sec ? -1 : 1;
+        if (a->tv_nsec != b->tv_nsec)
+                return a->tv_nsec < b->tv_nsec ? -1 : 1;
+        return 0;
+}
+
+static int flush_stdout(struct cli *c) {
+        int r;
+
+        errno = 0;
+        if (fflush(stdout) == 0 && !ferror(stdout))
+                return 0;
+        r = errno > 0 ? -errno : -EPIPE;
+        return cli_fail(c, r, "cannot write to standard output: %s", strerror(-r));
+}
+
+/* Enumerates again when a partition switch rebuilt the KFD topology. */
+static int refresh_topology(struct cli *c) {
+        if (amdsmi_ctx_check_topology(c->ctx) != -ESTALE)
+                return 0;
+        return enumerate(c);
+}
+
+int cli_run(struct cli *c, int (*sample)(struct cli *c)) {
+        struct timespec next;
+        sigset_t mask, old;
+        int r;
+
+        if (c->interval_ns == 0) {
+                cli_begin_sample(c);
+                r = sample(c);
+                if (r < 0)
+                        return r;
+                return flush_stdout(c);
+        }
+
+        /* Blocked, SIGINT and SIGTERM wait in sigtimedwait() between samples: no race. */
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGTERM);
+        if (sigprocmask(SIG_BLOCK, &mask, &old) < 0)
+                return cli_fail(c, -errno, "cannot block signals: %s", strerror(errno));
+
+        clock_gettime(CLOCK_MONOTONIC, &next);
+        for (c->sample = 0;; c->sample++) {
+                struct timespec now, timeout;
+
+                if (c->sample > 0) {
+                        r = refresh_topology(c);
+                        if (r < 0)
+                                break;
+                }
+                cli_begin_sample(c);
+                r = sample(c);
+                if (r < 0)
+                        break;
+                r = flush_stdout(c);
+                if (r < 0)
+                        break;
+                if (c->count > 0 && c->sample + 1 >= c->count)
+                        break;
+
+                timespec_add_ns(&next, c->interval_ns);
+                clock_gettime(CLOCK_MONOTONIC, &now);
+                if (timespec_cmp(&now, &next) >= 0) {
+                        /* late: sample again now and keep the period from here */
+                        next = now;
+                        timeout = (struct timespec){};
+                } else {
+                        timeout.tv_sec = next.tv_sec - now.tv_sec;
+                        timeout.tv_nsec = next.tv_nsec - now.tv_nsec;
+                        if (timeout.tv_nsec < 0) {
+                                timeout.tv_sec--;
+                                timeout.tv_nsec += 1000000000L;
+                        }
+                }
+
+                for (;;) {
+                        int sig = sigtimedwait(&mask, NULL, &timeout);
+
+                        if (sig == SIGINT || sig == SIGTERM) {
+                                r = 0;
+                                goto finish;
+                        }
+                        if (sig < 0 && errno == EINTR) {
+                                /* another signal's handler ran; wait out the rest */
+                                clock_gettime(CLOCK_MONOTONIC, &now);
+                                if (timespec_cmp(&now, &next) >= 0)
+                                        break;
+                                timeout.tv_sec = next.tv_sec - now.tv_sec;
+                                timeout.tv_nsec = next.tv_nsec - now.tv_nsec;
+                                if (timeout.tv_nsec < 0) {
+                                        timeout.tv_sec--;
+                                        timeout.tv_nsec += 1000000000L;
+                                }
+                                continue;
+                        }
+                        break; /* EAGAIN: the interval is over */
+                }
+        }
+
+finish:
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        return r;
+}

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: MIT */
+/* State shared by main() and the verbs of amdsmi(1). */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <json-c/json.h>
+
+#include <amdsmi/amdsmi.h>
+
+#include "macro.h"
+#include "output.h"
+#include "select.h"
+
+struct cli {
+        /* from the command line */
+        const char *command;
+        enum output_format format;
+        struct selection selection;
+        uint64_t interval_ns; /* watch mode if > 0 */
+        uint64_t count;       /* samples in watch mode, 0 = until interrupted */
+
+        /* run time */
+        struct amdsmi_ctx *ctx;
+        size_t n_gpus;
+        struct select_match *matches; /* n_gpus entries */
+        char hostname[256];
+        struct timespec sample_time; /* CLOCK_REALTIME at the start of the sample */
+        unsigned sample;             /* 0-based sample number */
+        json_object *errors;         /* "errors" of the next JSON document */
+        char *error_message;         /* the fatal error, for the JSON error document */
+};
+
+/* Verbs: 0 or a negative errno (already reported through cli_fail()). */
+int verb_list(struct cli *c);
+int verb_static(struct cli *c);
+int verb_metric(struct cli *c);
+
+/*
+ * Reports a fatal error: "amdsmi: <message>" on stderr, and keeps the message for the JSON
+ * error document main() prints. @return @r.
+ */
+int cli_fail(struct cli *c, int r, const char *format, ...) _printf_(3, 4);
+
+/*
+ * Reports a problem with one field of one GPU (@gpu < 0: not tied to a GPU): an entry of
+ * "errors" in JSON, a line on stderr otherwise. The value itself becomes null / N/A.
+ */
+void cli_field_error(struct cli *c, int gpu, const char *field, int r);
+
+/* Creates the library context with our log handler, enumerates and resolves -g. */
+int cli_open(struct cli *c);
+
+/* Starts a sample: takes the time stamp. */
+void cli_begin_sample(struct cli *c);
+
+/* A document: the envelope, "gpus" (taken) and the collected "errors" (taken). */
+json_object *cli_document(struct cli *c, json_object *gpus);
+
+/* The JSON error document for a fatal @r. */
+json_object *cli_error_document(struct cli *c, int r);
+
+/* Prints a document (compact in watch mode). */
+int cli_print_json(struct cli *c, json_object *doc);
+
+/*
+ * Runs @sample once, or in watch mode every interval until the count is reached or SIGINT /
+ * SIGTERM arrives (then returns 0). Re-enumerates when the KFD topology changed.
+ */
+int cli_run(struct cli *c, int (*sample)(struct cli *c));
+
+/*
+ * Prints one sample: the JSON document around @gpus, or CSV (header on the first sample; in
+ * watch mode a leading "timestamp" column) or a table of @cols over @gpus. Takes @gpus.
+ */
+int cli_emit(struct cli *c, json_object *gpus, const struct columns *cols);
+
+/* Adds "compute_mode" and "memory_mode" (null when the GPU has no partitions). */
+void cli_add_partition_modes(struct cli *c, int index, struct amdsmi_gpu *gpu, json_object *obj);
+
+/* The GPUs selected, in enumeration order. */
+#define FOREACH_SELECTED_GPU(c, i, gpu)                                                         \
+        for (size_t i = 0; i < (c)->n_gpus; i++)                                                \
+                for (struct amdsmi_gpu *gpu =                                                   \
+                             (c)->matches[i].selected ? amdsmi_ctx_get_gpu((c)->ctx, i) : NULL; \
+                     gpu; gpu = NULL)
+
+/* Sets @key of @obj to @v (NULL for JSON null). */
+static inline void json_set(json_object *obj, const char *key, json_object *v) {
+        json_object_object_add(obj, key, v);
+}
+
+/* Turns a label into a JSON key part: lower case, [a-z0-9_] only. */
+void sanitize_key(const char *in, char *out, size_t len);

@@ -1,0 +1,681 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/printbuf.h>
+
+#include "exit-codes.h"
+#include "output.h"
+
+static const uint64_t pow10_table[] = {
+        UINT64_C(1),
+        UINT64_C(10),
+        UINT64_C(100),
+        UINT64_C(1000),
+        UINT64_C(10000),
+        UINT64_C(100000),
+        UINT64_C(1000000),
+        UINT64_C(10000000),
+        UINT64_C(100000000),
+        UINT64_C(1000000000),
+        UINT64_C(10000000000),
+        UINT64_C(100000000000),
+        UINT64_C(1000000000000),
+        UINT64_C(10000000000000),
+        UINT64_C(100000000000000),
+        UINT64_C(1000000000000000),
+        UINT64_C(10000000000000000),
+        UINT64_C(100000000000000000),
+        UINT64_C(1000000000000000000),
+};
+
+static int format_scaled(bool negative, uint64_t mag, unsigned pow10, char *buf, size_t len) {
+        char frac[24];
+        uint64_t div, whole, rest;
+        int n;
+
+        if (pow10 >= sizeof(pow10_table) / sizeof(pow10_table[0]))
+                return -EINVAL;
+        div = pow10_table[pow10];
+        whole = mag / div;
+        rest = mag % div;
+
+        if (rest == 0) {
+                n = snprintf(buf, len, "%s%" PRIu64, negative ? "-" : "", whole);
+        } else {
+                size_t k;
+
+                snprintf(frac, sizeof(frac), "%0*" PRIu64, (int) pow10, rest);
+                k = strlen(frac);
+                while (k > 0 && frac[k - 1] == '0')
+                        frac[--k] = '\0';
+                n = snprintf(buf, len, "%s%" PRIu64 ".%s", negative ? "-" : "", whole, frac);
+        }
+        if (n < 0 || (size_t) n >= len)
+                return -ENOBUFS;
+        return 0;
+}
+
+int format_scaled_u64(uint64_t v, unsigned pow10, char *buf, size_t len) {
+        return format_scaled(false, v, pow10, buf, len);
+}
+
+int format_scaled_i64(int64_t v, unsigned pow10, char *buf, size_t len) {
+        uint64_t mag = v < 0 ? (uint64_t) 0 - (uint64_t) v : (uint64_t) v;
+
+        return format_scaled(v < 0, mag, pow10, buf, len);
+}
+
+static json_object *json_scaled(bool negative, uint64_t mag, unsigned pow10) {
+        char buf[48];
+        uint64_t div;
+
+        if (pow10 >= sizeof(pow10_table) / sizeof(pow10_table[0]))
+                return NULL;
+        div = pow10_table[pow10];
+        if (mag % div == 0) {
+                uint64_t whole = mag / div;
+
+                if (!negative)
+                        return json_object_new_uint64(whole);
+                return json_object_new_int64(whole > (uint64_t) INT64_MAX ? INT64_MIN
+                                                                          : -(int64_t) whole);
+        }
+        if (format_scaled(negative, mag, pow10, buf, sizeof(buf)) < 0)
+                return NULL;
+        return json_object_new_double_s(strtod(buf, NULL), buf);
+}
+
+json_object *json_scaled_i64(int64_t v, unsigned pow10) {
+        uint64_t mag = v < 0 ? (uint64_t) 0 - (uint64_t) v : (uint64_t) v;
+
+        return json_scaled(v < 0, mag, pow10);
+}
+
+json_object *json_scaled_u64(uint64_t v, unsigned pow10) {
+        if (v == OUTPUT_NA)
+                return NULL;
+        return json_scaled(false, v, pow10);
+}
+
+json_object *json_u64_or_null(uint64_t v) {
+        if (v == OUTPUT_NA)
+                return NULL;
+        return json_object_new_uint64(v);
+}
+
+json_object *json_string_or_null(const char *s) {
+        return s ? json_object_new_string(s) : NULL;
+}
+
+json_object *json_hex(uint64_t v, int digits) {
+        char buf[32];
+
+        snprintf(buf, sizeof(buf), "0x%0*" PRIx64, digits, v);
+        return json_object_new_string(buf);
+}
+
+/* Splits the first segment of @path: name [@name, @name_end), an optional bracket
+ * [@br, @br_end) (contents without the brackets; @br NULL if none) and the rest. */
+static int path_split(const char *path, const char **name_end, const char **br, const char **br_end,
+                      const char **rest) {
+        const char *p = path;
+
+        while (*p && *p != '.' && *p != '[')
+                p++;
+        *name_end = p;
+        *br = *br_end = NULL;
+        if (*p == '[') {
+                const char *close = strchr(p, ']');
+
+                if (!close)
+                        return -EINVAL;
+                *br = p + 1;
+                *br_end = close;
+                p = close + 1;
+        }
+        if (*p == '.')
+                p++;
+        else if (*p != '\0')
+                return -EINVAL;
+        *rest = p;
+        return 0;
+}
+
+static bool cell_equals(json_object *v, const char *s, size_t len) {
+        char *c = output_cell(v, OUTPUT_CSV, 0);
+        bool eq = c && strlen(c) == len && memcmp(c, s, len) == 0;
+
+        free(c);
+        return eq;
+}
+
+json_object *json_path_get(json_object *root, const char *path) {
+        const char *name_end, *br, *br_end, *rest;
+        json_object *child;
+        char key[128];
+        size_t klen;
+
+        if (!root || json_object_get_type(root) == json_type_null)
+                return NULL;
+        if (!path || !*path)
+                return json_object_get(root);
+        if (path_split(path, &name_end, &br, &br_end, &rest) < 0)
+                return NULL;
+
+        klen = (size_t) (name_end - path);
+        if (klen == 0) {
+                child = root;
+        } else {
+                if (klen >= sizeof(key) || !json_object_is_type(root, json_type_object))
+                        return NULL;
+                memcpy(key, path, klen);
+                key[klen] = '\0';
+                if (!json_object_object_get_ex(root, key, &child))
+                        return NULL;
+        }
+        if (!child || json_object_get_type(child) == json_type_null)
+                return NULL;
+
+        if (!br)
+                return json_path_get(child, rest);
+
+        if (!json_object_is_type(child, json_type_array))
+                return NULL;
+
+        if (br == br_end) {
+                /* "[]": map the rest over the elements */
+                json_object *out = json_object_new_array();
+                size_t n = json_object_array_length(child);
+
+                if (!out)
+                        return NULL;
+                for (size_t i = 0; i < n; i++) {
+                        json_object *e = json_path_get(json_object_array_get_idx(child, i), rest);
+
+                        json_object_array_add(out, e);
+                }
+                return out;
+        } else {
+                /* "[key=value]": the first element whose key renders as value */
+                const char *eq = memchr(br, '=', (size_t) (br_end - br));
+                size_t n = json_object_array_length(child);
+
+                if (!eq || (size_t) (eq - br) >= sizeof(key))
+                        return NULL;
+                memcpy(key, br, (size_t) (eq - br));
+                key[eq - br] = '\0';
+                for (size_t i = 0; i < n; i++) {
+                        json_object *e = json_object_array_get_idx(child, i), *k;
+                        bool match;
+
+                        if (!e || !json_object_is_type(e, json_type_object))
+                                continue;
+                        k = json_path_get(e, key);
+                        match = k && cell_equals(k, eq + 1, (size_t) (br_end - eq - 1));
+                        json_object_put(k);
+                        if (match)
+                                return json_path_get(e, rest);
+                }
+                return NULL;
+        }
+}
+
+/* A growable string. */
+struct buf {
+        char *s;
+        size_t len, cap;
+        bool oom;
+};
+
+static void buf_add(struct buf *b, const char *s, size_t n) {
+        if (b->oom)
+                return;
+        if (b->len + n + 1 > b->cap) {
+                size_t cap = b->cap ? b->cap : 64;
+                char *p;
+
+                while (cap < b->len + n + 1)
+                        cap *= 2;
+                p = realloc(b->s, cap);
+                if (!p) {
+                        b->oom = true;
+                        return;
+                }
+                b->s = p;
+                b->cap = cap;
+        }
+        memcpy(b->s + b->len, s, n);
+        b->len += n;
+        b->s[b->len] = '\0';
+}
+
+static void buf_adds(struct buf *b, const char *s) {
+        buf_add(b, s, strlen(s));
+}
+
+static char *buf_take(struct buf *b) {
+        if (b->oom) {
+                free(b->s);
+                return NULL;
+        }
+        if (!b->s)
+                return strdup("");
+        return b->s;
+}
+
+char *output_cell(json_object *v, enum output_format format, unsigned flags) {
+        char tmp[48];
+
+        if (!v)
+                return NULL;
+
+        switch (json_object_get_type(v)) {
+        case json_type_null:
+                return NULL;
+
+        case json_type_boolean:
+                if (format == OUTPUT_TABLE)
+                        return strdup(json_object_get_boolean(v) ? "yes" : "no");
+                return strdup(json_object_get_boolean(v) ? "true" : "false");
+
+        case json_type_int:
+                if (format == OUTPUT_TABLE && (flags & COLUMN_HEX)) {
+                        snprintf(tmp, sizeof(tmp), "0x%" PRIx64, json_object_get_uint64(v));
+                        return strdup(tmp);
+                }
+                if (format == OUTPUT_TABLE && (flags & COLUMN_MIB)) {
+                        snprintf(tmp, sizeof(tmp), "%" PRIu64,
+                                 json_object_get_uint64(v) / (UINT64_C(1) << 20));
+                        return strdup(tmp);
+                }
+                return strdup(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN));
+
+        case json_type_double: {
+                char *c = strdup(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN));
+
+                if (c && format == OUTPUT_TABLE && (flags & COLUMN_WHOLE)) {
+                        char *dot = strchr(c, '.');
+
+                        if (dot)
+                                *dot = '\0';
+                        if (strcmp(c, "-0") == 0)
+                                strcpy(c, "0");
+                }
+                return c;
+        }
+
+        case json_type_string:
+                return strdup(json_object_get_string(v));
+
+        case json_type_array: {
+                struct buf b = {};
+                size_t n = json_object_array_length(v);
+
+                for (size_t i = 0; i < n; i++) {
+                        char *c = output_cell(json_object_array_get_idx(v, i), format, flags);
+
+                        if (i > 0)
+                                buf_adds(&b, format == OUTPUT_TABLE ? "," : ";");
+                        if (c)
+                                buf_adds(&b, c);
+                        else if (format == OUTPUT_TABLE)
+                                buf_adds(&b, "N/A");
+                        free(c);
+                }
+                if (n == 0)
+                        return format == OUTPUT_TABLE ? strdup("-") : strdup("");
+                return buf_take(&b);
+        }
+
+        case json_type_object:
+                return strdup(json_object_to_json_string_ext(
+                        v, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+        }
+        return NULL;
+}
+
+char *csv_quote(const char *s) {
+        struct buf b = {};
+        size_t len;
+
+        if (!s)
+                return strdup("");
+        len = strlen(s);
+        if (!strpbrk(s, ",\"\r\n") && (len == 0 || (s[0] != ' ' && s[len - 1] != ' ')))
+                return strdup(s);
+
+        buf_adds(&b, "\"");
+        for (const char *p = s; *p; p++) {
+                if (*p == '"')
+                        buf_adds(&b, "\"\"");
+                else
+                        buf_add(&b, p, 1);
+        }
+        buf_adds(&b, "\"");
+        return buf_take(&b);
+}
+
+static char *xstrdup_or_null(const char *s) {
+        return s ? strdup(s) : NULL;
+}
+
+int columns_add(struct columns *c, const char *name, const char *header, const char *path,
+                unsigned flags) {
+        struct column *v;
+
+        v = realloc(c->v, (c->n + 1) * sizeof(*c->v));
+        if (!v)
+                return -ENOMEM;
+        c->v = v;
+        v = &c->v[c->n];
+        *v = (struct column){
+                .name = xstrdup_or_null(name),
+                .header = xstrdup_or_null(header),
+                .path = xstrdup_or_null(path),
+                .flags = flags,
+        };
+        if ((name && !v->name) || (header && !v->header) || (path && !v->path)) {
+                free(v->name);
+                free(v->header);
+                free(v->path);
+                return -ENOMEM;
+        }
+        c->n++;
+        return 0;
+}
+
+int columns_add_defs(struct columns *c, const struct column_def *defs, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                int r = columns_add(c, defs[i].name, defs[i].header, defs[i].path, defs[i].flags);
+
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+bool columns_has(const struct columns *c, const char *name) {
+        for (size_t i = 0; i < c->n; i++)
+                if (c->v[i].name && strcmp(c->v[i].name, name) == 0)
+                        return true;
+        return false;
+}
+
+void columns_free(struct columns *c) {
+        for (size_t i = 0; i < c->n; i++) {
+                free(c->v[i].name);
+                free(c->v[i].header);
+                free(c->v[i].path);
+        }
+        free(c->v);
+        c->v = NULL;
+        c->n = 0;
+}
+
+/* Display width of UTF-8 text: code points, not bytes. */
+static size_t text_width(const char *s) {
+        size_t w = 0;
+
+        for (; *s; s++)
+                if (((unsigned char) *s & 0xc0) != 0x80)
+                        w++;
+        return w;
+}
+
+/* A table cell: "N/A" for null, control characters replaced. */
+static char *table_cell(json_object *row, const struct column *col) {
+        json_object *v = json_path_get(row, col->path);
+        char *c = output_cell(v, OUTPUT_TABLE, col->flags);
+
+        json_object_put(v);
+        if (!c)
+                return strdup("N/A");
+        for (char *p = c; *p; p++)
+                if ((unsigned char) *p < 0x20 || *p == 0x7f)
+                        *p = '?';
+        return c;
+}
+
+static bool is_numeric_cell(json_object *row, const struct column *col) {
+        json_object *v = json_path_get(row, col->path);
+        bool numeric = !v || json_object_is_type(v, json_type_int) ||
+                       json_object_is_type(v, json_type_double);
+
+        json_object_put(v);
+        return numeric;
+}
+
+static void print_padded(FILE *f, const char *s, size_t width, bool right, bool last) {
+        size_t w = text_width(s);
+
+        if (right)
+                fprintf(f, "%*s%s", (int) (width > w ? width - w : 0), "", s);
+        else if (last)
+                fputs(s, f);
+        else
+                fprintf(f, "%s%*s", s, (int) (width > w ? width - w : 0), "");
+}
+
+int output_table(FILE *f, const struct columns *cols, json_object *rows, const char *indent) {
+        size_t n_rows = rows ? json_object_array_length(rows) : 0;
+        size_t *width = NULL, n_cols = 0, *idx = NULL;
+        bool *right = NULL;
+        char **cells = NULL;
+        int r = -ENOMEM;
+
+        idx = calloc(cols->n + 1, sizeof(*idx));
+        width = calloc(cols->n + 1, sizeof(*width));
+        right = calloc(cols->n + 1, sizeof(*right));
+        if (!idx || !width || !right)
+                goto finish;
+        for (size_t c = 0; c < cols->n; c++)
+                if (cols->v[c].header)
+                        idx[n_cols++] = c;
+
+        cells = calloc(n_rows * n_cols + 1, sizeof(*cells));
+        if (!cells)
+                goto finish;
+
+        for (size_t j = 0; j < n_cols; j++) {
+                const struct column *col = &cols->v[idx[j]];
+
+                width[j] = text_width(col->header);
+                right[j] = n_rows > 0;
+                for (size_t i = 0; i < n_rows; i++) {
+                        json_object *row = json_object_array_get_idx(rows, i);
+                        char *c = table_cell(row, col);
+
+                        if (!c)
+                                goto finish;
+                        cells[i * n_cols + j] = c;
+                        if (text_width(c) > width[j])
+                                width[j] = text_width(c);
+                        if (!is_numeric_cell(row, col))
+                                right[j] = false;
+                }
+        }
+
+        fputs(indent, f);
+        for (size_t j = 0; j < n_cols; j++) {
+                if (j > 0)
+                        fputs("  ", f);
+                print_padded(f, cols->v[idx[j]].header, width[j], right[j], j + 1 == n_cols);
+        }
+        fputc('\n', f);
+        for (size_t i = 0; i < n_rows; i++) {
+                fputs(indent, f);
+                for (size_t j = 0; j < n_cols; j++) {
+                        if (j > 0)
+                                fputs("  ", f);
+                        print_padded(f, cells[i * n_cols + j], width[j], right[j], j + 1 == n_cols);
+                }
+                fputc('\n', f);
+        }
+        r = 0;
+
+finish:
+        if (cells)
+                for (size_t i = 0; i < n_rows * n_cols; i++)
+                        free(cells[i]);
+        free(cells);
+        free(idx);
+        free(width);
+        free(right);
+        return r;
+}
+
+int output_kv(FILE *f, const struct columns *cols, json_object *row, const char *indent) {
+        size_t width = 0;
+
+        for (size_t c = 0; c < cols->n; c++)
+                if (cols->v[c].header && text_width(cols->v[c].header) > width)
+                        width = text_width(cols->v[c].header);
+
+        for (size_t c = 0; c < cols->n; c++) {
+                char *cell;
+
+                if (!cols->v[c].header)
+                        continue;
+                cell = table_cell(row, &cols->v[c]);
+                if (!cell)
+                        return -ENOMEM;
+                fputs(indent, f);
+                print_padded(f, cols->v[c].header, width, false, false);
+                fprintf(f, "  %s\n", cell);
+                free(cell);
+        }
+        return 0;
+}
+
+int output_csv_header(FILE *f, const struct columns *cols) {
+        bool first = true;
+
+        for (size_t c = 0; c < cols->n; c++) {
+                char *q;
+
+                if (!cols->v[c].name)
+                        continue;
+                q = csv_quote(cols->v[c].name);
+                if (!q)
+                        return -ENOMEM;
+                fprintf(f, "%s%s", first ? "" : ",", q);
+                free(q);
+                first = false;
+        }
+        fputc('\n', f);
+        return 0;
+}
+
+int output_csv_rows(FILE *f, const struct columns *cols, json_object *rows) {
+        size_t n_rows = rows ? json_object_array_length(rows) : 0;
+
+        for (size_t i = 0; i < n_rows; i++) {
+                json_object *row = json_object_array_get_idx(rows, i);
+                bool first = true;
+
+                for (size_t c = 0; c < cols->n; c++) {
+                        json_object *v;
+                        char *cell, *q;
+
+                        if (!cols->v[c].name)
+                                continue;
+                        v = json_path_get(row, cols->v[c].path);
+                        cell = output_cell(v, OUTPUT_CSV, cols->v[c].flags);
+                        json_object_put(v);
+                        q = csv_quote(cell ? cell : "");
+                        free(cell);
+                        if (!q)
+                                return -ENOMEM;
+                        fprintf(f, "%s%s", first ? "" : ",", q);
+                        free(q);
+                        first = false;
+                }
+                fputc('\n', f);
+        }
+        return 0;
+}
+
+static int empty_array_to_json_string(json_object *v, struct printbuf *pb, int level, int flags) {
+        return printbuf_strappend(pb, "[]");
+}
+
+/* json-c prints an empty array as "[\n  ]" when pretty; make it "[]". */
+static void pretty_empty_arrays(json_object *v) {
+        if (json_object_is_type(v, json_type_array)) {
+                size_t n = json_object_array_length(v);
+
+                if (n == 0)
+                        json_object_set_serializer(v, empty_array_to_json_string, NULL, NULL);
+                for (size_t i = 0; i < n; i++)
+                        pretty_empty_arrays(json_object_array_get_idx(v, i));
+        } else if (json_object_is_type(v, json_type_object)) {
+                json_object_object_foreach(v, key, child) {
+                        (void) key;
+                        pretty_empty_arrays(child);
+                }
+        }
+}
+
+int output_json(FILE *f, json_object *doc, bool compact) {
+        int flags = JSON_C_TO_STRING_NOSLASHESCAPE;
+        const char *s;
+
+        if (!compact)
+                pretty_empty_arrays(doc);
+        flags |= compact ? JSON_C_TO_STRING_PLAIN
+                         : JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED;
+        s = json_object_to_json_string_ext(doc, flags);
+        if (!s)
+                return -ENOMEM;
+        fputs(s, f);
+        fputc('\n', f);
+        return 0;
+}
+
+int format_timestamp(const struct timespec *ts, char *buf, size_t len) {
+        struct tm tm;
+        char head[32];
+        int n;
+
+        if (!gmtime_r(&ts->tv_sec, &tm))
+                return -EINVAL;
+        if (strftime(head, sizeof(head), "%Y-%m-%dT%H:%M:%S", &tm) == 0)
+                return -EINVAL;
+        n = snprintf(buf, len, "%s.%03ldZ", head, (long) (ts->tv_nsec / 1000000));
+        if (n < 0 || (size_t) n >= len)
+                return -ENOBUFS;
+        return 0;
+}
+
+json_object *document_new(const char *command, const struct timespec *ts, const char *hostname) {
+        json_object *doc = json_object_new_object();
+        char stamp[40];
+
+        if (!doc)
+                return NULL;
+        if (format_timestamp(ts, stamp, sizeof(stamp)) < 0)
+                stamp[0] = '\0';
+        json_object_object_add(doc, "schema", json_object_new_string(OUTPUT_SCHEMA));
+        json_object_object_add(doc, "timestamp", json_object_new_string(stamp));
+        json_object_object_add(doc, "hostname", json_object_new_string(hostname ? hostname : ""));
+        json_object_object_add(doc, "command", json_string_or_null(command));
+        return doc;
+}
+
+json_object *error_entry_new(int gpu, const char *field, int r, const char *message) {
+        json_object *e = json_object_new_object();
+        char buf[32];
+
+        if (!e)
+                return NULL;
+        json_object_object_add(e, "gpu", gpu >= 0 ? json_object_new_int(gpu) : NULL);
+        json_object_object_add(e, "field", json_string_or_null(field));
+        json_object_object_add(e, "errno",
+                               r != 0 ? json_object_new_string(errno_name(r, buf, sizeof(buf)))
+                                      : NULL);
+        json_object_object_add(e, "message", json_object_new_string(message ? message : ""));
+        return e;
+}

@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Output of amdsmi(1): the verbs fill one JSON document per invocation (per sample in watch
+ * mode) and describe their table and CSV views as column lists over it, so each value is
+ * produced once and the three formats cannot disagree.
+ *
+ *   JSON   the document itself, {"schema": "amdsmi/1", ...}; unavailable values are null.
+ *   CSV    a header line, then one row per element of an array of the document (per GPU);
+ *          a column is a path into the row object; arrays are joined with ';', unavailable
+ *          values are empty cells, fields are quoted as in RFC 4180; lines end in "\n".
+ *   table  aligned columns (or "HEADER  value" blocks), "N/A" for unavailable values.
+ *
+ * Paths: "a.b.c" walks objects; "a[]" maps the rest of the path over the array a (the cell
+ * becomes a list); "a[key=value]" picks the first element of a whose key renders as value.
+ * This file is pure (json-c and libc only) and unit-tested.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <time.h>
+
+#include <json-c/json.h>
+
+#define OUTPUT_SCHEMA "amdsmi/1"
+
+/* A u64 field with no value (the library's AMDSMI_NA). */
+#define OUTPUT_NA UINT64_MAX
+
+enum output_format {
+        OUTPUT_TABLE,
+        OUTPUT_JSON,
+        OUTPUT_CSV,
+};
+
+/*
+ * Writes @v / 10^@pow10 as an exact decimal: no exponent, no trailing zeros after the point,
+ * no point for whole numbers ("139.5", "41", "-0.25", "0.000001"). @pow10 <= 18.
+ * @return 0, or -ENOBUFS if @len is too small (32 bytes always suffice).
+ */
+int format_scaled_u64(uint64_t v, unsigned pow10, char *buf, size_t len);
+int format_scaled_i64(int64_t v, unsigned pow10, char *buf, size_t len);
+
+/*
+ * JSON numbers for a value in library units scaled by 10^-@pow10: an integer when the result
+ * is whole, else a double serialised exactly as format_scaled_*() writes it.
+ * json_scaled_u64() returns NULL (JSON null) for OUTPUT_NA.
+ */
+json_object *json_scaled_i64(int64_t v, unsigned pow10);
+json_object *json_scaled_u64(uint64_t v, unsigned pow10);
+
+/* An integer, or NULL (JSON null) for OUTPUT_NA. */
+json_object *json_u64_or_null(uint64_t v);
+/* A string, or NULL (JSON null) for NULL. */
+json_object *json_string_or_null(const char *s);
+/* "0x%0*x" as a string: PCI IDs, 64-bit identifiers. */
+json_object *json_hex(uint64_t v, int digits);
+
+/* Looks up @path in @root. @return a new reference, or NULL if absent or null. */
+json_object *json_path_get(json_object *root, const char *path);
+
+/*
+ * Renders a value as a cell. @return a malloc'd string, or NULL for null/absent (the caller
+ * shows "N/A" in a table and an empty cell in CSV). Display flags apply to tables only.
+ */
+char *output_cell(json_object *v, enum output_format format, unsigned flags);
+
+/* Quotes a CSV field if it holds ',', '"', CR, LF or leading/trailing space. malloc'd. */
+char *csv_quote(const char *s);
+
+enum {
+        COLUMN_HEX = 1u << 0,   /* table: integers as 0x%x */
+        COLUMN_MIB = 1u << 1,   /* table: bytes shown in MiB (rounded down) */
+        COLUMN_WHOLE = 1u << 2, /* table: numbers without their fraction (truncated) */
+};
+
+struct column {
+        char *name;   /* CSV column name (unique, snake_case with unit); NULL: table only */
+        char *header; /* table header with unit, e.g. "POWER (W)"; NULL: CSV only */
+        char *path;   /* path into the row object */
+        unsigned flags;
+};
+
+struct columns {
+        struct column *v;
+        size_t n;
+};
+
+/* Appends a column (the strings are copied). @return 0 or -ENOMEM. */
+int columns_add(struct columns *c, const char *name, const char *header, const char *path,
+                unsigned flags);
+/* A constant column description, for tables of columns in the verbs. */
+struct column_def {
+        const char *name;
+        const char *header;
+        const char *path;
+        unsigned flags;
+};
+
+/* Appends @n columns. @return 0 or -ENOMEM. */
+int columns_add_defs(struct columns *c, const struct column_def *defs, size_t n);
+/* @return whether a column of that CSV name exists. */
+bool columns_has(const struct columns *c, const char *name);
+void columns_free(struct columns *c);
+
+/* A table: one header line, one line per element of @rows; every line starts with @indent. */
+int output_table(FILE *f, const struct columns *cols, json_object *rows, const char *indent);
+/* "HEADER  value" lines for one object, headers padded to one width. */
+int output_kv(FILE *f, const struct columns *cols, json_object *row, const char *indent);
+/* The CSV header line, and one CSV line per element of @rows. */
+int output_csv_header(FILE *f, const struct columns *cols);
+int output_csv_rows(FILE *f, const struct columns *cols, json_object *rows);
+
+/* Prints a document followed by a newline: pretty (2-space indent), or on one line. */
+int output_json(FILE *f, json_object *doc, bool compact);
+
+/* RFC 3339 UTC with milliseconds: "2025-01-31T08:15:02.123Z". @len >= 32. */
+int format_timestamp(const struct timespec *ts, char *buf, size_t len);
+
+/* {"schema", "timestamp", "hostname", "command"}: the head of every document. */
+json_object *document_new(const char *command, const struct timespec *ts, const char *hostname);
+
+/*
+ * An entry of "errors": {"gpu": @gpu or null if < 0, "field": @field or null, "errno":
+ * "EINVAL" or null if @r is 0, "message": @message}.
+ */
+json_object *error_entry_new(int gpu, const char *field, int r, const char *message);

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: MIT */
+/* amdsmi list: one row per GPU. */
+#include "config.h"
+
+#include <errno.h>
+
+#include "cli.h"
+
+static const struct column_def list_columns[] = {
+        { "gpu", "GPU", "gpu", 0 },
+        { "bdf", "BDF", "bdf", 0 },
+        { "product", "PRODUCT", "product", 0 },
+        { "role", "ROLE", "role", 0 },
+        { "driver", "DRIVER", "driver", 0 },
+        { "partition_count", "PARTITIONS", "partition_count", 0 },
+        { "compute_mode", "COMPUTE", "compute_mode", 0 },
+        { "memory_mode", "MEMORY", "memory_mode", 0 },
+        { "unique_id", "UNIQUE ID", "unique_id", 0 },
+};
+
+static json_object *list_gpu(struct cli *c, size_t index, struct amdsmi_gpu *gpu) {
+        json_object *o = json_object_new_object();
+
+        if (!o)
+                return NULL;
+        json_set(o, "gpu", json_object_new_uint64(index));
+        json_set(o, "bdf", json_object_new_string(amdsmi_gpu_get_bdf(gpu)));
+        json_set(o, "product", json_object_new_string(amdsmi_gpu_get_product(gpu)));
+        json_set(o, "role",
+                 json_object_new_string(amdsmi_role_to_string(amdsmi_gpu_get_role(gpu))));
+        json_set(o, "driver",
+                 json_object_new_string(amdsmi_driver_to_string(amdsmi_gpu_get_driver(gpu))));
+        json_set(o, "partition_count", json_object_new_uint64(amdsmi_gpu_get_partition_count(gpu)));
+        cli_add_partition_modes(c, (int) index, gpu, o);
+        json_set(o, "unique_id",
+                 json_string_or_null(amdsmi_gpu_get_string(gpu, AMDSMI_STRING_UNIQUE_ID)));
+        return o;
+}
+
+static int list_sample(struct cli *c) {
+        struct columns cols = {};
+        json_object *gpus;
+        int r;
+
+        gpus = json_object_new_array();
+        if (!gpus)
+                return cli_fail(c, -ENOMEM, "out of memory");
+        FOREACH_SELECTED_GPU(c, i, gpu) {
+                json_object *o = list_gpu(c, i, gpu);
+
+                if (!o) {
+                        json_object_put(gpus);
+                        return cli_fail(c, -ENOMEM, "out of memory");
+                }
+                json_object_array_add(gpus, o);
+        }
+
+        r = columns_add_defs(&cols, list_columns, ELEMENTSOF(list_columns));
+        if (r < 0) {
+                json_object_put(gpus);
+                columns_free(&cols);
+                return cli_fail(c, r, "out of memory");
+        }
+        r = cli_emit(c, gpus, &cols);
+        columns_free(&cols);
+        return r;
+}
+
+int verb_list(struct cli *c) {
+        int r = cli_open(c);
+
+        if (r < 0)
+                return r;
+        return cli_run(c, list_sample);
+}

@@ -1,0 +1,655 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * amdsmi metric: power, temperatures, clocks and busy counters from hwmon, and the gpu_metrics
+ * table (activity, energy, throttling and residency counters, PCIe, XGMI, per-partition busy).
+ * Never reads the compute partition mode: that can wake the GPU.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+/* Library units → output units, as powers of ten. */
+#define MICRO 6 /* µW → W, µJ → J, Hz → MHz */
+#define MILLI 3 /* m°C → °C, MT/s → GT/s */
+
+static const struct column_def metric_head_columns[] = {
+        { "gpu", "GPU", "gpu", 0 },
+        { "bdf", NULL, "bdf", 0 },
+        { "power_w", "POWER (W)", "power.power_w", 0 },
+        { "cap_w", "CAP (W)", "power.cap_w", 0 },
+        { "cap_min_w", NULL, "power.cap_min_w", 0 },
+        { "cap_max_w", NULL, "power.cap_max_w", 0 },
+        { "cap_default_w", NULL, "power.cap_default_w", 0 },
+        { "cap_writable", NULL, "power.cap_writable", 0 },
+        { "ppt1_cap_w", NULL, "power.ppt1.cap_w", 0 },
+        { "ppt1_cap_min_w", NULL, "power.ppt1.cap_min_w", 0 },
+        { "ppt1_cap_max_w", NULL, "power.ppt1.cap_max_w", 0 },
+        { "ppt1_cap_default_w", NULL, "power.ppt1.cap_default_w", 0 },
+        { "board_voltage_mv", NULL, "voltages.board_mv", 0 },
+};
+
+/* Temperature columns come between the head and the tail; these always exist in CSV. */
+static const char *const csv_temperature_keys[] = { "edge_c", "junction_c", "mem_c" };
+
+static const struct column_def metric_tail_columns[] = {
+        { "gfx_clock_mhz", "GFX (MHz)", "clocks.gfx_clock_mhz", 0 },
+        { "mem_clock_mhz", "MEM (MHz)", "clocks.mem_clock_mhz", 0 },
+        { "gpu_busy_pct", "GPU BUSY (%)", "usage.gpu_busy_pct", 0 },
+        { "mem_busy_pct", "MEM BUSY (%)", "usage.mem_busy_pct", 0 },
+        { "vram_used_bytes", "VRAM USED (MiB)", "memory.vram_used_bytes", COLUMN_MIB },
+        { "vram_total_bytes", NULL, "memory.vram_total_bytes", 0 },
+        { "socket_power_w", NULL, "gpu_metrics.socket_power_w", 0 },
+        { "energy_j", "ENERGY (J)", "gpu_metrics.energy_j", COLUMN_WHOLE },
+        { "energy_accumulator", NULL, "gpu_metrics.energy_accumulator", 0 },
+        { "gfx_activity_pct", NULL, "gpu_metrics.activity.gfx_pct", 0 },
+        { "umc_activity_pct", NULL, "gpu_metrics.activity.umc_pct", 0 },
+        { "mm_activity_pct", NULL, "gpu_metrics.activity.mm_pct", 0 },
+        { "vcn_activity_pct", NULL, "gpu_metrics.activity.vcn_pct", 0 },
+        { "jpeg_activity_pct", NULL, "gpu_metrics.activity.jpeg_pct", 0 },
+        { "gfx_activity_acc", NULL, "gpu_metrics.activity.gfx_acc", 0 },
+        { "mem_activity_acc", NULL, "gpu_metrics.activity.mem_acc", 0 },
+        { "metrics_temp_hotspot_c", NULL, "gpu_metrics.temperatures.hotspot_c", 0 },
+        { "metrics_temp_mem_c", NULL, "gpu_metrics.temperatures.mem_c", 0 },
+        { "metrics_temp_vrsoc_c", NULL, "gpu_metrics.temperatures.vrsoc_c", 0 },
+        { "metrics_temp_hbm_c", NULL, "gpu_metrics.temperatures.hbm_c", 0 },
+        { "throttle_status", NULL, "gpu_metrics.throttle.status", 0 },
+        { "indep_throttle_status", NULL, "gpu_metrics.throttle.indep_status", 0 },
+        { "gfxclk_lock_status", NULL, "gpu_metrics.throttle.gfxclk_lock_status", 0 },
+        { "accumulation_counter", NULL, "gpu_metrics.throttle.accumulation_counter", 0 },
+        { "prochot_residency_acc", NULL, "gpu_metrics.throttle.prochot_residency_acc", 0 },
+        { "ppt_residency_acc", NULL, "gpu_metrics.throttle.ppt_residency_acc", 0 },
+        { "socket_thm_residency_acc", NULL, "gpu_metrics.throttle.socket_thm_residency_acc", 0 },
+        { "vr_thm_residency_acc", NULL, "gpu_metrics.throttle.vr_thm_residency_acc", 0 },
+        { "hbm_thm_residency_acc", NULL, "gpu_metrics.throttle.hbm_thm_residency_acc", 0 },
+        { "metrics_gfx_clock_mhz", NULL, "gpu_metrics.clocks.gfx_clock_mhz", 0 },
+        { "metrics_soc_clock_mhz", NULL, "gpu_metrics.clocks.soc_clock_mhz", 0 },
+        { "metrics_mem_clock_mhz", NULL, "gpu_metrics.clocks.mem_clock_mhz", 0 },
+        { "pcie_width", NULL, "gpu_metrics.pcie.width", 0 },
+        { "pcie_speed_gts", NULL, "gpu_metrics.pcie.speed_gts", 0 },
+        { "pcie_bandwidth_acc_gb_per_s", NULL, "gpu_metrics.pcie.bandwidth_acc_gb_per_s", 0 },
+        { "pcie_bandwidth_inst_gb_per_s", NULL, "gpu_metrics.pcie.bandwidth_inst_gb_per_s", 0 },
+        { "pcie_l0_to_recov_count_acc", NULL, "gpu_metrics.pcie.l0_to_recov_count_acc", 0 },
+        { "pcie_replay_count_acc", NULL, "gpu_metrics.pcie.replay_count_acc", 0 },
+        { "pcie_replay_rover_count_acc", NULL, "gpu_metrics.pcie.replay_rover_count_acc", 0 },
+        { "pcie_nak_sent_count_acc", NULL, "gpu_metrics.pcie.nak_sent_count_acc", 0 },
+        { "pcie_nak_rcvd_count_acc", NULL, "gpu_metrics.pcie.nak_rcvd_count_acc", 0 },
+        { "xgmi_width", NULL, "gpu_metrics.xgmi.width", 0 },
+        { "xgmi_speed_gbps", NULL, "gpu_metrics.xgmi.speed_gbps", 0 },
+        { "xgmi_read_data_kb", NULL, "gpu_metrics.xgmi.read_data_kb", 0 },
+        { "xgmi_write_data_kb", NULL, "gpu_metrics.xgmi.write_data_kb", 0 },
+        { "xgmi_link_status", NULL, "gpu_metrics.xgmi.link_status", 0 },
+};
+
+static const struct column_def xcp_table_columns[] = {
+        { NULL, "GPU", "gpu", 0 },
+        { NULL, "PARTITION", "partition", 0 },
+        { NULL, "GFX BUSY (%)", "gfx_busy_pct", 0 },
+};
+
+/* A sensor in output units, or null; a failure other than "not provided" is reported. */
+static json_object *sensor(struct cli *c, int gpu, const char *field, const struct amdsmi_sensor *s,
+                           unsigned pow10) {
+        if (s->error == 0)
+                return json_scaled_i64(s->value, pow10);
+        if (s->error != -ENODATA)
+                cli_field_error(c, gpu, field, s->error);
+        return NULL;
+}
+
+static json_object *metric_power(struct cli *c, int idx, const struct amdsmi_hwmon *h) {
+        json_object *o = json_object_new_object(), *ppt1;
+
+        if (!o)
+                return NULL;
+        json_set(o, "power_w", sensor(c, idx, "power.power_w", &h->power_uw, MICRO));
+        json_set(o, "cap_w", sensor(c, idx, "power.cap_w", &h->power_cap_uw, MICRO));
+        json_set(o, "cap_min_w", sensor(c, idx, "power.cap_min_w", &h->power_cap_min_uw, MICRO));
+        json_set(o, "cap_max_w", sensor(c, idx, "power.cap_max_w", &h->power_cap_max_uw, MICRO));
+        json_set(o, "cap_default_w",
+                 sensor(c, idx, "power.cap_default_w", &h->power_cap_default_uw, MICRO));
+        json_set(o, "cap_writable",
+                 h->present && h->power_cap_uw.error != -ENODATA
+                         ? json_object_new_boolean(h->power_cap_writable)
+                         : NULL);
+
+        if (h->ppt1_cap_uw.error == -ENODATA && h->ppt1_cap_min_uw.error == -ENODATA &&
+            h->ppt1_cap_max_uw.error == -ENODATA && h->ppt1_cap_default_uw.error == -ENODATA) {
+                json_set(o, "ppt1", NULL);
+                return o;
+        }
+        ppt1 = json_object_new_object();
+        if (ppt1) {
+                json_set(ppt1, "cap_w", sensor(c, idx, "power.ppt1.cap_w", &h->ppt1_cap_uw, MICRO));
+                json_set(ppt1, "cap_min_w",
+                         sensor(c, idx, "power.ppt1.cap_min_w", &h->ppt1_cap_min_uw, MICRO));
+                json_set(ppt1, "cap_max_w",
+                         sensor(c, idx, "power.ppt1.cap_max_w", &h->ppt1_cap_max_uw, MICRO));
+                json_set(
+                        ppt1, "cap_default_w",
+                        sensor(c, idx, "power.ppt1.cap_default_w", &h->ppt1_cap_default_uw, MICRO));
+        }
+        json_set(o, "ppt1", ppt1);
+        return o;
+}
+
+/* The JSON key part of a temperature channel: its sanitised label, else "temp<N>". */
+static void temp_key(const struct amdsmi_temp_channel *t, json_object *taken, char *buf,
+                     size_t len) {
+        char key[48], probe[64];
+
+        sanitize_key(t->label, key, sizeof(key));
+        snprintf(probe, sizeof(probe), "%s_c", key);
+        if (!key[0] || json_object_object_get_ex(taken, probe, NULL))
+                snprintf(key, sizeof(key), "temp%u", t->channel);
+        snprintf(buf, len, "%s", key);
+}
+
+static void metric_temperatures(struct cli *c, int idx, const struct amdsmi_hwmon *h,
+                                json_object *gpu) {
+        json_object *temps = json_object_new_object(), *limits = json_object_new_object();
+        unsigned n = h->n_temps < AMDSMI_MAX_TEMPS ? h->n_temps : AMDSMI_MAX_TEMPS;
+
+        for (unsigned i = 0; temps && limits && i < n; i++) {
+                const struct amdsmi_temp_channel *t = &h->temps[i];
+                char key[48], name[64], field[128];
+                json_object *l;
+
+                temp_key(t, temps, key, sizeof(key));
+                snprintf(name, sizeof(name), "%s_c", key);
+                snprintf(field, sizeof(field), "temperatures.%s", name);
+                json_set(temps, name, sensor(c, idx, field, &t->input, MILLI));
+
+                l = json_object_new_object();
+                if (!l)
+                        continue;
+                snprintf(field, sizeof(field), "temperature_limits.%s.crit_c", key);
+                json_set(l, "crit_c", sensor(c, idx, field, &t->crit, MILLI));
+                snprintf(field, sizeof(field), "temperature_limits.%s.crit_hyst_c", key);
+                json_set(l, "crit_hyst_c", sensor(c, idx, field, &t->crit_hyst, MILLI));
+                snprintf(field, sizeof(field), "temperature_limits.%s.emergency_c", key);
+                json_set(l, "emergency_c", sensor(c, idx, field, &t->emergency, MILLI));
+                json_set(limits, key, l);
+        }
+        json_set(gpu, "temperatures", temps);
+        json_set(gpu, "temperature_limits", limits);
+}
+
+static void metric_hwmon(struct cli *c, int idx, struct amdsmi_gpu *gpu, json_object *o) {
+        struct amdsmi_hwmon h;
+        json_object *v;
+        int r;
+
+        r = amdsmi_gpu_read_hwmon(gpu, &h);
+        if (r < 0) {
+                if (r != -ENODATA)
+                        cli_field_error(c, idx, "hwmon", r);
+                /* every sensor "not provided": the shape stays, the values are null */
+                struct amdsmi_sensor *const all[] = {
+                        &h.power_uw,
+                        &h.power_cap_uw,
+                        &h.power_cap_min_uw,
+                        &h.power_cap_max_uw,
+                        &h.power_cap_default_uw,
+                        &h.ppt1_cap_uw,
+                        &h.ppt1_cap_min_uw,
+                        &h.ppt1_cap_max_uw,
+                        &h.ppt1_cap_default_uw,
+                        &h.sclk_hz,
+                        &h.mclk_hz,
+                        &h.vddboard_mv,
+                        &h.gpu_busy_percent,
+                        &h.mem_busy_percent,
+                };
+
+                memset(&h, 0, sizeof(h));
+                for (size_t i = 0; i < ELEMENTSOF(all); i++)
+                        all[i]->error = -ENODATA;
+        }
+
+        json_set(o, "power", metric_power(c, idx, &h));
+        v = json_object_new_object();
+        if (v)
+                json_set(v, "board_mv", sensor(c, idx, "voltages.board_mv", &h.vddboard_mv, 0));
+        json_set(o, "voltages", v);
+        metric_temperatures(c, idx, &h, o);
+        v = json_object_new_object();
+        if (v) {
+                json_set(v, "gfx_clock_mhz",
+                         sensor(c, idx, "clocks.gfx_clock_mhz", &h.sclk_hz, MICRO));
+                json_set(v, "mem_clock_mhz",
+                         sensor(c, idx, "clocks.mem_clock_mhz", &h.mclk_hz, MICRO));
+        }
+        json_set(o, "clocks", v);
+        v = json_object_new_object();
+        if (v) {
+                json_set(v, "gpu_busy_pct",
+                         sensor(c, idx, "usage.gpu_busy_pct", &h.gpu_busy_percent, 0));
+                json_set(v, "mem_busy_pct",
+                         sensor(c, idx, "usage.mem_busy_pct", &h.mem_busy_percent, 0));
+        }
+        json_set(o, "usage", v);
+}
+
+static json_object *metric_memory(struct cli *c, int idx, struct amdsmi_gpu *gpu) {
+        struct amdsmi_memory_info info;
+        json_object *o;
+        int r;
+
+        r = amdsmi_gpu_read_memory_info(gpu, &info);
+        if (r < 0) {
+                if (r != -ENODATA)
+                        cli_field_error(c, idx, "memory", r);
+                info = (struct amdsmi_memory_info){
+                        .vram_total = AMDSMI_NA,
+                        .vram_used = AMDSMI_NA,
+                        .vis_vram_total = AMDSMI_NA,
+                        .gtt_total = AMDSMI_NA,
+                };
+        }
+        o = json_object_new_object();
+        if (!o)
+                return NULL;
+        json_set(o, "vram_used_bytes", json_u64_or_null(info.vram_used));
+        json_set(o, "vram_total_bytes", json_u64_or_null(info.vram_total));
+        return o;
+}
+
+/*
+ * An array of counters in output units: trailing unavailable slots dropped, inner ones null;
+ * null if no slot has a value.
+ */
+static json_object *u64_array(const uint64_t *v, size_t n, unsigned pow10) {
+        json_object *a;
+
+        while (n > 0 && v[n - 1] == AMDSMI_NA)
+                n--;
+        if (n == 0)
+                return NULL;
+        a = json_object_new_array();
+        for (size_t i = 0; a && i < n; i++)
+                json_object_array_add(a, json_scaled_u64(v[i], pow10));
+        return a;
+}
+
+#define U64_ARRAY(field, pow10) u64_array((field), ELEMENTSOF(field), (pow10))
+
+static bool all_na(const uint64_t *const *v, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                if (*v[i] != AMDSMI_NA)
+                        return false;
+        return true;
+}
+
+static json_object *metrics_pcie(const struct amdsmi_gpu_metrics *m) {
+        const uint64_t *const fields[] = {
+                &m->pcie_link_width,
+                &m->pcie_link_speed_mts,
+                &m->pcie_bandwidth_acc,
+                &m->pcie_bandwidth_inst,
+                &m->pcie_l0_to_recov_count_acc,
+                &m->pcie_replay_count_acc,
+                &m->pcie_replay_rover_count_acc,
+                &m->pcie_nak_sent_count_acc,
+                &m->pcie_nak_rcvd_count_acc,
+                &m->pcie_lc_perf_other_end_recovery,
+        };
+        json_object *o;
+
+        if (all_na(fields, ELEMENTSOF(fields)))
+                return NULL;
+        o = json_object_new_object();
+        if (!o)
+                return NULL;
+        json_set(o, "width", json_u64_or_null(m->pcie_link_width));
+        json_set(o, "speed_gts", json_scaled_u64(m->pcie_link_speed_mts, MILLI));
+        json_set(o, "bandwidth_acc_gb_per_s", json_u64_or_null(m->pcie_bandwidth_acc));
+        json_set(o, "bandwidth_inst_gb_per_s", json_u64_or_null(m->pcie_bandwidth_inst));
+        json_set(o, "l0_to_recov_count_acc", json_u64_or_null(m->pcie_l0_to_recov_count_acc));
+        json_set(o, "replay_count_acc", json_u64_or_null(m->pcie_replay_count_acc));
+        json_set(o, "replay_rover_count_acc", json_u64_or_null(m->pcie_replay_rover_count_acc));
+        json_set(o, "nak_sent_count_acc", json_u64_or_null(m->pcie_nak_sent_count_acc));
+        json_set(o, "nak_rcvd_count_acc", json_u64_or_null(m->pcie_nak_rcvd_count_acc));
+        json_set(o, "lc_perf_other_end_recovery",
+                 json_u64_or_null(m->pcie_lc_perf_other_end_recovery));
+        return o;
+}
+
+static json_object *metrics_xgmi(const struct amdsmi_gpu_metrics *m) {
+        json_object *o, *rd, *wr, *st;
+
+        rd = U64_ARRAY(m->xgmi_read_data_kb, 0);
+        wr = U64_ARRAY(m->xgmi_write_data_kb, 0);
+        st = U64_ARRAY(m->xgmi_link_status, 0);
+        if (m->xgmi_link_width == AMDSMI_NA && m->xgmi_link_speed_gbps == AMDSMI_NA && !rd && !wr &&
+            !st)
+                return NULL;
+        o = json_object_new_object();
+        if (!o) {
+                json_object_put(rd);
+                json_object_put(wr);
+                json_object_put(st);
+                return NULL;
+        }
+        json_set(o, "width", json_u64_or_null(m->xgmi_link_width));
+        json_set(o, "speed_gbps", json_u64_or_null(m->xgmi_link_speed_gbps));
+        json_set(o, "read_data_kb", rd);
+        json_set(o, "write_data_kb", wr);
+        json_set(o, "link_status", st);
+        return o;
+}
+
+static json_object *metrics_partitions(struct cli *c, size_t index,
+                                       const struct amdsmi_gpu_metrics *m) {
+        json_object *a;
+        size_t n;
+
+        if (m->num_partition == AMDSMI_NA)
+                return NULL;
+        n = m->num_partition < AMDSMI_METRICS_MAX_XCP ? m->num_partition : AMDSMI_METRICS_MAX_XCP;
+        a = json_object_new_array();
+        for (size_t i = 0; a && i < n; i++) {
+                const struct amdsmi_xcp_metrics *x = &m->xcp[i];
+                json_object *e;
+
+                if (!select_match_partition(&c->matches[index], (unsigned) i))
+                        continue;
+                e = json_object_new_object();
+                if (!e)
+                        break;
+                json_set(e, "partition", json_object_new_uint64(i));
+                json_set(e, "gfx_busy_pct", U64_ARRAY(x->gfx_busy_inst_pct, 0));
+                json_set(e, "jpeg_busy_pct", U64_ARRAY(x->jpeg_busy_pct, 0));
+                json_set(e, "vcn_busy_pct", U64_ARRAY(x->vcn_busy_pct, 0));
+                json_set(e, "gfx_busy_acc", U64_ARRAY(x->gfx_busy_acc, 0));
+                json_set(e, "gfx_below_host_limit_acc", U64_ARRAY(x->gfx_below_host_limit_acc, 0));
+                json_set(e, "gfx_below_host_limit_ppt_acc",
+                         U64_ARRAY(x->gfx_below_host_limit_ppt_acc, 0));
+                json_set(e, "gfx_below_host_limit_thm_acc",
+                         U64_ARRAY(x->gfx_below_host_limit_thm_acc, 0));
+                json_set(e, "gfx_low_utilization_acc", U64_ARRAY(x->gfx_low_utilization_acc, 0));
+                json_set(e, "gfx_below_host_limit_total_acc",
+                         U64_ARRAY(x->gfx_below_host_limit_total_acc, 0));
+                json_object_array_add(a, e);
+        }
+        return a;
+}
+
+static json_object *metric_gpu_metrics(struct cli *c, size_t index, struct amdsmi_gpu *gpu) {
+        struct amdsmi_gpu_metrics m;
+        json_object *o, *v;
+        int r;
+
+        r = amdsmi_gpu_read_metrics(gpu, &m);
+        if (r < 0) {
+                if (r != -ENODATA)
+                        cli_field_error(c, (int) index, "gpu_metrics", r);
+                return NULL;
+        }
+
+        o = json_object_new_object();
+        if (!o)
+                return NULL;
+        json_set(o, "format_revision", json_object_new_uint64(m.format_revision));
+        json_set(o, "content_revision", json_object_new_uint64(m.content_revision));
+
+        v = json_object_new_object();
+        if (v) {
+                json_set(v, "edge_c", json_scaled_u64(m.temp_edge_mc, MILLI));
+                json_set(v, "hotspot_c", json_scaled_u64(m.temp_hotspot_mc, MILLI));
+                json_set(v, "mem_c", json_scaled_u64(m.temp_mem_mc, MILLI));
+                json_set(v, "vrgfx_c", json_scaled_u64(m.temp_vrgfx_mc, MILLI));
+                json_set(v, "vrsoc_c", json_scaled_u64(m.temp_vrsoc_mc, MILLI));
+                json_set(v, "vrmem_c", json_scaled_u64(m.temp_vrmem_mc, MILLI));
+                json_set(v, "hbm_c", U64_ARRAY(m.temp_hbm_mc, MILLI));
+        }
+        json_set(o, "temperatures", v);
+
+        json_set(o, "socket_power_w", json_scaled_u64(m.socket_power_uw, MICRO));
+        json_set(o, "energy_j", json_scaled_u64(m.energy_uj, MICRO));
+        json_set(o, "energy_accumulator", json_u64_or_null(m.energy_accumulator));
+
+        v = json_object_new_object();
+        if (v) {
+                json_set(v, "gfx_pct", json_u64_or_null(m.gfx_activity_pct));
+                json_set(v, "umc_pct", json_u64_or_null(m.umc_activity_pct));
+                json_set(v, "mm_pct", json_u64_or_null(m.mm_activity_pct));
+                json_set(v, "vcn_pct", U64_ARRAY(m.vcn_activity_pct, 0));
+                json_set(v, "jpeg_pct", U64_ARRAY(m.jpeg_activity_pct, 0));
+                json_set(v, "gfx_acc", json_u64_or_null(m.gfx_activity_acc));
+                json_set(v, "mem_acc", json_u64_or_null(m.mem_activity_acc));
+        }
+        json_set(o, "activity", v);
+        json_set(o, "mem_max_bandwidth_bytes_per_s", json_u64_or_null(m.mem_max_bandwidth_bps));
+        json_set(o, "system_clock_counter_ns", json_u64_or_null(m.system_clock_counter_ns));
+        json_set(o, "firmware_timestamp_ns", json_u64_or_null(m.firmware_timestamp_ns));
+
+        v = json_object_new_object();
+        if (v) {
+                json_set(v, "status", json_u64_or_null(m.throttle_status));
+                json_set(v, "indep_status", json_u64_or_null(m.indep_throttle_status));
+                json_set(v, "gfxclk_lock_status", json_u64_or_null(m.gfxclk_lock_status));
+                json_set(v, "accumulation_counter", json_u64_or_null(m.accumulation_counter));
+                json_set(v, "prochot_residency_acc", json_u64_or_null(m.prochot_residency_acc));
+                json_set(v, "ppt_residency_acc", json_u64_or_null(m.ppt_residency_acc));
+                json_set(v, "socket_thm_residency_acc",
+                         json_u64_or_null(m.socket_thm_residency_acc));
+                json_set(v, "vr_thm_residency_acc", json_u64_or_null(m.vr_thm_residency_acc));
+                json_set(v, "hbm_thm_residency_acc", json_u64_or_null(m.hbm_thm_residency_acc));
+        }
+        json_set(o, "throttle", v);
+
+        v = json_object_new_object();
+        if (v) {
+                json_set(v, "gfx_clock_mhz", U64_ARRAY(m.gfxclk_hz, MICRO));
+                json_set(v, "soc_clock_mhz", U64_ARRAY(m.socclk_hz, MICRO));
+                json_set(v, "vclk0_mhz", U64_ARRAY(m.vclk0_hz, MICRO));
+                json_set(v, "dclk0_mhz", U64_ARRAY(m.dclk0_hz, MICRO));
+                json_set(v, "mem_clock_mhz", json_scaled_u64(m.uclk_hz, MICRO));
+                json_set(v, "avg_gfx_clock_mhz", json_scaled_u64(m.avg_gfxclk_hz, MICRO));
+                json_set(v, "avg_soc_clock_mhz", json_scaled_u64(m.avg_socclk_hz, MICRO));
+                json_set(v, "avg_mem_clock_mhz", json_scaled_u64(m.avg_uclk_hz, MICRO));
+        }
+        json_set(o, "clocks", v);
+
+        json_set(o, "fan_speed_rpm", json_u64_or_null(m.fan_speed_rpm));
+        v = json_object_new_object();
+        if (v) {
+                json_set(v, "soc_mv", json_u64_or_null(m.voltage_soc_mv));
+                json_set(v, "gfx_mv", json_u64_or_null(m.voltage_gfx_mv));
+                json_set(v, "mem_mv", json_u64_or_null(m.voltage_mem_mv));
+        }
+        json_set(o, "voltages", v);
+
+        json_set(o, "pcie", metrics_pcie(&m));
+        json_set(o, "xgmi", metrics_xgmi(&m));
+        json_set(o, "partitions", metrics_partitions(c, index, &m));
+        return o;
+}
+
+static json_object *metric_gpu(struct cli *c, size_t index, struct amdsmi_gpu *gpu) {
+        json_object *o = json_object_new_object();
+        int idx = (int) index;
+
+        if (!o)
+                return NULL;
+        json_set(o, "gpu", json_object_new_uint64(index));
+        json_set(o, "bdf", json_object_new_string(amdsmi_gpu_get_bdf(gpu)));
+        json_set(o, "product", json_object_new_string(amdsmi_gpu_get_product(gpu)));
+        metric_hwmon(c, idx, gpu, o);
+        json_set(o, "memory", metric_memory(c, idx, gpu));
+        json_set(o, "gpu_metrics", metric_gpu_metrics(c, index, gpu));
+        return o;
+}
+
+/* Temperature columns: the fixed CSV ones, then every other label seen, in order seen. */
+static int add_temperature_columns(struct cli *c, struct columns *cols, json_object *gpus) {
+        int r;
+
+        if (c->format == OUTPUT_CSV)
+                for (size_t i = 0; i < ELEMENTSOF(csv_temperature_keys); i++) {
+                        char name[80], path[96];
+
+                        snprintf(name, sizeof(name), "temp_%s", csv_temperature_keys[i]);
+                        snprintf(path, sizeof(path), "temperatures.%s", csv_temperature_keys[i]);
+                        r = columns_add(cols, name, NULL, path, 0);
+                        if (r < 0)
+                                return r;
+                }
+
+        for (size_t i = 0; i < json_object_array_length(gpus); i++) {
+                json_object *temps =
+                        json_path_get(json_object_array_get_idx(gpus, i), "temperatures");
+
+                if (!temps)
+                        continue;
+                json_object_object_foreach(temps, key, val) {
+                        char name[80], header[80], path[96];
+                        size_t len = strlen(key), k;
+
+                        (void) val;
+                        snprintf(name, sizeof(name), "temp_%s", key);
+                        if (columns_has(cols, name))
+                                continue;
+                        /* header: the label in capitals without "_c" */
+                        for (k = 0; k + 2 < len && k + 1 < sizeof(header); k++)
+                                header[k] =
+                                        (char) (key[k] >= 'a' && key[k] <= 'z' ? key[k] - 'a' + 'A'
+                                                                               : key[k]);
+                        snprintf(header + k, sizeof(header) - k, " (°C)");
+                        snprintf(path, sizeof(path), "temperatures.%s", key);
+                        r = columns_add(cols, name, header, path, 0);
+                        if (r < 0) {
+                                json_object_put(temps);
+                                return r;
+                        }
+                }
+                json_object_put(temps);
+        }
+
+        /* tables: the fixed CSV-only columns get no header, so nothing to do */
+        return 0;
+}
+
+/*
+ * CSV: one row per GPU, so the per-partition busy counters of gpu_metrics become eight columns
+ * partition<P>_gfx_busy_pct (the partition's XCCs joined with ';'), empty for partitions not
+ * selected or not present.
+ */
+static int add_partition_columns(struct columns *cols) {
+        for (unsigned i = 0; i < AMDSMI_METRICS_MAX_XCP; i++) {
+                char name[64], path[96];
+                int r;
+
+                snprintf(name, sizeof(name), "partition%u_gfx_busy_pct", i);
+                snprintf(path, sizeof(path), "gpu_metrics.partitions[partition=%u].gfx_busy_pct",
+                         i);
+                r = columns_add(cols, name, NULL, path, 0);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* Tables: a second table of per-partition busy counters where gpu_metrics has them. */
+static int print_partition_table(json_object *gpus) {
+        struct columns cols = {};
+        json_object *rows = json_object_new_array();
+        int r;
+
+        if (!rows)
+                return -ENOMEM;
+        for (size_t i = 0; i < json_object_array_length(gpus); i++) {
+                json_object *g = json_object_array_get_idx(gpus, i), *gpu, *parts;
+                size_t n;
+
+                parts = json_path_get(g, "gpu_metrics.partitions");
+                n = parts ? json_object_array_length(parts) : 0;
+                json_object_object_get_ex(g, "gpu", &gpu);
+                for (size_t k = 0; k < n; k++) {
+                        json_object *p = json_object_array_get_idx(parts, k), *row, *v;
+
+                        row = json_object_new_object();
+                        if (!row)
+                                break;
+                        json_set(row, "gpu", json_object_get(gpu));
+                        json_object_object_get_ex(p, "partition", &v);
+                        json_set(row, "partition", json_object_get(v));
+                        json_object_object_get_ex(p, "gfx_busy_pct", &v);
+                        json_set(row, "gfx_busy_pct", json_object_get(v));
+                        json_object_array_add(rows, row);
+                }
+                json_object_put(parts);
+        }
+
+        r = 0;
+        if (json_object_array_length(rows) > 0) {
+                r = columns_add_defs(&cols, xcp_table_columns, ELEMENTSOF(xcp_table_columns));
+                if (r >= 0) {
+                        fputc('\n', stdout);
+                        r = output_table(stdout, &cols, rows, "");
+                }
+        }
+        columns_free(&cols);
+        json_object_put(rows);
+        return r;
+}
+
+static int metric_sample(struct cli *c) {
+        struct columns cols = {};
+        json_object *gpus;
+        int r;
+
+        gpus = json_object_new_array();
+        if (!gpus)
+                return cli_fail(c, -ENOMEM, "out of memory");
+        FOREACH_SELECTED_GPU(c, i, gpu) {
+                json_object *o = metric_gpu(c, i, gpu);
+
+                if (!o) {
+                        json_object_put(gpus);
+                        return cli_fail(c, -ENOMEM, "out of memory");
+                }
+                json_object_array_add(gpus, o);
+        }
+
+        r = columns_add_defs(&cols, metric_head_columns, ELEMENTSOF(metric_head_columns));
+        if (r >= 0)
+                r = add_temperature_columns(c, &cols, gpus);
+        if (r >= 0)
+                r = columns_add_defs(&cols, metric_tail_columns, ELEMENTSOF(metric_tail_columns));
+        if (r >= 0)
+                r = add_partition_columns(&cols);
+        if (r >= 0 && c->format == OUTPUT_TABLE) {
+                /* both tables come from the same sample */
+                json_object_get(gpus);
+                r = cli_emit(c, gpus, &cols);
+                if (r >= 0) {
+                        r = print_partition_table(gpus);
+                        if (r < 0)
+                                r = cli_fail(c, r, "cannot format the output: %s", strerror(-r));
+                }
+                json_object_put(gpus);
+                columns_free(&cols);
+                return r;
+        }
+        if (r < 0) {
+                json_object_put(gpus);
+                columns_free(&cols);
+                return cli_fail(c, r, "out of memory");
+        }
+        r = cli_emit(c, gpus, &cols);
+        columns_free(&cols);
+        return r;
+}
+
+int verb_metric(struct cli *c) {
+        int r = cli_open(c);
+
+        if (r < 0)
+                return r;
+        return cli_run(c, metric_sample);
+}

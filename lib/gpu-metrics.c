@@ -1,0 +1,401 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Parser of the binary gpu_metrics table, revisions 1.3 to 1.8.
+ *
+ * Each revision is a table of field descriptors: where a value sits in the raw table, how wide
+ * it is, how many consecutive elements it has, where it goes in struct amdsmi_gpu_metrics and
+ * how it is converted to the library's units. Revisions 1.6+ add eight per-partition
+ * xcp_stats entries, described by a second table relative to the start of one entry.
+ *
+ * The raw table is little-endian and read with memcpy() only; nothing is cast to a packed
+ * struct. A value that is all-ones for its width (the firmware's "not provided"), and every
+ * field a revision does not have, is AMDSMI_NA.
+ */
+
+#include <assert.h>
+#include <endian.h>
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "private.h"
+
+enum conv {
+        CONV_NONE,
+        CONV_X10,       /* firmware_timestamp: 10 ns -> ns */
+        CONV_X100,      /* pcie_link_speed: 0.1 GT/s -> MT/s */
+        CONV_X1000,     /* temperatures: degrees C -> millidegrees C */
+        CONV_X1E6,      /* W -> uW, MHz -> Hz */
+        CONV_X1E9,      /* mem_max_bandwidth: GB/s -> bytes/s */
+        CONV_ENERGY_UJ, /* energy_accumulator: 2^-16 J -> uJ */
+};
+
+struct field {
+        uint16_t src;   /* byte offset in the table, or in one xcp_stats entry */
+        uint16_t dst;   /* byte offset of the first uint64_t in the output struct */
+        uint8_t width;  /* 2, 4 or 8 bytes */
+        uint8_t count;  /* consecutive elements */
+        uint8_t conv;   /* enum conv */
+};
+
+struct layout {
+        uint8_t content_revision;
+        uint16_t size;
+        const struct field *fields;
+        size_t n_fields;
+        uint16_t xcp_offset;
+        uint16_t xcp_size;      /* 0: no xcp_stats */
+        const struct field *xcp_fields;
+        size_t n_xcp_fields;
+};
+
+static_assert(sizeof(struct amdsmi_gpu_metrics) <= UINT16_MAX, "dst offsets must fit 16 bits");
+
+#define M(member) offsetof(struct amdsmi_gpu_metrics, member)
+#define X(member) offsetof(struct amdsmi_xcp_metrics, member)
+#define F(off, w, n, dst_, cv) \
+        { .src = (off), .dst = (dst_), .width = (w), .count = (n), .conv = (cv) }
+#define U16(off, member, cv) F(off, 2, 1, M(member), cv)
+#define U32(off, member, cv) F(off, 4, 1, M(member), cv)
+#define U64(off, member, cv) F(off, 8, 1, M(member), cv)
+#define A16(off, n, member, cv) F(off, 2, n, M(member), cv)
+#define A64(off, n, member, cv) F(off, 8, n, M(member), cv)
+#define ENERGY(off) U64(off, energy_accumulator, CONV_NONE), U64(off, energy_uj, CONV_ENERGY_UJ)
+
+/* v1.3, 120 bytes (older products; kept for completeness). */
+static const struct field fields_v1_3[] = {
+        U16(4, temp_edge_mc, CONV_X1000),
+        U16(6, temp_hotspot_mc, CONV_X1000),
+        U16(8, temp_mem_mc, CONV_X1000),
+        U16(10, temp_vrgfx_mc, CONV_X1000),
+        U16(12, temp_vrsoc_mc, CONV_X1000),
+        U16(14, temp_vrmem_mc, CONV_X1000),
+        U16(16, gfx_activity_pct, CONV_NONE),
+        U16(18, umc_activity_pct, CONV_NONE),
+        U16(20, mm_activity_pct, CONV_NONE),
+        U16(22, socket_power_uw, CONV_X1E6),
+        ENERGY(24),
+        U64(32, system_clock_counter_ns, CONV_NONE),
+        U16(40, avg_gfxclk_hz, CONV_X1E6),
+        U16(42, avg_socclk_hz, CONV_X1E6),
+        U16(44, avg_uclk_hz, CONV_X1E6),
+        U16(46, avg_vclk0_hz, CONV_X1E6),
+        U16(48, avg_dclk0_hz, CONV_X1E6),
+        U16(50, avg_vclk1_hz, CONV_X1E6),
+        U16(52, avg_dclk1_hz, CONV_X1E6),
+        U16(54, gfxclk_hz[0], CONV_X1E6),
+        U16(56, socclk_hz[0], CONV_X1E6),
+        U16(58, uclk_hz, CONV_X1E6),
+        U16(60, vclk0_hz[0], CONV_X1E6),
+        U16(62, dclk0_hz[0], CONV_X1E6),
+        U16(64, vclk1_hz, CONV_X1E6),
+        U16(66, dclk1_hz, CONV_X1E6),
+        U32(68, throttle_status, CONV_NONE),
+        U16(72, fan_speed_rpm, CONV_NONE),
+        U16(74, pcie_link_width, CONV_NONE),
+        U16(76, pcie_link_speed_mts, CONV_X100),
+        U32(80, gfx_activity_acc, CONV_NONE),
+        U32(84, mem_activity_acc, CONV_NONE),
+        A16(88, AMDSMI_METRICS_MAX_HBM, temp_hbm_mc, CONV_X1000),
+        U64(96, firmware_timestamp_ns, CONV_X10),
+        U16(104, voltage_soc_mv, CONV_NONE),
+        U16(106, voltage_gfx_mv, CONV_NONE),
+        U16(108, voltage_mem_mv, CONV_NONE),
+        U64(112, indep_throttle_status, CONV_NONE),
+};
+
+/* The first six fields after the header, identical from v1.4 on. */
+#define COMMON_HEAD                                             \
+        U16(4, temp_hotspot_mc, CONV_X1000),                    \
+        U16(6, temp_mem_mc, CONV_X1000),                        \
+        U16(8, temp_vrsoc_mc, CONV_X1000),                      \
+        U16(10, socket_power_uw, CONV_X1E6),                    \
+        U16(12, gfx_activity_pct, CONV_NONE),                   \
+        U16(14, umc_activity_pct, CONV_NONE)
+
+/* current_gfxclk[8], current_socclk[4], current_vclk0[4], current_dclk0[4], current_uclk */
+#define CLOCKS(off)                                             \
+        A16((off), 8, gfxclk_hz, CONV_X1E6),                    \
+        A16((off) + 16, 4, socclk_hz, CONV_X1E6),               \
+        A16((off) + 24, 4, vclk0_hz, CONV_X1E6),                \
+        A16((off) + 32, 4, dclk0_hz, CONV_X1E6),                \
+        U16((off) + 40, uclk_hz, CONV_X1E6)
+
+/* pcie_bandwidth_acc, pcie_bandwidth_inst, pcie_l0_to_recov_count_acc, pcie_replay_count_acc,
+ * pcie_replay_rover_count_acc: five consecutive u64 */
+#define PCIE_COUNTERS(off)                                      \
+        U64((off), pcie_bandwidth_acc, CONV_NONE),              \
+        U64((off) + 8, pcie_bandwidth_inst, CONV_NONE),         \
+        U64((off) + 16, pcie_l0_to_recov_count_acc, CONV_NONE), \
+        U64((off) + 24, pcie_replay_count_acc, CONV_NONE),      \
+        U64((off) + 32, pcie_replay_rover_count_acc, CONV_NONE)
+
+/* pcie_link_width, pcie_link_speed, xgmi_link_width, xgmi_link_speed: four consecutive u16 */
+#define LINKS(off)                                              \
+        U16((off), pcie_link_width, CONV_NONE),                 \
+        U16((off) + 2, pcie_link_speed_mts, CONV_X100),         \
+        U16((off) + 4, xgmi_link_width, CONV_NONE),             \
+        U16((off) + 6, xgmi_link_speed_gbps, CONV_NONE)
+
+#define XGMI_DATA(off)                                                          \
+        A64((off), AMDSMI_METRICS_MAX_XGMI, xgmi_read_data_kb, CONV_NONE),      \
+        A64((off) + 64, AMDSMI_METRICS_MAX_XGMI, xgmi_write_data_kb, CONV_NONE)
+
+/* accumulation_counter and the five *_residency_acc: six consecutive u32 */
+#define RESIDENCY(off)                                          \
+        U32((off), accumulation_counter, CONV_NONE),            \
+        U32((off) + 4, prochot_residency_acc, CONV_NONE),       \
+        U32((off) + 8, ppt_residency_acc, CONV_NONE),           \
+        U32((off) + 12, socket_thm_residency_acc, CONV_NONE),   \
+        U32((off) + 16, vr_thm_residency_acc, CONV_NONE),       \
+        U32((off) + 20, hbm_thm_residency_acc, CONV_NONE)
+
+/* v1.4, 288 bytes */
+static const struct field fields_v1_4[] = {
+        COMMON_HEAD,
+        A16(16, AMDSMI_METRICS_MAX_VCN, vcn_activity_pct, CONV_NONE),
+        ENERGY(24),
+        U64(32, system_clock_counter_ns, CONV_NONE),
+        U32(40, throttle_status, CONV_NONE),
+        U32(44, gfxclk_lock_status, CONV_NONE),
+        LINKS(48),
+        U32(56, gfx_activity_acc, CONV_NONE),
+        U32(60, mem_activity_acc, CONV_NONE),
+        PCIE_COUNTERS(64),
+        XGMI_DATA(104),
+        U64(232, firmware_timestamp_ns, CONV_X10),
+        CLOCKS(240),
+};
+
+/* v1.5, 360 bytes: v1.4 plus jpeg_activity[32] and the two PCIe NAK counters */
+static const struct field fields_v1_5[] = {
+        COMMON_HEAD,
+        A16(16, AMDSMI_METRICS_MAX_VCN, vcn_activity_pct, CONV_NONE),
+        A16(24, 32, jpeg_activity_pct, CONV_NONE),
+        ENERGY(88),
+        U64(96, system_clock_counter_ns, CONV_NONE),
+        U32(104, throttle_status, CONV_NONE),
+        U32(108, gfxclk_lock_status, CONV_NONE),
+        LINKS(112),
+        U32(120, gfx_activity_acc, CONV_NONE),
+        U32(124, mem_activity_acc, CONV_NONE),
+        PCIE_COUNTERS(128),
+        U32(168, pcie_nak_sent_count_acc, CONV_NONE),
+        U32(172, pcie_nak_rcvd_count_acc, CONV_NONE),
+        XGMI_DATA(176),
+        U64(304, firmware_timestamp_ns, CONV_X10),
+        CLOCKS(312),
+};
+
+/* v1.6, 1664 bytes: residency counters, partitions */
+static const struct field fields_v1_6[] = {
+        COMMON_HEAD,
+        ENERGY(16),
+        U64(24, system_clock_counter_ns, CONV_NONE),
+        RESIDENCY(32),
+        U32(56, gfxclk_lock_status, CONV_NONE),
+        LINKS(60),
+        U32(68, gfx_activity_acc, CONV_NONE),
+        U32(72, mem_activity_acc, CONV_NONE),
+        PCIE_COUNTERS(80),
+        U32(120, pcie_nak_sent_count_acc, CONV_NONE),
+        U32(124, pcie_nak_rcvd_count_acc, CONV_NONE),
+        XGMI_DATA(128),
+        U64(256, firmware_timestamp_ns, CONV_X10),
+        CLOCKS(264),
+        U16(306, num_partition, CONV_NONE),
+        U32(1656, pcie_lc_perf_other_end_recovery, CONV_NONE),
+};
+
+/* v1.7 and v1.8 differ only in the size of xcp_stats, so in where the last field sits */
+#define FIELDS_V1_7(lc_perf_off)                                                        \
+        COMMON_HEAD,                                                                    \
+        U64(16, mem_max_bandwidth_bps, CONV_X1E9),                                      \
+        ENERGY(24),                                                                     \
+        U64(32, system_clock_counter_ns, CONV_NONE),                                    \
+        RESIDENCY(40),                                                                  \
+        U32(64, gfxclk_lock_status, CONV_NONE),                                         \
+        LINKS(68),                                                                      \
+        U32(76, gfx_activity_acc, CONV_NONE),                                           \
+        U32(80, mem_activity_acc, CONV_NONE),                                           \
+        PCIE_COUNTERS(88),                                                              \
+        U32(128, pcie_nak_sent_count_acc, CONV_NONE),                                   \
+        U32(132, pcie_nak_rcvd_count_acc, CONV_NONE),                                   \
+        XGMI_DATA(136),                                                                 \
+        A16(264, AMDSMI_METRICS_MAX_XGMI, xgmi_link_status, CONV_NONE),                 \
+        U64(288, firmware_timestamp_ns, CONV_X10),                                      \
+        CLOCKS(296),                                                                    \
+        U16(338, num_partition, CONV_NONE),                                             \
+        U32((lc_perf_off), pcie_lc_perf_other_end_recovery, CONV_NONE)
+
+static const struct field fields_v1_7[] = { FIELDS_V1_7(2200) };
+static const struct field fields_v1_8[] = { FIELDS_V1_7(3864) };
+
+/* amdgpu_xcp_metrics (v1.6, 168 bytes) and _v1_1 (v1.7, 232 bytes) */
+#define XCP_V1_0                                                                \
+        F(0, 4, AMDSMI_METRICS_MAX_XCC, X(gfx_busy_inst_pct), CONV_NONE),       \
+        F(32, 2, 32, X(jpeg_busy_pct), CONV_NONE),                              \
+        F(96, 2, AMDSMI_METRICS_MAX_VCN, X(vcn_busy_pct), CONV_NONE),           \
+        F(104, 8, AMDSMI_METRICS_MAX_XCC, X(gfx_busy_acc), CONV_NONE)
+
+static const struct field xcp_fields_v1_0[] = { XCP_V1_0 };
+static const struct field xcp_fields_v1_1[] = {
+        XCP_V1_0,
+        F(168, 8, AMDSMI_METRICS_MAX_XCC, X(gfx_below_host_limit_acc), CONV_NONE),
+};
+
+/* amdgpu_xcp_metrics_v1_2 (v1.8, 440 bytes) */
+static const struct field xcp_fields_v1_2[] = {
+        F(0, 4, AMDSMI_METRICS_MAX_XCC, X(gfx_busy_inst_pct), CONV_NONE),
+        F(32, 2, AMDSMI_METRICS_MAX_JPEG, X(jpeg_busy_pct), CONV_NONE),
+        F(112, 2, AMDSMI_METRICS_MAX_VCN, X(vcn_busy_pct), CONV_NONE),
+        F(120, 8, AMDSMI_METRICS_MAX_XCC, X(gfx_busy_acc), CONV_NONE),
+        F(184, 8, AMDSMI_METRICS_MAX_XCC, X(gfx_below_host_limit_ppt_acc), CONV_NONE),
+        F(248, 8, AMDSMI_METRICS_MAX_XCC, X(gfx_below_host_limit_thm_acc), CONV_NONE),
+        F(312, 8, AMDSMI_METRICS_MAX_XCC, X(gfx_low_utilization_acc), CONV_NONE),
+        F(376, 8, AMDSMI_METRICS_MAX_XCC, X(gfx_below_host_limit_total_acc), CONV_NONE),
+};
+
+#define LAYOUT(rev, sz, f) \
+        { .content_revision = (rev), .size = (sz), .fields = (f), .n_fields = ELEMENTSOF(f) }
+#define LAYOUT_XCP(rev, sz, f, xoff, xsz, xf)                                           \
+        { .content_revision = (rev), .size = (sz), .fields = (f), .n_fields = ELEMENTSOF(f), \
+          .xcp_offset = (xoff), .xcp_size = (xsz), .xcp_fields = (xf),                  \
+          .n_xcp_fields = ELEMENTSOF(xf) }
+
+/* format_revision 1 */
+static const struct layout layouts_v1[] = {
+        LAYOUT(3, 120, fields_v1_3),
+        LAYOUT(4, 288, fields_v1_4),
+        LAYOUT(5, 360, fields_v1_5),
+        LAYOUT_XCP(6, 1664, fields_v1_6, 312, 168, xcp_fields_v1_0),
+        LAYOUT_XCP(7, 2208, fields_v1_7, 344, 232, xcp_fields_v1_1),
+        LAYOUT_XCP(8, 3872, fields_v1_8, 344, 440, xcp_fields_v1_2),
+};
+
+/* Width-specific loops: the per-element work is a load and a compare, no dispatch. */
+static void read_u16(const uint8_t *s, uint64_t *d, unsigned n) {
+        for (unsigned k = 0; k < n; k++) {
+                uint16_t v;
+
+                memcpy(&v, s + 2 * k, sizeof(v));
+                v = le16toh(v);
+                d[k] = v == UINT16_MAX ? AMDSMI_NA : v;
+        }
+}
+
+static void read_u32(const uint8_t *s, uint64_t *d, unsigned n) {
+        for (unsigned k = 0; k < n; k++) {
+                uint32_t v;
+
+                memcpy(&v, s + 4 * k, sizeof(v));
+                v = le32toh(v);
+                d[k] = v == UINT32_MAX ? AMDSMI_NA : v;
+        }
+}
+
+static void read_u64(const uint8_t *s, uint64_t *d, unsigned n) {
+        /* all-ones is AMDSMI_NA already */
+        for (unsigned k = 0; k < n; k++) {
+                uint64_t v;
+
+                memcpy(&v, s + 8 * k, sizeof(v));
+                d[k] = le64toh(v);
+        }
+}
+
+static uint64_t convert(uint64_t v, enum conv conv) {
+        static const uint64_t factor[] = {
+                [CONV_X10] = 10,
+                [CONV_X100] = 100,
+                [CONV_X1000] = 1000,
+                [CONV_X1E6] = UINT64_C(1000000),
+                [CONV_X1E9] = UINT64_C(1000000000),
+        };
+        unsigned __int128 uj;
+        uint64_t r;
+
+        if (v == AMDSMI_NA)
+                return AMDSMI_NA;
+
+        if (conv == CONV_ENERGY_UJ) {
+                uj = (unsigned __int128) v * 1000000 / 65536;
+                return uj >= AMDSMI_NA ? AMDSMI_NA : (uint64_t) uj;
+        }
+
+        /* A value too large to represent in the target unit is as good as absent. (No
+         * product of these factors, all multiples of 10, can be all-ones.) */
+        if (__builtin_mul_overflow(v, factor[conv], &r))
+                return AMDSMI_NA;
+        return r;
+}
+
+static void apply_fields(const uint8_t *src, void *dst, const struct field *fields, size_t n) {
+        for (const struct field *f = fields; f < fields + n; f++) {
+                const uint8_t *s = src + f->src;
+                uint64_t *d = (uint64_t *) ((uint8_t *) dst + f->dst);
+
+                switch (f->width) {
+                case 2:
+                        read_u16(s, d, f->count);
+                        break;
+                case 4:
+                        read_u32(s, d, f->count);
+                        break;
+                default:
+                        read_u64(s, d, f->count);
+                }
+
+                if (f->conv != CONV_NONE)
+                        for (unsigned k = 0; k < f->count; k++)
+                                d[k] = convert(d[k], f->conv);
+        }
+}
+
+static const struct layout *find_layout(uint8_t format_revision, uint8_t content_revision) {
+        if (format_revision != 1)
+                return NULL;
+
+        for (size_t i = 0; i < ELEMENTSOF(layouts_v1); i++)
+                if (layouts_v1[i].content_revision == content_revision)
+                        return layouts_v1 + i;
+        return NULL;
+}
+
+_public_ int amdsmi_gpu_metrics_parse(const void *buf, size_t len,
+                                      struct amdsmi_gpu_metrics *ret_metrics) {
+        struct amdsmi_gpu_metrics *m = ret_metrics;
+        const struct layout *l;
+        const uint8_t *p = buf;
+        uint16_t size;
+
+        if (!buf || !ret_metrics)
+                return -EINVAL;
+        if (len < 4)
+                return -EBADMSG;
+
+        memcpy(&size, p, sizeof(size));
+        size = le16toh(size);
+
+        l = find_layout(p[2], p[3]);
+        if (!l)
+                return -EOPNOTSUPP;
+        if (size != l->size || size > len)
+                return -EBADMSG;
+
+        /* The table is valid and nothing below can fail, so the output is written in place:
+         * a local copy of the 7.5 KiB struct would cost a third of the parse. Everything not
+         * in this revision's table stays AMDSMI_NA (all-ones). */
+        memset(m, 0xff, sizeof(*m));
+        m->structure_size = size;
+        m->format_revision = p[2];
+        m->content_revision = p[3];
+
+        apply_fields(p, m, l->fields, l->n_fields);
+        if (l->xcp_size > 0)
+                for (size_t i = 0; i < AMDSMI_METRICS_MAX_XCP; i++)
+                        apply_fields(p + l->xcp_offset + i * l->xcp_size, &m->xcp[i],
+                                     l->xcp_fields, l->n_xcp_fields);
+        return 0;
+}
