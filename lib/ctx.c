@@ -115,29 +115,26 @@ _public_ const char *amdsmi_ctx_get_sysfs_root(struct amdsmi_ctx *ctx) {
 }
 
 /* Only AMD functions that are GPUs: display (0x03), processing accelerator (0x12) class, or a
- * device ID we know. Audio, USB and other AMD functions are left alone. */
-static int is_amd_gpu(struct amdsmi_ctx *ctx, const char *bdf) {
+ * device ID we know. Audio, USB and other AMD functions are left alone. The IDs read here are
+ * handed to the GPU so that nothing is read twice. */
+static int is_amd_gpu(struct amdsmi_ctx *ctx, const char *bdf, uint64_t ids[static 3]) {
+        static const char *const files[] = { "vendor", "device", "class" };
         char path[128];
-        uint64_t vendor, device, pci_class;
         int r;
 
-        snprintf(path, sizeof(path), "bus/pci/devices/%s/vendor", bdf);
-        r = sysfs_read_u64(ctx, path, 16, &vendor);
-        if (r < 0)
-                return r;
-        if (vendor != 0x1002)
-                return 0;
-        snprintf(path, sizeof(path), "bus/pci/devices/%s/device", bdf);
-        r = sysfs_read_u64(ctx, path, 16, &device);
-        if (r < 0)
-                return r;
-        if (product_from_device_id((uint16_t) device))
+        for (int i = 0; i < 3; i++) {
+                snprintf(path, sizeof(path), "bus/pci/devices/%s/%s", bdf, files[i]);
+                r = sysfs_read_u64(ctx, path, 16, &ids[i]);
+                if (r < 0)
+                        return r;
+                if (i == 0 && ids[0] != 0x1002)
+                        return 0;
+        }
+        if (ids[0] > UINT16_MAX || ids[1] > UINT16_MAX || ids[2] > 0xffffff)
+                return -EBADMSG;
+        if (product_from_device_id((uint16_t) ids[1]))
                 return 1;
-        snprintf(path, sizeof(path), "bus/pci/devices/%s/class", bdf);
-        r = sysfs_read_u64(ctx, path, 16, &pci_class);
-        if (r < 0)
-                return r;
-        return (pci_class >> 16) == 0x03 || (pci_class >> 16) == 0x12;
+        return (ids[2] >> 16) == 0x03 || (ids[2] >> 16) == 0x12;
 }
 
 _public_ int amdsmi_ctx_enumerate(struct amdsmi_ctx *ctx) {
@@ -159,8 +156,9 @@ _public_ int amdsmi_ctx_enumerate(struct amdsmi_ctx *ctx) {
         }
         for (int i = 0; i < count; i++) {
                 struct amdsmi_gpu *gpu;
+                uint64_t ids[3];
 
-                r = is_amd_gpu(ctx, names[i]);
+                r = is_amd_gpu(ctx, names[i], ids);
                 if (r < 0) {
                         log_warning(ctx, "skipping PCI function %s: cannot read its IDs: %s",
                                     names[i], strerror(-r));
@@ -174,6 +172,9 @@ _public_ int amdsmi_ctx_enumerate(struct amdsmi_ctx *ctx) {
                         goto fail;
                 }
                 gpu->index = (unsigned) n;
+                gpu->vendor = (uint16_t) ids[0];
+                gpu->device = (uint16_t) ids[1];
+                gpu->pci_class = (uint32_t) ids[2];
                 r = gpu_probe(gpu);
                 if (r < 0) {
                         log_warning(ctx, "skipping GPU %s: %s", names[i], strerror(-r));

@@ -178,28 +178,15 @@ static enum amdsmi_role probe_role(struct amdsmi_gpu *gpu) {
         return AMDSMI_ROLE_BAREMETAL;
 }
 
-int gpu_probe(struct amdsmi_gpu *gpu) {
-        struct amdsmi_ctx *ctx = gpu->ctx;
+/* Identity files only static output needs, read on first use. */
+static void gpu_load_pci_extra(struct amdsmi_gpu *gpu) {
+        char path[256];
         uint64_t v;
         int64_t numa;
-        char path[256];
-        int r;
 
-        /* Identity files every PCI function has: a failure here means the tree is broken. */
-        r = read_id(gpu, "vendor", UINT16_MAX, &v);
-        if (r < 0)
-                return r;
-        gpu->vendor = (uint16_t) v;
-        r = read_id(gpu, "device", UINT16_MAX, &v);
-        if (r < 0)
-                return r;
-        gpu->device = (uint16_t) v;
-        r = read_id(gpu, "class", 0xffffff, &v);
-        if (r < 0)
-                return r;
-        gpu->pci_class = (uint32_t) v;
-
-        /* The rest is best effort: missing means unknown. */
+        if (gpu->pci_extra_loaded)
+                return;
+        gpu->pci_extra_loaded = true;
         if (read_id(gpu, "subsystem_vendor", UINT16_MAX, &v) == 0)
                 gpu->subsystem_vendor = (uint16_t) v;
         if (read_id(gpu, "subsystem_device", UINT16_MAX, &v) == 0)
@@ -207,8 +194,15 @@ int gpu_probe(struct amdsmi_gpu *gpu) {
         if (read_id(gpu, "revision", UINT8_MAX, &v) == 0)
                 gpu->revision = (uint8_t) v;
         gpu_path(gpu, "numa_node", path, sizeof(path));
-        if (sysfs_read_i64(ctx, path, &numa) == 0 && numa >= -1 && numa < 65536)
+        if (sysfs_read_i64(gpu->ctx, path, &numa) == 0 && numa >= -1 && numa < 65536)
                 gpu->numa_node = (int) numa;
+}
+
+/* vendor, device and class are set by the caller (discovery read them already). */
+int gpu_probe(struct amdsmi_gpu *gpu) {
+        struct amdsmi_ctx *ctx = gpu->ctx;
+        char path[256];
+        int r;
 
         gpu_path(gpu, "driver", path, sizeof(path));
         r = sysfs_readlink_basename(ctx, path, &gpu->driver_name);
@@ -335,14 +329,17 @@ _public_ uint16_t amdsmi_gpu_get_device_id(struct amdsmi_gpu *gpu) {
 }
 
 _public_ uint16_t amdsmi_gpu_get_subsystem_vendor_id(struct amdsmi_gpu *gpu) {
+        gpu_load_pci_extra(gpu);
         return gpu->subsystem_vendor;
 }
 
 _public_ uint16_t amdsmi_gpu_get_subsystem_device_id(struct amdsmi_gpu *gpu) {
+        gpu_load_pci_extra(gpu);
         return gpu->subsystem_device;
 }
 
 _public_ uint8_t amdsmi_gpu_get_revision(struct amdsmi_gpu *gpu) {
+        gpu_load_pci_extra(gpu);
         return gpu->revision;
 }
 
@@ -386,6 +383,7 @@ _public_ const char *amdsmi_gpu_get_physfn_bdf(struct amdsmi_gpu *gpu) {
 }
 
 _public_ int amdsmi_gpu_get_numa_node(struct amdsmi_gpu *gpu) {
+        gpu_load_pci_extra(gpu);
         return gpu->numa_node;
 }
 

@@ -24,7 +24,6 @@ struct kfd_node {
         uint32_t gpu_id;
         uint64_t domain, location_id, render_minor, simd_count, simd_per_cu, num_xcc;
         uint64_t gfx_target_version, unique_id, hive_id;
-        uint64_t memory_bytes;
         struct amdsmi_gpu *gpu;
         unsigned index;
 };
@@ -211,7 +210,6 @@ int kfd_enumerate(struct amdsmi_ctx *ctx) {
                                   ids[i], (unsigned long long) n->location_id);
                         continue;
                 }
-                n->memory_bytes = node_memory(ctx, ids[i]);
                 n_nodes++;
         }
 
@@ -256,7 +254,7 @@ int kfd_enumerate(struct amdsmi_ctx *ctx) {
                                                        ? 4
                                                        : (unsigned) n->simd_per_cu,
                                 .num_xcc = n->num_xcc == AMDSMI_NA ? 0 : (unsigned) n->num_xcc,
-                                .memory_bytes = n->memory_bytes,
+                                .memory_bytes = AMDSMI_NA, /* read on first use */
                                 .gfx_target_version = n->gfx_target_version == AMDSMI_NA
                                                               ? 0
                                                               : (uint32_t) n->gfx_target_version,
@@ -332,6 +330,10 @@ _public_ unsigned amdsmi_partition_get_xcc_count(struct amdsmi_partition *part) 
 }
 
 _public_ uint64_t amdsmi_partition_get_memory_bytes(struct amdsmi_partition *part) {
+        if (!part->memory_loaded) {
+                part->memory_loaded = true;
+                part->memory_bytes = node_memory(part->gpu->ctx, part->kfd_node);
+        }
         return part->memory_bytes;
 }
 

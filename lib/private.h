@@ -20,6 +20,7 @@ struct amdsmi_partition {
         unsigned simd_per_cu;
         unsigned num_xcc;
         uint64_t memory_bytes;
+        bool memory_loaded;     /* memory_bytes read (lazily: only static output needs it) */
         uint32_t gfx_target_version;
         uint64_t unique_id;
         uint64_t location_id;
@@ -36,6 +37,7 @@ struct amdsmi_gpu {
         uint8_t revision;
         uint32_t pci_class;
         int numa_node;
+        bool pci_extra_loaded;  /* subsystem ids, revision, NUMA node */
         enum amdsmi_driver driver;
         char *driver_name;
         char *physfn_bdf;

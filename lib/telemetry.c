@@ -11,12 +11,22 @@
 
 #define GPU_METRICS_MAX 4096
 
-static void read_sensor(struct amdsmi_gpu *gpu, const char *dir, const char *attr,
+static int cmp_name(const void *key, const void *elem) {
+        return strcmp(key, *(char *const *) elem);
+}
+
+/* names: the sorted listing of dir, or NULL if not listed; an attribute not in the listing
+ * is absent without an open(). */
+static void read_sensor(struct amdsmi_gpu *gpu, const char *dir, char **names, const char *attr,
                         struct amdsmi_sensor *s) {
         char path[320];
         int64_t v;
         int r;
 
+        if (names && !bsearch(attr, names, strv_length(names), sizeof(char *), cmp_name)) {
+                *s = (struct amdsmi_sensor){ .value = 0, .error = -ENODATA };
+                return;
+        }
         snprintf(path, sizeof(path), "%s/%s", dir, attr);
         r = sysfs_read_i64(gpu->ctx, path, &v);
         if (r == -ENOENT) {
@@ -65,11 +75,15 @@ static int list_channels(char **names, const char *prefix, unsigned *out, unsign
         return (int) n;
 }
 
-static void read_label(struct amdsmi_gpu *gpu, const char *dir, const char *prefix, unsigned ch,
-                       char *buf, size_t size) {
-        char path[320];
+static void read_label(struct amdsmi_gpu *gpu, const char *dir, char **names, const char *prefix,
+                       unsigned ch, char *buf, size_t size) {
+        char path[320], attr[32];
 
-        snprintf(path, sizeof(path), "%s/%s%u_label", dir, prefix, ch);
+        buf[0] = '\0';
+        snprintf(attr, sizeof(attr), "%s%u_label", prefix, ch);
+        if (!bsearch(attr, names, strv_length(names), sizeof(char *), cmp_name))
+                return;
+        snprintf(path, sizeof(path), "%s/%s", dir, attr);
         if (sysfs_read_text(gpu->ctx, path, buf, size) < 0)
                 buf[0] = '\0';
 }
@@ -112,7 +126,7 @@ _public_ int amdsmi_gpu_read_hwmon(struct amdsmi_gpu *gpu, struct amdsmi_hwmon *
                 }
                 h.present = 1;
                 for (size_t i = 0; i < ELEMENTSOF(fixed); i++)
-                        read_sensor(gpu, dir, fixed[i].attr, fixed[i].s);
+                        read_sensor(gpu, dir, names, fixed[i].attr, fixed[i].s);
                 snprintf(path, sizeof(path), "%s/power1_cap", dir);
                 r = sysfs_is_writable(gpu->ctx, path);
                 h.power_cap_writable = r > 0;
@@ -121,20 +135,20 @@ _public_ int amdsmi_gpu_read_hwmon(struct amdsmi_gpu *gpu, struct amdsmi_hwmon *
                 n = list_channels(names, "freq", chans, AMDSMI_MAX_TEMPS);
                 for (int i = 0; i < n; i++) {
                         char label[32], attr[32];
-                        read_label(gpu, dir, "freq", chans[i], label, sizeof(label));
+                        read_label(gpu, dir, names, "freq", chans[i], label, sizeof(label));
                         snprintf(attr, sizeof(attr), "freq%u_input", chans[i]);
                         if (strcmp(label, "sclk") == 0)
-                                read_sensor(gpu, dir, attr, &h.sclk_hz);
+                                read_sensor(gpu, dir, names, attr, &h.sclk_hz);
                         else if (strcmp(label, "mclk") == 0)
-                                read_sensor(gpu, dir, attr, &h.mclk_hz);
+                                read_sensor(gpu, dir, names, attr, &h.mclk_hz);
                 }
                 n = list_channels(names, "in", chans, AMDSMI_MAX_TEMPS);
                 for (int i = 0; i < n; i++) {
                         char label[32], attr[32];
-                        read_label(gpu, dir, "in", chans[i], label, sizeof(label));
+                        read_label(gpu, dir, names, "in", chans[i], label, sizeof(label));
                         snprintf(attr, sizeof(attr), "in%u_input", chans[i]);
                         if (strcmp(label, "vddboard") == 0)
-                                read_sensor(gpu, dir, attr, &h.vddboard_mv);
+                                read_sensor(gpu, dir, names, attr, &h.vddboard_mv);
                 }
                 n = list_channels(names, "temp", chans, AMDSMI_MAX_TEMPS);
                 for (int i = 0; i < n; i++) {
@@ -142,20 +156,20 @@ _public_ int amdsmi_gpu_read_hwmon(struct amdsmi_gpu *gpu, struct amdsmi_hwmon *
                         char attr[32];
 
                         t->channel = chans[i];
-                        read_label(gpu, dir, "temp", chans[i], t->label, sizeof(t->label));
+                        read_label(gpu, dir, names, "temp", chans[i], t->label, sizeof(t->label));
                         snprintf(attr, sizeof(attr), "temp%u_input", chans[i]);
-                        read_sensor(gpu, dir, attr, &t->input);
+                        read_sensor(gpu, dir, names, attr, &t->input);
                         snprintf(attr, sizeof(attr), "temp%u_crit", chans[i]);
-                        read_sensor(gpu, dir, attr, &t->crit);
+                        read_sensor(gpu, dir, names, attr, &t->crit);
                         snprintf(attr, sizeof(attr), "temp%u_crit_hyst", chans[i]);
-                        read_sensor(gpu, dir, attr, &t->crit_hyst);
+                        read_sensor(gpu, dir, names, attr, &t->crit_hyst);
                         snprintf(attr, sizeof(attr), "temp%u_emergency", chans[i]);
-                        read_sensor(gpu, dir, attr, &t->emergency);
+                        read_sensor(gpu, dir, names, attr, &t->emergency);
                 }
         }
 
-        read_sensor(gpu, gpu->syspath, "gpu_busy_percent", &h.gpu_busy_percent);
-        read_sensor(gpu, gpu->syspath, "mem_busy_percent", &h.mem_busy_percent);
+        read_sensor(gpu, gpu->syspath, NULL, "gpu_busy_percent", &h.gpu_busy_percent);
+        read_sensor(gpu, gpu->syspath, NULL, "mem_busy_percent", &h.mem_busy_percent);
         *ret_hwmon = h;
         return 0;
 }
