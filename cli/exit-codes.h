@@ -27,6 +27,8 @@
  */
 #pragma once
 
+#include <amdsmi/amdsmi.h>
+
 #include <stddef.h>
 
 enum {
@@ -42,8 +44,8 @@ enum {
         EXIT_DEVICE_ERROR = 9,
 };
 
-/* The errno that means "takes effect after a driver reload" (ReloadRequired). */
-#define ERELOAD_REQUIRED ERESTART
+/* The errno that means "takes effect after a driver reload" (ReloadRequired): the library's. */
+#define ERELOAD_REQUIRED AMDSMI_ERELOAD_REQUIRED
 
 /* Maps an errno (negative or positive; 0 is success) to the exit status above. */
 int exit_code_from_errno(int r);

@@ -5,6 +5,7 @@
 #error "Only <amdsmi/amdsmi.h> can be included directly."
 #endif
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -19,6 +20,12 @@ extern "C" {
 #define AMDSMI_WARN_UNUSED
 #define AMDSMI_NONNULL(...)
 #endif
+
+/**
+ * The (positive) errno value that stands for "accepted, takes effect only after a driver
+ * reload" (a memory partition change). Functions return its negation.
+ */
+#define AMDSMI_ERELOAD_REQUIRED ERESTART
 
 /** Value of a numeric field that the hardware or driver does not provide. */
 #define AMDSMI_NA UINT64_MAX
