@@ -115,11 +115,19 @@ static int resolve(struct cli *c) {
                 free(matches);
                 return cli_fail(c, -ENOMEM, "out of memory");
         }
+        /* Partition counts come from the KFD topology walk: only pay for it when a selector
+         * names a partition (metric must stay cheap). */
+        bool need_partitions = false;
+        for (size_t i = 0; i < c->selection.n_items; i++)
+                if (c->selection.items[i].kind == SELECTOR_INDEX &&
+                    c->selection.items[i].partition != SELECT_NO_PARTITION)
+                        need_partitions = true;
         for (size_t i = 0; i < n; i++) {
                 struct amdsmi_gpu *gpu = amdsmi_ctx_get_gpu(c->ctx, i);
 
                 targets[i].bdf = gpu ? amdsmi_gpu_get_bdf(gpu) : NULL;
-                targets[i].n_partitions = gpu ? amdsmi_gpu_get_partition_count(gpu) : 0;
+                targets[i].n_partitions =
+                        gpu && need_partitions ? amdsmi_gpu_get_partition_count(gpu) : 0;
         }
 
         r = selection_resolve(&c->selection, targets, n, matches, &failed);

@@ -49,6 +49,10 @@ _public_ int amdsmi_ctx_new_with_roots(const char *sysfs_root, const char *dev_r
                 amdsmi_ctx_unref(ctx);
                 return -ENOMEM;
         }
+        /* "dir/" and "dir" are the same root */
+        for (char *root = ctx->sysfs_root, *end = root + strlen(root) - 1; end > root && *end == '/';
+             end--)
+                *end = '\0';
         if (debug && strcmp(debug, "1") == 0) {
                 ctx->log_fn = log_stderr;
                 ctx->log_priority = AMDSMI_LOG_DEBUG;
@@ -66,7 +70,7 @@ _public_ int amdsmi_ctx_new(struct amdsmi_ctx **ret_ctx) {
         if (dev_root && !*dev_root)
                 dev_root = NULL;
         /* A snapshot tree never mixes with the real device nodes of this machine. */
-        if (!dev_root && (!sysfs_root || strcmp(sysfs_root, sysfs_default_root) == 0))
+        if (!dev_root && (!sysfs_root || sysfs_root_is_default(sysfs_root)))
                 dev_root = devfs_default_root;
         return amdsmi_ctx_new_with_roots(sysfs_root, dev_root, ret_ctx);
 }

@@ -21,6 +21,14 @@
 const char sysfs_default_root[] = "/sys";
 const char devfs_default_root[] = "/dev";
 
+bool sysfs_root_is_default(const char *root) {
+        size_t n = strlen(root);
+
+        while (n > 1 && root[n - 1] == '/')
+                n--;
+        return n == strlen(sysfs_default_root) && strncmp(root, sysfs_default_root, n) == 0;
+}
+
 static const char *relative(const char *path) {
         while (*path == '/')
                 path++;

@@ -7,6 +7,7 @@
  */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -16,6 +17,8 @@ struct amdsmi_ctx;
 /* The real roots ("/sys", "/dev"), used when no override is given. */
 extern const char sysfs_default_root[];
 extern const char devfs_default_root[];
+/* Whether root names the real sysfs ("/sys", "/sys/", ...). */
+bool sysfs_root_is_default(const char *root);
 
 /* Largest text attribute we read (sysfs emits at most one page). */
 #define SYSFS_TEXT_MAX 4096
