@@ -414,3 +414,13 @@ finish:
         sigprocmask(SIG_SETMASK, &old, NULL);
         return r;
 }
+
+json_object *cli_partition_count(struct cli *c, int index, struct amdsmi_gpu *gpu) {
+        int r = amdsmi_gpu_get_partitions_error(gpu);
+
+        if (r < 0) {
+                cli_field_error(c, index, "partition_count", r);
+                return NULL;
+        }
+        return json_object_new_uint64(amdsmi_gpu_get_partition_count(gpu));
+}

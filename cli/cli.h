@@ -79,6 +79,8 @@ int cli_emit(struct cli *c, json_object *gpus, const struct columns *cols);
 
 /* Adds "compute_mode" and "memory_mode" (null when the GPU has no partitions). */
 void cli_add_partition_modes(struct cli *c, int index, struct amdsmi_gpu *gpu, json_object *obj);
+/* The GPU's partition count, or null (with an errors entry) when its KFD topology is broken. */
+json_object *cli_partition_count(struct cli *c, int index, struct amdsmi_gpu *gpu);
 
 /* The GPUs selected, in enumeration order. */
 #define FOREACH_SELECTED_GPU(c, i, gpu)                                                         \

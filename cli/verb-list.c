@@ -30,7 +30,7 @@ static json_object *list_gpu(struct cli *c, size_t index, struct amdsmi_gpu *gpu
                  json_object_new_string(amdsmi_role_to_string(amdsmi_gpu_get_role(gpu))));
         json_set(o, "driver",
                  json_object_new_string(amdsmi_driver_to_string(amdsmi_gpu_get_driver(gpu))));
-        json_set(o, "partition_count", json_object_new_uint64(amdsmi_gpu_get_partition_count(gpu)));
+        json_set(o, "partition_count", cli_partition_count(c, (int) index, gpu));
         cli_add_partition_modes(c, (int) index, gpu, o);
         json_set(o, "unique_id",
                  json_string_or_null(amdsmi_gpu_get_string(gpu, AMDSMI_STRING_UNIQUE_ID)));

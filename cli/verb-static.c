@@ -155,8 +155,11 @@ static json_object *static_firmware(struct cli *c, int index, struct amdsmi_gpu 
 
 static json_object *static_partitions(struct cli *c, size_t index, struct amdsmi_gpu *gpu) {
         size_t n = amdsmi_gpu_get_partition_count(gpu);
-        json_object *a = json_object_new_array();
+        json_object *a;
 
+        if (amdsmi_gpu_get_partitions_error(gpu) < 0)
+                return NULL; /* unknown, reported with partition_count */
+        a = json_object_new_array();
         if (!a)
                 return NULL;
         for (size_t k = 0; k < n; k++) {
@@ -246,7 +249,7 @@ static json_object *static_gpu(struct cli *c, size_t index, struct amdsmi_gpu *g
         json_set(o, "memory", static_memory(c, idx, gpu));
         cli_add_partition_modes(c, idx, gpu, o);
         json_set(o, "firmware", static_firmware(c, idx, gpu));
-        json_set(o, "partition_count", json_object_new_uint64(amdsmi_gpu_get_partition_count(gpu)));
+        json_set(o, "partition_count", cli_partition_count(c, (int) index, gpu));
         json_set(o, "partitions", static_partitions(c, index, gpu));
         return o;
 }

@@ -43,10 +43,13 @@ static const struct {
         { "hive_id", offsetof(struct kfd_node, hive_id) },
 };
 
-/* Parses "key value\n" lines; unknown keys are ignored, a known key with a bad value fails. */
+/* Parses "key value\n" lines; unknown keys are ignored. A known key with a bad value makes
+ * the result -EBADMSG, but the other keys are still parsed, so that a broken node can still be
+ * tied to its GPU by location_id and domain. */
 static int parse_properties(struct amdsmi_ctx *ctx, const char *path, char *text,
                             struct kfd_node *n) {
         char *saveptr = NULL;
+        int ret = 0;
 
         for (size_t i = 0; i < ELEMENTSOF(node_keys); i++)
                 *(uint64_t *) ((char *) n + node_keys[i].offset) = AMDSMI_NA;
@@ -63,7 +66,8 @@ static int parse_properties(struct amdsmi_ctx *ctx, const char *path, char *text
                         if (parse_u64(sp + 1, 10, &v) < 0) {
                                 log_warning(ctx, "%s/%s: bad value \"%s\" for %s",
                                             ctx->sysfs_root, path, sp + 1, line);
-                                return -EBADMSG;
+                                ret = -EBADMSG;
+                                continue;
                         }
                         *(uint64_t *) ((char *) n + node_keys[i].offset) = v;
                 }
@@ -72,7 +76,7 @@ static int parse_properties(struct amdsmi_ctx *ctx, const char *path, char *text
                 log_warning(ctx, "%s/%s: no location_id/domain", ctx->sysfs_root, path);
                 return -EBADMSG;
         }
-        return 0;
+        return ret;
 }
 
 /* Sum of the frame-buffer heaps (heap_type 1 public, 2 private) of a node. */
@@ -154,12 +158,13 @@ int kfd_enumerate(struct amdsmi_ctx *ctx) {
         _cleanup_free_ unsigned *ids = NULL;
         uint64_t generation = 0;
         size_t n_nodes = 0;
-        int count, r;
+        int count, r, orphan_error = 0;
 
         for (size_t i = 0; i < ctx->n_gpus; i++) {
                 free(ctx->gpus[i]->partitions);
                 ctx->gpus[i]->partitions = NULL;
                 ctx->gpus[i]->n_partitions = 0;
+                ctx->gpus[i]->partitions_error = 0;
         }
 
         r = kfd_read_generation(ctx, &generation);
@@ -180,6 +185,8 @@ int kfd_enumerate(struct amdsmi_ctx *ctx) {
                         return -EBADMSG;
         qsort(ids, (size_t) count, sizeof(unsigned), cmp_uint);
 
+        /* One broken node costs only its own GPU its partitions (marked unknown, with the
+         * reason); a node that cannot even be tied to a GPU is skipped with a warning. */
         for (int i = 0; i < count; i++) {
                 char path[256], text[SYSFS_TEXT_MAX + 1];
                 struct kfd_node *n = &nodes[n_nodes];
@@ -189,19 +196,29 @@ int kfd_enumerate(struct amdsmi_ctx *ctx) {
                 r = sysfs_read_u64(ctx, path, 10, &gpu_id);
                 if (r == -EPERM || r == -EACCES)
                         continue; /* a node this caller may not use (device cgroup) */
-                if (r < 0)
-                        return r;
+                if (r == 0 && gpu_id > UINT32_MAX)
+                        r = -EBADMSG;
+                if (r < 0) {
+                        log_warning(ctx, "%s/%s: %s; node skipped", ctx->sysfs_root, path,
+                                    strerror(-r));
+                        orphan_error = r;
+                        continue;
+                }
                 if (gpu_id == 0)
                         continue; /* CPU node */
-                if (gpu_id > UINT32_MAX)
-                        return -EBADMSG;
                 snprintf(path, sizeof(path), TOPOLOGY "/nodes/%u/properties", ids[i]);
                 r = sysfs_read_text(ctx, path, text, sizeof(text));
-                if (r < 0)
-                        return r;
+                if (r < 0) {
+                        log_warning(ctx, "%s/%s: %s; node skipped", ctx->sysfs_root, path,
+                                    strerror(-r));
+                        orphan_error = r;
+                        continue;
+                }
                 r = parse_properties(ctx, path, text, n);
-                if (r < 0)
-                        return r;
+                if (r < 0 && (n->location_id == AMDSMI_NA || n->domain == AMDSMI_NA)) {
+                        orphan_error = r;
+                        continue;
+                }
                 n->node = ids[i];
                 n->gpu_id = (uint32_t) gpu_id;
                 n->gpu = match_gpu(ctx, n);
@@ -210,8 +227,35 @@ int kfd_enumerate(struct amdsmi_ctx *ctx) {
                                   ids[i], (unsigned long long) n->location_id);
                         continue;
                 }
+                if (r < 0) {
+                        n->gpu->partitions_error = r;
+                        continue;
+                }
                 n_nodes++;
         }
+
+        /* Drop every node of a GPU whose topology is partly broken: a partial list would
+         * read as a different partition mode. */
+        /* A GPU node that could not be tied to its GPU belongs to one of the amdgpu-bound GPUs
+         * that got no node at all (amdgpu always gives a GPU at least one): those are unknown,
+         * not partition-less. */
+        if (orphan_error < 0)
+                for (size_t g = 0; g < ctx->n_gpus; g++) {
+                        struct amdsmi_gpu *gpu = ctx->gpus[g];
+                        bool has_node = false;
+
+                        for (size_t i = 0; i < n_nodes; i++)
+                                has_node = has_node || nodes[i].gpu == gpu;
+                        if (!has_node && gpu->driver == AMDSMI_DRIVER_AMDGPU &&
+                            gpu->partitions_error == 0)
+                                gpu->partitions_error = orphan_error;
+                }
+
+        size_t kept = 0;
+        for (size_t i = 0; i < n_nodes; i++)
+                if (nodes[i].gpu->partitions_error == 0)
+                        nodes[kept++] = nodes[i];
+        n_nodes = kept;
 
         /* Partition index: the location_id low bits when a GPU has several nodes. */
         for (size_t i = 0; i < n_nodes; i++) {
@@ -277,9 +321,17 @@ void kfd_ensure_loaded(struct amdsmi_ctx *ctx) {
                 return;
         ctx->kfd_loaded = true;
         r = kfd_enumerate(ctx);
-        if (r < 0)
+        if (r < 0) {
                 log_warning(ctx, "%s/" TOPOLOGY ": unreadable, partitions unknown: %s",
                             ctx->sysfs_root, strerror(-r));
+                for (size_t i = 0; i < ctx->n_gpus; i++)
+                        ctx->gpus[i]->partitions_error = r;
+        }
+}
+
+_public_ int amdsmi_gpu_get_partitions_error(struct amdsmi_gpu *gpu) {
+        kfd_ensure_loaded(gpu->ctx);
+        return gpu->partitions_error;
 }
 
 _public_ uint64_t amdsmi_gpu_get_hive_id(struct amdsmi_gpu *gpu) {

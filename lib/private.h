@@ -53,6 +53,7 @@ struct amdsmi_gpu {
 
         struct amdsmi_partition *partitions;
         size_t n_partitions;
+        int partitions_error;   /* < 0: the KFD topology of this GPU is unreadable */
 
         bool fw_loaded;
         struct amdsmi_firmware *fw;

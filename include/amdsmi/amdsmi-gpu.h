@@ -210,8 +210,21 @@ struct amdsmi_firmware {
  */
 int amdsmi_gpu_get_firmware(struct amdsmi_gpu *gpu, const struct amdsmi_firmware **ret_fw);
 
-/** @return the number of compute partitions (KFD nodes) of this GPU, 0 if none. @since 0.1 */
+/**
+ * @return the number of compute partitions (KFD nodes) of this GPU; 0 if it has none or if
+ * they are unknown (see amdsmi_gpu_get_partitions_error()).
+ * @since 0.1
+ */
 size_t amdsmi_gpu_get_partition_count(struct amdsmi_gpu *gpu);
+/**
+ * Tells whether the partition list is known. A GPU without KFD nodes (no amdgpu, a gim PF)
+ * has a known, empty list.
+ * @return 0, or the negative errno that made this GPU's KFD topology unreadable (-EBADMSG for
+ * a malformed node, or the read error); its partition count is then 0.
+ * @since 0.1
+ */
+int amdsmi_gpu_get_partitions_error(struct amdsmi_gpu *gpu);
+
 /** @return partition @p index (borrowed), or NULL. @since 0.1 */
 struct amdsmi_partition *amdsmi_gpu_get_partition(struct amdsmi_gpu *gpu, size_t index);
 

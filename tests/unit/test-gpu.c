@@ -276,6 +276,19 @@ static void test_stale_topology(void **state) {
                   "simd_count 12x6\nlocation_id 1280\ndomain 0\n", -1, 0444);
         assert_int_equal(amdsmi_ctx_enumerate(ctx), 1);
         assert_int_equal(amdsmi_gpu_get_partition_count(amdsmi_ctx_get_gpu(ctx, 0)), 0);
+        assert_int_equal(amdsmi_gpu_get_partitions_error(amdsmi_ctx_get_gpu(ctx, 0)), -EBADMSG);
+
+        /* an unattributable node (no location): the amdgpu GPU without nodes is unknown too */
+        tree_file(root, "class/kfd/kfd/topology/nodes/1/properties", "garbage\n", -1, 0444);
+        assert_int_equal(amdsmi_ctx_enumerate(ctx), 1);
+        assert_int_equal(amdsmi_gpu_get_partitions_error(amdsmi_ctx_get_gpu(ctx, 0)), -EBADMSG);
+
+        /* repaired: known again */
+        tree_file(root, "class/kfd/kfd/topology/nodes/1/properties",
+                  "simd_count 1216\nlocation_id 1280\ndomain 0\n", -1, 0444);
+        assert_int_equal(amdsmi_ctx_enumerate(ctx), 1);
+        assert_int_equal(amdsmi_gpu_get_partitions_error(amdsmi_ctx_get_gpu(ctx, 0)), 0);
+        assert_int_equal(amdsmi_gpu_get_partition_count(amdsmi_ctx_get_gpu(ctx, 0)), 1);
 
         amdsmi_ctx_unref(ctx);
         tree_free(root);

@@ -1,0 +1,345 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""Bad input to amdsmi(1): exit statuses, error messages, and the -g and -w syntax.
+
+usage: test-cli-errors.py AMDSMI [unittest options]
+env:   FIXTURES_DIR  the generated trees;  SRCDIR  the source tree (for the JSON Schema)
+
+Each check runs the real CLI and asserts the exact exit status (cli/exit-codes.h: 2 usage,
+3 not found), a stderr message that names the problem, and that stdout carries data only:
+nothing with a usage error in table/CSV mode, the error document with --json.
+"""
+
+import csv
+import io
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import jsonschema
+
+AMDSMI = None
+FIXTURES_DIR = os.environ.get("FIXTURES_DIR", "")
+SRCDIR = os.environ.get("SRCDIR", "")
+
+SPX = "mi300x-8-spx"        # 8 GPUs, one partition each
+CPX = "mi300x-8-cpx"        # 8 GPUs, eight partitions each
+SMALL = "guest-1vf"         # one GPU, cheap to copy
+
+EXIT_OK, EXIT_USAGE, EXIT_NOT_FOUND = 0, 2, 3
+
+
+def copy_file(src, dst):
+    """shutil.copy2, but a write-only sysfs attribute (bind, rescan...), which the owner may
+    not read unless root, becomes an empty file of the same mode."""
+    try:
+        return shutil.copy2(src, dst)
+    except PermissionError:
+        with open(dst, "wb"):
+            pass
+        shutil.copymode(src, dst)
+        return dst
+
+
+def tree(name):
+    return os.path.join(FIXTURES_DIR, name)
+
+
+def run(args, root=None, timeout=30):
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("AMDSMI_DEV_ROOT", "AMDSMI_DEBUG", "AMDSMI_SYSFS_ROOT")}
+    env["AMDSMI_SYSFS_ROOT"] = root if root is not None else tree(SPX)
+    return subprocess.run([AMDSMI] + list(args), env=env, capture_output=True, text=True,
+                          check=False, timeout=timeout)
+
+
+class Cli(unittest.TestCase):
+    maxDiff = None
+
+    @classmethod
+    def setUpClass(cls):
+        with open(os.path.join(SRCDIR, "cli/schema/amdsmi-1.schema.json"), encoding="utf-8") as f:
+            cls.validator = jsonschema.Draft202012Validator(json.load(f))
+        with open(tree(SPX) + ".expected.json", encoding="utf-8") as f:
+            cls.spx_bdfs = [g["bdf"] for g in sorted(json.load(f)["gpus"],
+                                                     key=lambda g: g["index"])]
+
+    def expect(self, args, status, stderr_has=(), root=None):
+        """Runs amdsmi; checks the exit status and that stderr holds every string of
+        stderr_has. @return the CompletedProcess."""
+        p = run(args, root)
+        what = "amdsmi %s: stderr %r" % (" ".join(args), p.stderr)
+        self.assertEqual(p.returncode, status, what)
+        for s in stderr_has:
+            self.assertIn(s, p.stderr, what)
+        if status != EXIT_OK:
+            self.assertTrue(p.stderr.startswith("amdsmi: "), what)
+        return p
+
+    def usage_error(self, args, *stderr_has, root=None):
+        p = self.expect(args, EXIT_USAGE, stderr_has, root)
+        self.assertEqual(p.stdout, "", "a usage error prints nothing on stdout")
+        return p
+
+    def valid(self, doc, what=""):
+        errors = sorted(self.validator.iter_errors(doc), key=lambda e: list(e.absolute_path))
+        self.assertEqual([("/".join(map(str, e.absolute_path)), e.message) for e in errors],
+                         [], "%s: not valid amdsmi/1" % what)
+
+    def json_doc(self, args, root=None, status=EXIT_OK):
+        p = self.expect(list(args) + ["--json"], status, root=root)
+        doc = json.loads(p.stdout)
+        self.valid(doc, " ".join(args))
+        return doc
+
+    # --- command line -----------------------------------------------------------------------
+
+    def test_unknown_verb(self):
+        self.usage_error(["frobnicate"], "unknown verb 'frobnicate'", "list, static, metric")
+
+    def test_unknown_verb_json_error_document(self):
+        p = self.expect(["--json", "frobnicate"], EXIT_USAGE, ["unknown verb 'frobnicate'"])
+        doc = json.loads(p.stdout)
+        self.valid(doc, "--json frobnicate")
+        self.assertEqual(doc["error"]["exit_code"], EXIT_USAGE)
+        self.assertEqual(doc["error"]["errno"], "EINVAL")
+        self.assertIn("unknown verb 'frobnicate'", doc["error"]["message"])
+
+    def test_missing_verb(self):
+        self.usage_error([], "missing verb")
+
+    def test_extra_argument(self):
+        self.usage_error(["list", "extra"], "unexpected argument 'extra'")
+
+    def test_unknown_long_option(self):
+        self.usage_error(["--frobnicate", "list"], "unknown option '--frobnicate'")
+
+    def test_unknown_short_option(self):
+        self.usage_error(["-z", "list"], "unknown option '-z'")
+
+    def test_option_without_argument(self):
+        self.usage_error(["list", "-g"], "option '-g' needs an argument")
+
+    def test_flag_with_argument(self):
+        self.usage_error(["--json=yes", "list"], "option '--json' takes no argument")
+
+    def test_json_and_csv(self):
+        self.usage_error(["--json", "--csv", "list"], "--json and --csv are mutually exclusive")
+
+    def test_help_and_version(self):
+        p = self.expect(["--help"], EXIT_OK)
+        self.assertIn("Usage: amdsmi", p.stdout)
+        self.assertEqual(p.stderr, "")
+        p = self.expect(["--version"], EXIT_OK)
+        self.assertRegex(p.stdout, r"^amdsmi \S+ \(libamdsmi \S+\)\n$")
+
+    # --- watch options ----------------------------------------------------------------------
+
+    def test_watch_with_list(self):
+        self.usage_error(["-w", "1", "list"], "--watch is not supported by 'list'")
+
+    def test_watch_with_static(self):
+        self.usage_error(["static", "-w", "1"], "--watch is not supported by 'static'")
+
+    def test_watch_zero(self):
+        self.usage_error(["metric", "-w", "0"], "invalid watch interval '0'")
+
+    def test_watch_negative(self):
+        self.usage_error(["metric", "-w", "-1"], "invalid watch interval '-1'")
+
+    def test_watch_not_a_number(self):
+        self.usage_error(["metric", "-w", "abc"], "invalid watch interval 'abc'")
+
+    def test_count_zero(self):
+        self.usage_error(["metric", "-w", "1", "-n", "0"], "invalid count '0'")
+
+    def test_count_without_watch(self):
+        # Documented: --help says -n counts samples "with --watch", and cli/exit-codes.h lists
+        # conflicting options as a usage error (2).
+        p = self.expect(["--help"], EXIT_OK)
+        count_help = [ln for ln in p.stdout.splitlines() if "--count" in ln]
+        self.assertEqual(len(count_help), 1, p.stdout)
+        self.assertIn("with --watch", count_help[0])
+        self.assertIn("2 usage", p.stdout)
+        self.usage_error(["metric", "-n", "3"], "--count needs --watch")
+
+    def test_watch_json(self):
+        p = run(["metric", "--json", "-w", "0.1", "-n", "3"], timeout=30)
+        self.assertEqual(p.returncode, EXIT_OK, p.stderr)
+        self.assertEqual(p.stderr, "")
+        lines = p.stdout.split("\n")
+        self.assertEqual(lines[-1], "", "output ends with a newline")
+        lines = lines[:-1]
+        self.assertEqual(len(lines), 3, "one line per sample")
+        stamps = []
+        for i, line in enumerate(lines):
+            doc = json.loads(line)
+            self.valid(doc, "sample %d" % i)
+            self.assertEqual(doc["command"], "metric")
+            self.assertEqual([g["bdf"] for g in doc["gpus"]], self.spx_bdfs)
+            stamps.append(doc["timestamp"])
+        # RFC 3339 UTC with milliseconds: the strings sort like the times
+        self.assertEqual(stamps, sorted(set(stamps)), "time stamps strictly increasing")
+
+    def test_watch_interrupted(self):
+        # without -n, watch mode runs until SIGINT or SIGTERM, then exits 0 after a whole sample
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with self.subTest(signal=sig.name):
+                env = {k: v for k, v in os.environ.items()
+                       if k not in ("AMDSMI_DEV_ROOT", "AMDSMI_DEBUG")}
+                env["AMDSMI_SYSFS_ROOT"] = tree(SPX)
+                with subprocess.Popen([AMDSMI, "metric", "--json", "-w", "0.05"], env=env,
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                      text=True) as p:
+                    first = p.stdout.readline()
+                    p.send_signal(sig)
+                    out, err = p.communicate(timeout=30)
+                self.assertEqual(p.returncode, EXIT_OK, err)
+                self.assertEqual(err, "")
+                for line in [first] + out.splitlines():
+                    self.valid(json.loads(line), "watch sample")
+
+    def test_watch_csv(self):
+        p = run(["metric", "--csv", "-w", "0.05", "-n", "2"])
+        self.assertEqual(p.returncode, EXIT_OK, p.stderr)
+        rows = list(csv.reader(io.StringIO(p.stdout)))
+        self.assertEqual(rows[0][0], "timestamp", "watch mode leads with a timestamp column")
+        self.assertEqual(rows.count(rows[0]), 1, "one header for all samples")
+        self.assertEqual(len(rows), 1 + 2 * len(self.spx_bdfs))
+        self.assertEqual({len(r) for r in rows}, {len(rows[0])})
+        self.assertRegex(rows[1][0], r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
+
+    # --- GPU selection ----------------------------------------------------------------------
+
+    def test_gpu_not_found(self):
+        p = self.expect(["-g", "99", "list"], EXIT_NOT_FOUND, ["GPU 99 not found"])
+        self.assertEqual(p.stdout, "")
+        doc = self.json_doc(["-g", "99", "list"], status=EXIT_NOT_FOUND)
+        self.assertEqual(doc["error"]["exit_code"], EXIT_NOT_FOUND)
+
+    def test_partition_not_found_spx(self):
+        p = self.expect(["-g", "0.9", "static"], EXIT_NOT_FOUND,
+                        ["GPU 0 has no partition 9", "it has 1"])
+        self.assertEqual(p.stdout, "")
+
+    def test_partition_cpx(self):
+        root = tree(CPX)
+        doc = self.json_doc(["-g", "0.3", "static"], root)
+        self.assertEqual([g["gpu"] for g in doc["gpus"]], [0])
+        self.assertEqual(doc["gpus"][0]["partition_count"], 8)
+        self.assertEqual([p["partition"] for p in doc["gpus"][0]["partitions"]], [3])
+        doc = self.json_doc(["-g", "0.3", "metric"], root)
+        self.assertEqual([g["gpu"] for g in doc["gpus"]], [0])
+        self.assertEqual([p["partition"] for p in doc["gpus"][0]["gpu_metrics"]["partitions"]],
+                         [3])
+        p = self.expect(["-g", "0.3", "metric", "--csv"], EXIT_OK, root=root)
+        rows = list(csv.DictReader(io.StringIO(p.stdout)))
+        self.assertEqual(len(rows), 1)
+        self.assertNotEqual(rows[0]["partition3_gfx_busy_pct"], "")
+        for i in (0, 1, 2, 4, 5, 6, 7):
+            self.assertEqual(rows[0]["partition%d_gfx_busy_pct" % i], "", "not selected")
+        # partition 8 does not exist on an 8-partition GPU
+        self.expect(["-g", "0.8", "static"], EXIT_NOT_FOUND, ["GPU 0 has no partition 8"],
+                    root=root)
+
+    def test_partitions_union(self):
+        doc = self.json_doc(["-g", "1.5", "-g", "1.2,1.5", "static"], tree(CPX))
+        self.assertEqual([g["gpu"] for g in doc["gpus"]], [1])
+        self.assertEqual([p["partition"] for p in doc["gpus"][0]["partitions"]], [2, 5])
+
+    def test_malformed_selection(self):
+        for sel in ("x", "0.", "", ".1", "-1", "0.1.2", "1,", ",1", "0000:c6:00", "c6:20.0",
+                    "c6:00.8"):
+            with self.subTest(selection=sel):
+                self.usage_error(["-g", sel, "list"], "invalid GPU selection '%s'" % sel)
+
+    def test_duplicates_collapse(self):
+        doc = self.json_doc(["-g", "0,0", "list"])
+        self.assertEqual([g["gpu"] for g in doc["gpus"]], [0])
+        doc = self.json_doc(["-g", "2", "-g", "0, 2", "list"])
+        self.assertEqual([g["gpu"] for g in doc["gpus"]], [0, 2], "enumeration order")
+
+    def test_all_absorbs(self):
+        doc = self.json_doc(["-g", "all,1", "list"])
+        self.assertEqual([g["bdf"] for g in doc["gpus"]], self.spx_bdfs)
+        doc = self.json_doc(["-g", "ALL", "list"])
+        self.assertEqual(len(doc["gpus"]), len(self.spx_bdfs))
+
+    def test_short_bdf(self):
+        for sel in ("c6:00.0", "0000:c6:00.0", "C6:00.0", "0:c6:0.0"):
+            with self.subTest(selection=sel):
+                doc = self.json_doc(["-g", sel, "list"])
+                self.assertEqual([(g["gpu"], g["bdf"]) for g in doc["gpus"]],
+                                 [(6, "0000:c6:00.0")])
+
+    def test_bdf_not_found(self):
+        self.expect(["-g", "c7:00.0", "list"], EXIT_NOT_FOUND, ["no AMD GPU at 0000:c7:00.0"])
+        # the BMC's VGA function is a display device, but not an AMD GPU
+        self.expect(["-g", "02:00.0", "list"], EXIT_NOT_FOUND, ["no AMD GPU at 0000:02:00.0"])
+
+    # --- sysfs roots ------------------------------------------------------------------------
+
+    def test_missing_root(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            root = os.path.join(tmp, "nonexistent")
+            for verb in ("list", "static", "metric"):
+                with self.subTest(verb=verb):
+                    p = self.expect([verb], EXIT_NOT_FOUND,
+                                    ["no AMD GPU found under " + root], root)
+                    self.assertEqual(p.stdout, "")
+                    doc = self.json_doc([verb], root, EXIT_NOT_FOUND)
+                    self.assertEqual(doc["command"], verb)
+                    self.assertEqual(doc["error"]["exit_code"], EXIT_NOT_FOUND)
+                    self.assertIn(root, doc["error"]["message"])
+                    self.assertNotIn("gpus", doc)
+
+    def test_empty_tree(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            os.makedirs(os.path.join(tmp, "bus/pci/devices"))
+            p = self.expect(["list"], EXIT_NOT_FOUND, ["no AMD GPU found under " + tmp], tmp)
+            self.assertEqual(p.stdout, "")
+            doc = self.json_doc(["metric"], tmp, EXIT_NOT_FOUND)
+            self.assertIn("no AMD GPU found", doc["error"]["message"])
+
+    def test_warnings_stay_off_stdout(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            root = os.path.join(tmp, SMALL)
+            shutil.copytree(tree(SMALL), root, symlinks=True, copy_function=copy_file)
+            cap = None
+            for dirpath, _dirs, files in os.walk(os.path.join(root, "devices")):
+                if "power1_cap" in files and "name" in files:
+                    cap = os.path.join(dirpath, "power1_cap")
+            self.assertIsNotNone(cap, "no hwmon power1_cap in " + SMALL)
+            os.chmod(cap, 0o644)
+            with open(cap, "w", encoding="ascii") as f:
+                f.write("\n")       # what the driver gives when the SMU query fails
+            for fmt in ([], ["--csv"]):
+                with self.subTest(format=fmt or "table"):
+                    p = self.expect(["metric"] + fmt, EXIT_OK, ["power1_cap", "empty value"],
+                                    root)
+                    self.assertNotIn("amdsmi:", p.stdout)
+                    self.assertNotIn("empty value", p.stdout)
+                    self.assertNotIn("power1_cap", p.stdout)
+                    self.assertTrue(p.stdout.startswith("gpu," if fmt else "GPU "), p.stdout)
+            doc = self.json_doc(["metric"], root)
+            self.assertIsNone(doc["gpus"][0]["power"]["cap_w"])
+            self.assertIn("ENOMSG", [e["errno"] for e in doc["errors"]])
+
+
+def main(argv):
+    global AMDSMI
+    if len(argv) < 2 or not os.path.isdir(FIXTURES_DIR) or not os.path.isdir(SRCDIR):
+        print(__doc__, file=sys.stderr)
+        return 2
+    AMDSMI = argv[1]
+    prog = unittest.main(argv=[argv[0]] + argv[2:], exit=False, verbosity=2)
+    return 0 if prog.result.wasSuccessful() else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
