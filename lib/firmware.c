@@ -156,6 +156,7 @@ static int load_ioctl(struct amdsmi_gpu *gpu, struct fw_list *l) {
         bool wanted = false;
         int r;
 
+        gpu_load_drm(gpu);
         if (gpu->render_minor < 0 || !ctx->dev_root)
                 return 0;
         for (size_t i = 0; i < ELEMENTSOF(ioctl_kinds); i++)

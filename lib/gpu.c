@@ -198,32 +198,46 @@ static void gpu_load_pci_extra(struct amdsmi_gpu *gpu) {
                 gpu->numa_node = (int) numa;
 }
 
-/* vendor, device and class are set by the caller (discovery read them already). */
+/* vendor, device and class are set by the caller (discovery read them already). Only what
+ * every verb needs is read here: the driver and the hwmon directory. DRM minors and the SR-IOV
+ * role are read on first use (gpu_load_drm(), gpu_load_role()). */
 int gpu_probe(struct amdsmi_gpu *gpu) {
-        struct amdsmi_ctx *ctx = gpu->ctx;
         char path[256];
         int r;
 
         gpu_path(gpu, "driver", path, sizeof(path));
-        r = sysfs_readlink_basename(ctx, path, &gpu->driver_name);
+        r = sysfs_readlink_basename(gpu->ctx, path, &gpu->driver_name);
         if (r < 0 && r != -ENOENT)
                 return r;
         gpu->driver = driver_from_name(gpu->driver_name);
+        return probe_hwmon(gpu);
+}
 
-        gpu_path(gpu, "physfn", path, sizeof(path));
-        r = sysfs_readlink_basename(ctx, path, &gpu->physfn_bdf);
-        if (r < 0 && r != -ENOENT)
-                return r;
-        gpu->is_vf = gpu->physfn_bdf || device_is_vf(gpu->device);
+void gpu_load_drm(struct amdsmi_gpu *gpu) {
+        int r;
 
+        if (gpu->drm_loaded)
+                return;
+        gpu->drm_loaded = true;
         r = probe_drm(gpu);
         if (r < 0)
-                return r;
-        r = probe_hwmon(gpu);
-        if (r < 0)
-                return r;
+                log_warning(gpu->ctx, "%s/%s/drm: %s", gpu->ctx->sysfs_root, gpu->syspath,
+                            strerror(-r));
+}
+
+static void gpu_load_role(struct amdsmi_gpu *gpu) {
+        char path[256];
+        int r;
+
+        if (gpu->role_loaded)
+                return;
+        gpu->role_loaded = true;
+        gpu_path(gpu, "physfn", path, sizeof(path));
+        r = sysfs_readlink_basename(gpu->ctx, path, &gpu->physfn_bdf);
+        if (r < 0 && r != -ENOENT)
+                log_warning(gpu->ctx, "%s/%s: %s", gpu->ctx->sysfs_root, path, strerror(-r));
+        gpu->is_vf = gpu->physfn_bdf || device_is_vf(gpu->device);
         gpu->role = probe_role(gpu);
-        return 0;
 }
 
 static void gpu_load_strings(struct amdsmi_gpu *gpu) {
@@ -363,6 +377,7 @@ _public_ const char *amdsmi_gpu_get_product(struct amdsmi_gpu *gpu) {
 }
 
 _public_ int amdsmi_gpu_is_vf(struct amdsmi_gpu *gpu) {
+        gpu_load_role(gpu);
         return gpu->is_vf;
 }
 
@@ -375,10 +390,12 @@ _public_ const char *amdsmi_gpu_get_driver_name(struct amdsmi_gpu *gpu) {
 }
 
 _public_ enum amdsmi_role amdsmi_gpu_get_role(struct amdsmi_gpu *gpu) {
+        gpu_load_role(gpu);
         return gpu->role;
 }
 
 _public_ const char *amdsmi_gpu_get_physfn_bdf(struct amdsmi_gpu *gpu) {
+        gpu_load_role(gpu);
         return gpu->physfn_bdf;
 }
 
@@ -388,10 +405,12 @@ _public_ int amdsmi_gpu_get_numa_node(struct amdsmi_gpu *gpu) {
 }
 
 _public_ int amdsmi_gpu_get_card_minor(struct amdsmi_gpu *gpu) {
+        gpu_load_drm(gpu);
         return gpu->card_minor;
 }
 
 _public_ int amdsmi_gpu_get_render_minor(struct amdsmi_gpu *gpu) {
+        gpu_load_drm(gpu);
         return gpu->render_minor;
 }
 

@@ -40,12 +40,14 @@ struct amdsmi_gpu {
         bool pci_extra_loaded;  /* subsystem ids, revision, NUMA node */
         enum amdsmi_driver driver;
         char *driver_name;
+        bool role_loaded;       /* physfn_bdf, is_vf, role */
         char *physfn_bdf;
         bool is_vf;
         enum amdsmi_role role;
         char *product;          /* from the ID table or FRU */
         char *strings[_AMDSMI_STRING_MAX];
         bool strings_loaded;
+        bool drm_loaded;        /* card_minor, render_minor */
         int card_minor;
         int render_minor;
         char *hwmon_path;       /* relative path of the amdgpu hwmon dir, NULL if none */
@@ -86,6 +88,7 @@ void amdsmi_log(struct amdsmi_ctx *ctx, int priority, const char *fmt, ...) _pri
 /* gpu.c */
 struct amdsmi_gpu *gpu_new(struct amdsmi_ctx *ctx, const char *bdf);
 int gpu_probe(struct amdsmi_gpu *gpu);
+void gpu_load_drm(struct amdsmi_gpu *gpu);
 const char *product_from_device_id(uint16_t device);
 
 /* kfd.c: maps KFD topology nodes to the context's GPUs, once per enumeration (lazily). */
