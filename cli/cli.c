@@ -282,12 +282,16 @@ int cli_emit(struct cli *c, json_object *gpus, const struct columns *cols) {
         return 0;
 }
 
-void cli_add_partition_modes(struct cli *c, int index, struct amdsmi_gpu *gpu, json_object *obj) {
+void cli_add_partition_modes(struct cli *c, int index, struct amdsmi_gpu *gpu, json_object *obj,
+                             bool from_topology) {
         enum amdsmi_compute_mode cm;
         enum amdsmi_memory_mode mm;
-        int r;
+        int r = -ENODATA;
 
-        r = amdsmi_gpu_read_compute_mode(gpu, &cm);
+        if (from_topology)
+                r = amdsmi_gpu_get_topology_compute_mode(gpu, &cm);
+        if (r == -ENODATA)
+                r = amdsmi_gpu_read_compute_mode(gpu, &cm);
         if (r < 0 && r != -ENODATA)
                 cli_field_error(c, index, "compute_mode", r);
         json_set(obj, "compute_mode",

@@ -78,7 +78,10 @@ int cli_run(struct cli *c, int (*sample)(struct cli *c));
 int cli_emit(struct cli *c, json_object *gpus, const struct columns *cols);
 
 /* Adds "compute_mode" and "memory_mode" (null when the GPU has no partitions). */
-void cli_add_partition_modes(struct cli *c, int index, struct amdsmi_gpu *gpu, json_object *obj);
+/* compute_mode and memory_mode. With from_topology, the compute mode comes from the KFD
+ * topology (never wakes the GPU) and the partition file is read only when that is unknown. */
+void cli_add_partition_modes(struct cli *c, int index, struct amdsmi_gpu *gpu, json_object *obj,
+                             bool from_topology);
 /* The GPU's partition count, or null (with an errors entry) when its KFD topology is broken. */
 json_object *cli_partition_count(struct cli *c, int index, struct amdsmi_gpu *gpu);
 

@@ -31,7 +31,7 @@ static json_object *list_gpu(struct cli *c, size_t index, struct amdsmi_gpu *gpu
         json_set(o, "driver",
                  json_object_new_string(amdsmi_driver_to_string(amdsmi_gpu_get_driver(gpu))));
         json_set(o, "partition_count", cli_partition_count(c, (int) index, gpu));
-        cli_add_partition_modes(c, (int) index, gpu, o);
+        cli_add_partition_modes(c, (int) index, gpu, o, true);
         json_set(o, "unique_id",
                  json_string_or_null(amdsmi_gpu_get_string(gpu, AMDSMI_STRING_UNIQUE_ID)));
         return o;

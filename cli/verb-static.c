@@ -247,7 +247,7 @@ static json_object *static_gpu(struct cli *c, size_t index, struct amdsmi_gpu *g
 
         json_set(o, "pcie", static_pcie(c, idx, gpu));
         json_set(o, "memory", static_memory(c, idx, gpu));
-        cli_add_partition_modes(c, idx, gpu, o);
+        cli_add_partition_modes(c, idx, gpu, o, false);
         json_set(o, "firmware", static_firmware(c, idx, gpu));
         json_set(o, "partition_count", cli_partition_count(c, (int) index, gpu));
         json_set(o, "partitions", static_partitions(c, index, gpu));

@@ -192,6 +192,15 @@ int amdsmi_gpu_read_memory_info(struct amdsmi_gpu *gpu, struct amdsmi_memory_inf
  */
 int amdsmi_gpu_read_compute_mode(struct amdsmi_gpu *gpu, enum amdsmi_compute_mode *ret_mode);
 
+/**
+ * Derives the compute partition mode from the KFD topology (the number of partitions and
+ * their XCCs) without touching the GPU's partition files, so it never wakes the GPU.
+ * @return 0, or -ENODATA if the GPU has no known KFD partitions.
+ * @since 0.1
+ */
+int amdsmi_gpu_get_topology_compute_mode(struct amdsmi_gpu *gpu,
+                                         enum amdsmi_compute_mode *ret_mode);
+
 /** Reads current_memory_partition now. Same returns as the compute mode. @since 0.1 */
 int amdsmi_gpu_read_memory_mode(struct amdsmi_gpu *gpu, enum amdsmi_memory_mode *ret_mode);
 

@@ -262,6 +262,11 @@ static void test_stale_topology(void **state) {
         assert_int_equal(amdsmi_partition_get_xcc_count(p), 8);
         assert_int_equal(amdsmi_partition_get_memory_bytes(p), 206158430208ULL);
         assert_int_equal(amdsmi_gpu_get_hive_id(gpu), 77);
+        {
+                enum amdsmi_compute_mode cm = AMDSMI_COMPUTE_CPX;
+                assert_int_equal(amdsmi_gpu_get_topology_compute_mode(gpu, &cm), 0);
+                assert_int_equal(cm, AMDSMI_COMPUTE_SPX);
+        }
         assert_int_equal(amdsmi_partition_check(p), 0);
         assert_int_equal(amdsmi_ctx_check_topology(ctx), 0);
 
@@ -277,6 +282,13 @@ static void test_stale_topology(void **state) {
         assert_int_equal(amdsmi_ctx_enumerate(ctx), 1);
         assert_int_equal(amdsmi_gpu_get_partition_count(amdsmi_ctx_get_gpu(ctx, 0)), 0);
         assert_int_equal(amdsmi_gpu_get_partitions_error(amdsmi_ctx_get_gpu(ctx, 0)), -EBADMSG);
+        {
+                enum amdsmi_compute_mode cm = AMDSMI_COMPUTE_CPX;
+                assert_int_equal(amdsmi_gpu_get_topology_compute_mode(amdsmi_ctx_get_gpu(ctx, 0),
+                                                                      &cm),
+                                 -ENODATA);
+                assert_int_equal(cm, AMDSMI_COMPUTE_CPX);
+        }
 
         /* an unattributable node (no location): the amdgpu GPU without nodes is unknown too */
         tree_file(root, "class/kfd/kfd/topology/nodes/1/properties", "garbage\n", -1, 0444);
