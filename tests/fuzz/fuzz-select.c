@@ -28,11 +28,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 r = selection_resolve(&sel, gpus, 3, matches, &failed);
                 if (r != 0 && (r != -ENOENT || failed >= sel.n_items))
                         abort();
-                for (size_t i = 0; r == 0 && i < 3; i++)
-                        if (matches[i].partitions >> (gpus[i].n_partitions ? gpus[i].n_partitions
-                                                                           : 64) &&
-                            gpus[i].n_partitions < 64)
+                for (size_t i = 0; r == 0 && i < 3; i++) {
+                        size_t np = gpus[i].n_partitions;
+                        uint64_t beyond = np >= 64 ? 0 : matches[i].partitions >> np;
+
+                        if (beyond != 0)
                                 abort(); /* a partition the GPU does not have */
+                }
         } else if ((r != -EINVAL && r != -ENOMEM) || sel.n_items != 0) {
                 abort();
         }
