@@ -428,3 +428,21 @@ json_object *cli_partition_count(struct cli *c, int index, struct amdsmi_gpu *gp
         }
         return json_object_new_uint64(amdsmi_gpu_get_partition_count(gpu));
 }
+
+int cli_collect_gpus(struct cli *c, cli_gpu_fn gpu_fn, json_object **ret) {
+        json_object *gpus = json_object_new_array();
+
+        if (!gpus)
+                return cli_fail(c, -ENOMEM, "out of memory");
+        FOREACH_SELECTED_GPU(c, i, gpu) {
+                json_object *o = gpu_fn(c, i, gpu);
+
+                if (!o) {
+                        json_object_put(gpus);
+                        return cli_fail(c, -ENOMEM, "out of memory");
+                }
+                json_object_array_add(gpus, o);
+        }
+        *ret = gpus;
+        return 0;
+}

@@ -92,6 +92,11 @@ json_object *cli_partition_count(struct cli *c, int index, struct amdsmi_gpu *gp
                              (c)->matches[i].selected ? amdsmi_ctx_get_gpu((c)->ctx, i) : NULL; \
                      gpu; gpu = NULL)
 
+/* One JSON object per selected GPU, built by @gpu_fn (NULL means out of memory).
+ * @return 0 and the array in @ret, or the negative errno of the failure (already reported). */
+typedef json_object *(*cli_gpu_fn)(struct cli *c, size_t index, struct amdsmi_gpu *gpu);
+int cli_collect_gpus(struct cli *c, cli_gpu_fn gpu_fn, json_object **ret);
+
 /* Sets @key of @obj to @v (NULL for JSON null). */
 static inline void json_set(json_object *obj, const char *key, json_object *v) {
         json_object_object_add(obj, key, v);

@@ -42,18 +42,9 @@ static int list_sample(struct cli *c) {
         json_object *gpus;
         int r;
 
-        gpus = json_object_new_array();
-        if (!gpus)
-                return cli_fail(c, -ENOMEM, "out of memory");
-        FOREACH_SELECTED_GPU(c, i, gpu) {
-                json_object *o = list_gpu(c, i, gpu);
-
-                if (!o) {
-                        json_object_put(gpus);
-                        return cli_fail(c, -ENOMEM, "out of memory");
-                }
-                json_object_array_add(gpus, o);
-        }
+        r = cli_collect_gpus(c, list_gpu, &gpus);
+        if (r != 0)
+                return r;
 
         r = columns_add_defs(&cols, list_columns, ELEMENTSOF(list_columns));
         if (r < 0) {

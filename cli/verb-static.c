@@ -332,18 +332,9 @@ static int static_sample(struct cli *c) {
         json_object *gpus;
         int r;
 
-        gpus = json_object_new_array();
-        if (!gpus)
-                return cli_fail(c, -ENOMEM, "out of memory");
-        FOREACH_SELECTED_GPU(c, i, gpu) {
-                json_object *o = static_gpu(c, i, gpu);
-
-                if (!o) {
-                        json_object_put(gpus);
-                        return cli_fail(c, -ENOMEM, "out of memory");
-                }
-                json_object_array_add(gpus, o);
-        }
+        r = cli_collect_gpus(c, static_gpu, &gpus);
+        if (r != 0)
+                return r;
 
         r = columns_add_defs(&cols, static_columns, ELEMENTSOF(static_columns));
         if (r >= 0 && c->format == OUTPUT_CSV)
