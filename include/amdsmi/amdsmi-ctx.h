@@ -22,7 +22,7 @@ typedef void (*amdsmi_log_fn)(struct amdsmi_ctx *ctx, int priority, const char *
                               va_list args, void *userdata);
 
 /**
- * Creates a context. The sysfs root is $AMDSMI_SYSFS_ROOT or "/sys"; the device root is
+ * Creates a context. The sysfs root is $AMDSMI_SYSFS_ROOT or /sys; the device root is
  * $AMDSMI_DEV_ROOT or "/dev" (if AMDSMI_SYSFS_ROOT names another tree and AMDSMI_DEV_ROOT is
  * unset, no device node is ever opened, so a sysfs snapshot never mixes with real hardware).
  * No GPU is discovered until amdsmi_ctx_enumerate().
@@ -33,7 +33,7 @@ typedef void (*amdsmi_log_fn)(struct amdsmi_ctx *ctx, int priority, const char *
 int amdsmi_ctx_new(struct amdsmi_ctx **ret_ctx) AMDSMI_WARN_UNUSED AMDSMI_NONNULL(1);
 
 /**
- * Creates a context on explicit roots. @p sysfs_root NULL means "/sys"; @p dev_root NULL
+ * Creates a context on explicit roots. @p sysfs_root NULL means /sys; @p dev_root NULL
  * means no device node is opened.
  * @since 0.1
  */
@@ -64,7 +64,7 @@ void amdsmi_ctx_set_log_priority(struct amdsmi_ctx *ctx, int priority);
 /** @return the context's log priority. @since 0.1 */
 int amdsmi_ctx_get_log_priority(struct amdsmi_ctx *ctx);
 
-/** @return the sysfs root this context reads ("/sys" unless overridden). @since 0.1 */
+/** @return the sysfs root this context reads (/sys unless overridden). @since 0.1 */
 const char *amdsmi_ctx_get_sysfs_root(struct amdsmi_ctx *ctx);
 
 /**
