@@ -13,8 +13,8 @@ _public_ const char *amdsmi_version(void) {
         return PACKAGE_VERSION;
 }
 
-_printf_(3, 0) static void log_stderr(struct amdsmi_ctx *ctx, int priority, const char *format, va_list args,
-                       void *userdata) {
+_printf_(3, 0) static void log_stderr(struct amdsmi_ctx *ctx, int priority, const char *format,
+                                      va_list args, void *userdata) {
         fprintf(stderr, "libamdsmi: ");
         vfprintf(stderr, format, args);
         fputc('\n', stderr);
@@ -50,8 +50,8 @@ _public_ int amdsmi_ctx_new_with_roots(const char *sysfs_root, const char *dev_r
                 return -ENOMEM;
         }
         /* "dir/" and "dir" are the same root */
-        for (char *root = ctx->sysfs_root, *end = root + strlen(root) - 1; end > root && *end == '/';
-             end--)
+        for (char *root = ctx->sysfs_root, *end = root + strlen(root) - 1;
+             end > root && *end == '/'; end--)
                 *end = '\0';
         if (debug && strcmp(debug, "1") == 0) {
                 ctx->log_fn = log_stderr;

@@ -10,8 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <xf86drm.h>
 #include <amdgpu_drm.h>
+#include <xf86drm.h>
 
 #include "private.h"
 #include "sysfs.h"
@@ -25,8 +25,8 @@ int drm_open_render(struct amdsmi_ctx *ctx, int render_minor) {
         return devfs_open(ctx, path, O_RDWR | O_CLOEXEC);
 }
 
-int drm_query_firmware_fd(struct amdsmi_ctx *ctx, int fd, uint32_t fw_type,
-                          uint32_t *ret_version, uint32_t *ret_feature) {
+int drm_query_firmware_fd(struct amdsmi_ctx *ctx, int fd, uint32_t fw_type, uint32_t *ret_version,
+                          uint32_t *ret_feature) {
         struct drm_amdgpu_info_firmware fw = {};
         struct drm_amdgpu_info req = {
                 .return_pointer = (uint64_t) (uintptr_t) &fw,
@@ -41,8 +41,7 @@ int drm_query_firmware_fd(struct amdsmi_ctx *ctx, int fd, uint32_t fw_type,
         /* drmCommandWrite() retries EINTR/EAGAIN and returns a negative errno. */
         r = drmCommandWrite(fd, DRM_AMDGPU_INFO, &req, sizeof(req));
         if (r < 0) {
-                log_debug(ctx, "amdgpu INFO firmware query, type %u: %s", fw_type,
-                          strerror(-r));
+                log_debug(ctx, "amdgpu INFO firmware query, type %u: %s", fw_type, strerror(-r));
                 return r;
         }
         if (ret_version)

@@ -37,16 +37,14 @@ static const struct {
         const char *name;
         uint32_t fw_type;
 } ioctl_kinds[] = {
-        { "cap", AMDGPU_INFO_FW_CAP },
-        { "imu", AMDGPU_INFO_FW_IMU },
-        { "mes", AMDGPU_INFO_FW_MES },
-        { "mes_kiq", AMDGPU_INFO_FW_MES_KIQ },
+        { "cap", AMDGPU_INFO_FW_CAP },     { "imu", AMDGPU_INFO_FW_IMU },
+        { "mes", AMDGPU_INFO_FW_MES },     { "mes_kiq", AMDGPU_INFO_FW_MES_KIQ },
         { "psp_toc", AMDGPU_INFO_FW_TOC },
 };
 
 struct fw_list {
         struct amdsmi_firmware *fw;
-        char **names;           /* NULL-terminated, owns the strings fw[].name points to */
+        char **names; /* NULL-terminated, owns the strings fw[].name points to */
         size_t n;
         size_t allocated;
 };
@@ -54,7 +52,7 @@ struct fw_list {
 static void fw_list_done(struct fw_list *l) {
         free(l->fw);
         strv_free(l->names);
-        *l = (struct fw_list) {};
+        *l = (struct fw_list){};
 }
 
 static bool fw_list_has(const struct fw_list *l, const char *name) {
@@ -88,7 +86,7 @@ static int fw_list_add(struct fw_list *l, const char *name, size_t name_len, uin
                 return -ENOMEM;
         l->names[l->n] = s;
         l->names[l->n + 1] = NULL;
-        l->fw[l->n] = (struct amdsmi_firmware) {
+        l->fw[l->n] = (struct amdsmi_firmware){
                 .name = s,
                 .version = version,
                 .from_ioctl = from_ioctl,
@@ -116,8 +114,8 @@ static int load_sysfs(struct amdsmi_gpu *gpu, struct fw_list *l) {
                 return n;
         if (n < 0) {
                 /* Absent on kernels or functions without it (VFs, old drivers): no entries. */
-                log_debug(ctx, "%s: no firmware versions in %s/%s: %s", gpu->bdf,
-                          ctx->sysfs_root, dir, strerror(-n));
+                log_debug(ctx, "%s: no firmware versions in %s/%s: %s", gpu->bdf, ctx->sysfs_root,
+                          dir, strerror(-n));
                 return 0;
         }
 
@@ -136,8 +134,7 @@ static int load_sysfs(struct amdsmi_gpu *gpu, struct fw_list *l) {
                         return r;
                 if (r < 0) {
                         if (r == -ENOENT)
-                                log_debug(ctx, "%s/%s vanished, skipped", ctx->sysfs_root,
-                                          path);
+                                log_debug(ctx, "%s/%s vanished, skipped", ctx->sysfs_root, path);
                         else
                                 log_warning(ctx, "%s/%s: unusable firmware version, skipped: %s",
                                             ctx->sysfs_root, path, strerror(-r));
@@ -185,8 +182,8 @@ static int load_ioctl(struct amdsmi_gpu *gpu, struct fw_list *l) {
                                   strerror(-r));
                         continue;
                 }
-                log_debug(ctx, "%s: firmware %s 0x%08x (feature %u) from renderD%d", gpu->bdf,
-                          name, ver, feature, gpu->render_minor);
+                log_debug(ctx, "%s: firmware %s 0x%08x (feature %u) from renderD%d", gpu->bdf, name,
+                          ver, feature, gpu->render_minor);
                 r = fw_list_add(l, name, strlen(name), ver, 1);
                 if (r < 0)
                         return r;

@@ -16,6 +16,7 @@ static const struct {
         const char *product;
         bool vf;
 } product_table[] = {
+        /* clang-format off */
         { 0x74a0, "MI300A", false },
         { 0x74a1, "MI300X", false },
         { 0x74a2, "MI308X", false },
@@ -30,6 +31,7 @@ static const struct {
         { 0x75a0, "MI350X", false },
         { 0x75a3, "MI355X", false },
         { 0x75a8, "MI350P", false },
+        /* clang-format on */
 };
 
 const char *product_from_device_id(uint16_t device) {
@@ -287,25 +289,18 @@ _public_ struct amdsmi_gpu *amdsmi_gpu_unref(struct amdsmi_gpu *gpu) {
         return NULL;
 }
 
+/* "0000:c1:00.0" or "c1:00.0" (domain 0), hex digits in either case, nothing else. */
 static int normalize_bdf(const char *in, char out[static 16]) {
         unsigned dom = 0, bus, dev, fn;
         int n = -1;
 
-        if (!in)
+        if (!in || strspn(in, "0123456789abcdefABCDEF:.") != strlen(in))
                 return -EINVAL;
-        if (sscanf(in, "%4x:%2x:%2x.%1x%n", &dom, &bus, &dev, &fn, &n) == 4 && n > 0 &&
-            in[n] == '\0' && strlen(in) == 12)
-                ;
-        else if (n = -1, dom = 0,
-                 sscanf(in, "%2x:%2x.%1x%n", &bus, &dev, &fn, &n) == 3 && n > 0 && in[n] == '\0' &&
-                 strlen(in) == 7)
-                ;
-        else
-                return -EINVAL;
-        for (const char *p = in; *p; p++)
-                if (!isxdigit((unsigned char) *p) && *p != ':' && *p != '.')
-                        return -EINVAL;
-        if (dev > 0x1f || fn > 7)
+        if (strlen(in) == 12)
+                (void) sscanf(in, "%4x:%2x:%2x.%1x%n", &dom, &bus, &dev, &fn, &n);
+        else if (strlen(in) == 7)
+                (void) sscanf(in, "%2x:%2x.%1x%n", &bus, &dev, &fn, &n);
+        if (n != (int) strlen(in) || dev > 0x1f || fn > 7)
                 return -EINVAL;
         snprintf(out, 16, "%04x:%02x:%02x.%x", dom, bus, dev, fn);
         return 0;

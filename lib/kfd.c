@@ -64,8 +64,8 @@ static int parse_properties(struct amdsmi_ctx *ctx, const char *path, char *text
                         if (strcmp(line, node_keys[i].key) != 0)
                                 continue;
                         if (parse_u64(sp + 1, 10, &v) < 0) {
-                                log_warning(ctx, "%s/%s: bad value \"%s\" for %s",
-                                            ctx->sysfs_root, path, sp + 1, line);
+                                log_warning(ctx, "%s/%s: bad value \"%s\" for %s", ctx->sysfs_root,
+                                            path, sp + 1, line);
                                 ret = -EBADMSG;
                                 continue;
                         }
@@ -223,8 +223,8 @@ int kfd_enumerate(struct amdsmi_ctx *ctx) {
                 n->gpu_id = (uint32_t) gpu_id;
                 n->gpu = match_gpu(ctx, n);
                 if (!n->gpu) {
-                        log_debug(ctx, "KFD node %u (location_id %llu) has no PCI function",
-                                  ids[i], (unsigned long long) n->location_id);
+                        log_debug(ctx, "KFD node %u (location_id %llu) has no PCI function", ids[i],
+                                  (unsigned long long) n->location_id);
                         continue;
                 }
                 if (r < 0) {
@@ -289,11 +289,10 @@ int kfd_enumerate(struct amdsmi_ctx *ctx) {
                                 .index = n->index,
                                 .kfd_node = n->node,
                                 .kfd_gpu_id = n->gpu_id,
-                                .render_minor = n->render_minor == AMDSMI_NA
-                                                        ? -1
-                                                        : (int) n->render_minor,
-                                .simd_count = n->simd_count == AMDSMI_NA ? 0
-                                                                         : (unsigned) n->simd_count,
+                                .render_minor =
+                                        n->render_minor == AMDSMI_NA ? -1 : (int) n->render_minor,
+                                .simd_count =
+                                        n->simd_count == AMDSMI_NA ? 0 : (unsigned) n->simd_count,
                                 .simd_per_cu = n->simd_per_cu == AMDSMI_NA || n->simd_per_cu == 0
                                                        ? 4
                                                        : (unsigned) n->simd_per_cu,

@@ -36,7 +36,7 @@ static void read_sensor(struct amdsmi_gpu *gpu, const char *dir, char **names, c
         if (r < 0) {
                 /* An empty value is what the driver gives when the SMU query failed. */
                 log_warning(gpu->ctx, "%s/%s: %s", gpu->ctx->sysfs_root, path,
-                            r == -ENOMSG ? "empty value (SMU query failed)"
+                            r == -ENOMSG    ? "empty value (SMU query failed)"
                             : r == -EBADMSG ? "not a number"
                                             : strerror(-r));
                 *s = (struct amdsmi_sensor){ .value = 0, .error = r };
@@ -120,8 +120,7 @@ _public_ int amdsmi_gpu_read_hwmon(struct amdsmi_gpu *gpu, struct amdsmi_hwmon *
         if (dir) {
                 n = sysfs_list_dir(gpu->ctx, dir, NULL, &names);
                 if (n < 0) {
-                        log_warning(gpu->ctx, "%s/%s: %s", gpu->ctx->sysfs_root, dir,
-                                    strerror(-n));
+                        log_warning(gpu->ctx, "%s/%s: %s", gpu->ctx->sysfs_root, dir, strerror(-n));
                         return n;
                 }
                 h.present = 1;
@@ -186,14 +185,13 @@ _public_ int amdsmi_gpu_read_metrics(struct amdsmi_gpu *gpu,
         if (n == -ENOENT)
                 return -ENODATA;
         if (n < 0) {
-                log_warning(gpu->ctx, "%s/%s: %s", gpu->ctx->sysfs_root, path,
-                            strerror((int) -n));
+                log_warning(gpu->ctx, "%s/%s: %s", gpu->ctx->sysfs_root, path, strerror((int) -n));
                 return (int) n;
         }
         r = amdsmi_gpu_metrics_parse(buf, (size_t) n, ret_metrics);
         if (r < 0)
-                log_warning(gpu->ctx, "%s/%s: %s (%zd bytes, revision %u.%u)",
-                            gpu->ctx->sysfs_root, path,
+                log_warning(gpu->ctx, "%s/%s: %s (%zd bytes, revision %u.%u)", gpu->ctx->sysfs_root,
+                            path,
                             r == -EOPNOTSUPP ? "unsupported gpu_metrics revision"
                                              : "malformed gpu_metrics table",
                             n, n >= 3 ? buf[2] : 0, n >= 4 ? buf[3] : 0);

@@ -46,7 +46,8 @@ int parse_i64(const char *s, int64_t *ret) {
         char *end;
         long long v;
 
-        if (!s || !(isdigit((unsigned char) s[0]) || (s[0] == '-' && isdigit((unsigned char) s[1]))))
+        if (!s ||
+            !(isdigit((unsigned char) s[0]) || (s[0] == '-' && isdigit((unsigned char) s[1]))))
                 return -EINVAL;
         errno = 0;
         v = strtoll(s, &end, 10);
