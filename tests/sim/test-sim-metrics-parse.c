@@ -1,0 +1,361 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Cross-check of the simulator's gpu_metrics emitter (sim/metrics.c) with the library's public
+ * parser, amdsmi_gpu_metrics_parse(). The two were written independently from the spec, so a
+ * table that one writes and the other reads back with every value in its place means both
+ * agree on every offset, width and unit.
+ *
+ * For each revision the expected struct amdsmi_gpu_metrics starts all-NA; every field that the
+ * revision carries (per spec §5.4) gets the emitted value in the library's unit (§5.3 and the
+ * public header). The parsed result must then equal it member by member, so a field that the
+ * parser fills but the revision lacks is caught as well.
+ */
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <amdsmi/amdsmi.h>
+
+#include "metrics.h"
+
+#define REV_MIN 3
+#define REV_MAX 8
+
+#define REVS(lo, hi) ((((1u << ((hi) + 1)) - 1) >> (lo)) << (lo))
+#define ALL REVS(3, 8)
+
+/* Unit conversions, spec unit -> library unit. */
+enum conv {
+        X1,
+        X10,       /* firmware_timestamp: 10 ns -> ns */
+        X100,      /* pcie_link_speed: 0.1 GT/s -> MT/s */
+        X1000,     /* degrees C -> millidegrees C */
+        X1E6,      /* W -> uW, MHz -> Hz */
+        X1E9,      /* GB/s -> bytes/s */
+        ENERGY_UJ, /* 2^-16 J -> uJ */
+};
+
+/* @n consecutive members of struct sim_metrics that land in struct amdsmi_gpu_metrics. */
+struct mapping {
+        const char *name;
+        size_t sim, lib, n;
+        enum conv conv;
+        unsigned revs;
+};
+
+#define MAP(s, l, conv, revs) { #s, offsetof(struct sim_metrics, s), \
+                offsetof(struct amdsmi_gpu_metrics, l), 1, conv, revs }
+#define MAPN(s, l, n, conv, revs) { #s, offsetof(struct sim_metrics, s), \
+                offsetof(struct amdsmi_gpu_metrics, l), n, conv, revs }
+
+static const struct mapping top[] = {
+        MAP(temperature_edge, temp_edge_mc, X1000, REVS(3, 3)),
+        MAP(temperature_hotspot, temp_hotspot_mc, X1000, ALL),
+        MAP(temperature_mem, temp_mem_mc, X1000, ALL),
+        MAP(temperature_vrgfx, temp_vrgfx_mc, X1000, REVS(3, 3)),
+        MAP(temperature_vrsoc, temp_vrsoc_mc, X1000, ALL),
+        MAP(temperature_vrmem, temp_vrmem_mc, X1000, REVS(3, 3)),
+        MAPN(temperature_hbm, temp_hbm_mc, 4, X1000, REVS(3, 3)),
+
+        MAP(average_socket_power, socket_power_uw, X1E6, REVS(3, 3)),
+        MAP(curr_socket_power, socket_power_uw, X1E6, REVS(4, 8)),
+        MAP(energy_accumulator, energy_accumulator, X1, ALL),
+        MAP(energy_accumulator, energy_uj, ENERGY_UJ, ALL),
+
+        MAP(average_gfx_activity, gfx_activity_pct, X1, ALL),
+        MAP(average_umc_activity, umc_activity_pct, X1, ALL),
+        MAP(average_mm_activity, mm_activity_pct, X1, REVS(3, 3)),
+        MAPN(vcn_activity, vcn_activity_pct, 4, X1, REVS(4, 5)),
+        MAPN(jpeg_activity, jpeg_activity_pct, 32, X1, REVS(5, 5)),
+        MAP(gfx_activity_acc, gfx_activity_acc, X1, ALL),
+        MAP(mem_activity_acc, mem_activity_acc, X1, ALL),
+        MAP(mem_max_bandwidth, mem_max_bandwidth_bps, X1E9, REVS(7, 8)),
+
+        MAP(system_clock_counter, system_clock_counter_ns, X1, ALL),
+        MAP(firmware_timestamp, firmware_timestamp_ns, X10, ALL),
+
+        MAP(throttle_status, throttle_status, X1, REVS(3, 5)),
+        MAP(indep_throttle_status, indep_throttle_status, X1, REVS(3, 3)),
+        MAP(gfxclk_lock_status, gfxclk_lock_status, X1, REVS(4, 8)),
+        MAP(accumulation_counter, accumulation_counter, X1, REVS(6, 8)),
+        MAP(prochot_residency_acc, prochot_residency_acc, X1, REVS(6, 8)),
+        MAP(ppt_residency_acc, ppt_residency_acc, X1, REVS(6, 8)),
+        MAP(socket_thm_residency_acc, socket_thm_residency_acc, X1, REVS(6, 8)),
+        MAP(vr_thm_residency_acc, vr_thm_residency_acc, X1, REVS(6, 8)),
+        MAP(hbm_thm_residency_acc, hbm_thm_residency_acc, X1, REVS(6, 8)),
+
+        /* v1.3 has the first instance of each clock only */
+        MAP(current_gfxclk[0], gfxclk_hz[0], X1E6, ALL),
+        MAPN(current_gfxclk[1], gfxclk_hz[1], 7, X1E6, REVS(4, 8)),
+        MAP(current_socclk[0], socclk_hz[0], X1E6, ALL),
+        MAPN(current_socclk[1], socclk_hz[1], 3, X1E6, REVS(4, 8)),
+        MAP(current_vclk0[0], vclk0_hz[0], X1E6, ALL),
+        MAPN(current_vclk0[1], vclk0_hz[1], 3, X1E6, REVS(4, 8)),
+        MAP(current_dclk0[0], dclk0_hz[0], X1E6, ALL),
+        MAPN(current_dclk0[1], dclk0_hz[1], 3, X1E6, REVS(4, 8)),
+        MAP(current_uclk, uclk_hz, X1E6, ALL),
+        MAP(average_gfxclk_frequency, avg_gfxclk_hz, X1E6, REVS(3, 3)),
+        MAP(average_socclk_frequency, avg_socclk_hz, X1E6, REVS(3, 3)),
+        MAP(average_uclk_frequency, avg_uclk_hz, X1E6, REVS(3, 3)),
+        MAP(average_vclk0_frequency, avg_vclk0_hz, X1E6, REVS(3, 3)),
+        MAP(average_dclk0_frequency, avg_dclk0_hz, X1E6, REVS(3, 3)),
+        MAP(average_vclk1_frequency, avg_vclk1_hz, X1E6, REVS(3, 3)),
+        MAP(average_dclk1_frequency, avg_dclk1_hz, X1E6, REVS(3, 3)),
+        MAP(current_vclk1, vclk1_hz, X1E6, REVS(3, 3)),
+        MAP(current_dclk1, dclk1_hz, X1E6, REVS(3, 3)),
+
+        MAP(current_fan_speed, fan_speed_rpm, X1, REVS(3, 3)),
+        MAP(voltage_soc, voltage_soc_mv, X1, REVS(3, 3)),
+        MAP(voltage_gfx, voltage_gfx_mv, X1, REVS(3, 3)),
+        MAP(voltage_mem, voltage_mem_mv, X1, REVS(3, 3)),
+
+        MAP(pcie_link_width, pcie_link_width, X1, ALL),
+        MAP(pcie_link_speed, pcie_link_speed_mts, X100, ALL),
+        MAP(pcie_bandwidth_acc, pcie_bandwidth_acc, X1, REVS(4, 8)),
+        MAP(pcie_bandwidth_inst, pcie_bandwidth_inst, X1, REVS(4, 8)),
+        MAP(pcie_l0_to_recov_count_acc, pcie_l0_to_recov_count_acc, X1, REVS(4, 8)),
+        MAP(pcie_replay_count_acc, pcie_replay_count_acc, X1, REVS(4, 8)),
+        MAP(pcie_replay_rover_count_acc, pcie_replay_rover_count_acc, X1, REVS(4, 8)),
+        MAP(pcie_nak_sent_count_acc, pcie_nak_sent_count_acc, X1, REVS(5, 8)),
+        MAP(pcie_nak_rcvd_count_acc, pcie_nak_rcvd_count_acc, X1, REVS(5, 8)),
+        MAP(pcie_lc_perf_other_end_recovery, pcie_lc_perf_other_end_recovery, X1, REVS(6, 8)),
+
+        MAP(xgmi_link_width, xgmi_link_width, X1, REVS(4, 8)),
+        MAP(xgmi_link_speed, xgmi_link_speed_gbps, X1, REVS(4, 8)),
+        MAPN(xgmi_read_data_acc, xgmi_read_data_kb, 8, X1, REVS(4, 8)),
+        MAPN(xgmi_write_data_acc, xgmi_write_data_kb, 8, X1, REVS(4, 8)),
+        MAPN(xgmi_link_status, xgmi_link_status, 8, X1, REVS(7, 8)),
+
+        MAP(num_partition, num_partition, X1, REVS(6, 8)),
+};
+
+#define XMAPN(s, l, n, revs) { #s, offsetof(struct sim_xcp_stats, s), \
+                offsetof(struct amdsmi_xcp_metrics, l), n, X1, revs }
+
+/* One xcp_stats entry; applied to each of the 8. */
+static const struct mapping xcp[] = {
+        XMAPN(gfx_busy_inst, gfx_busy_inst_pct, 8, REVS(6, 8)),
+        XMAPN(jpeg_busy, jpeg_busy_pct, 32, REVS(6, 8)),
+        XMAPN(jpeg_busy[32], jpeg_busy_pct[32], 8, REVS(8, 8)),
+        XMAPN(vcn_busy, vcn_busy_pct, 4, REVS(6, 8)),
+        XMAPN(gfx_busy_acc, gfx_busy_acc, 8, REVS(6, 8)),
+        XMAPN(gfx_below_host_limit_acc, gfx_below_host_limit_acc, 8, REVS(7, 7)),
+        XMAPN(gfx_below_host_limit_ppt_acc, gfx_below_host_limit_ppt_acc, 8, REVS(8, 8)),
+        XMAPN(gfx_below_host_limit_thm_acc, gfx_below_host_limit_thm_acc, 8, REVS(8, 8)),
+        XMAPN(gfx_low_utilization_acc, gfx_low_utilization_acc, 8, REVS(8, 8)),
+        XMAPN(gfx_below_host_limit_total_acc, gfx_below_host_limit_total_acc, 8, REVS(8, 8)),
+};
+
+/* Everything of struct amdsmi_gpu_metrics after the header is a uint64_t. */
+#define LIB_FIRST offsetof(struct amdsmi_gpu_metrics, temp_edge_mc)
+_Static_assert((sizeof(struct amdsmi_gpu_metrics) - LIB_FIRST) % sizeof(uint64_t) == 0,
+               "struct amdsmi_gpu_metrics holds uint64_t after its header");
+_Static_assert(sizeof(struct sim_metrics) % sizeof(uint64_t) == 0,
+               "struct sim_metrics holds uint64_t only");
+
+static uint64_t convert(uint64_t v, enum conv conv) {
+        static const uint64_t factor[] = {
+                [X1] = 1,
+                [X10] = 10,
+                [X100] = 100,
+                [X1000] = 1000,
+                [X1E6] = UINT64_C(1000000),
+                [X1E9] = UINT64_C(1000000000),
+        };
+
+        if (v == SIM_METRICS_NA)
+                return AMDSMI_NA;
+        if (conv == ENERGY_UJ) {
+                /* the test's energies are whole joules (multiples of 65536 units) */
+                assert_int_equal(v % 65536, 0);
+                return v / 65536 * 1000000;
+        }
+        assert_true(v <= UINT64_MAX / factor[conv]);
+        return v * factor[conv];
+}
+
+static uint64_t get(const void *base, size_t off) {
+        uint64_t v;
+
+        memcpy(&v, (const uint8_t *) base + off, sizeof(v));
+        return v;
+}
+
+static void set(void *base, size_t off, uint64_t v) {
+        memcpy((uint8_t *) base + off, &v, sizeof(v));
+}
+
+/* Applies those of @maps that revision @rev carries from @sim to @lib. */
+static void apply(const struct mapping *maps, size_t n_maps, unsigned rev, const void *sim,
+                  void *lib) {
+        for (const struct mapping *p = maps; p < maps + n_maps; p++) {
+                if (!(p->revs & (1u << rev)))
+                        continue;
+                for (size_t k = 0; k < p->n; k++) {
+                        set(lib, p->lib + 8 * k, convert(get(sim, p->sim + 8 * k), p->conv));
+                }
+        }
+}
+
+static void expected(const struct sim_metrics *m, unsigned rev, struct amdsmi_gpu_metrics *e) {
+        memset(e, 0xff, sizeof(*e));
+        e->structure_size = (uint16_t) sim_metrics_size(rev);
+        e->format_revision = 1;
+        e->content_revision = (uint8_t) rev;
+
+        apply(top, sizeof(top) / sizeof(top[0]), rev, m, e);
+        for (size_t i = 0; i < AMDSMI_METRICS_MAX_XCP; i++)
+                apply(xcp, sizeof(xcp) / sizeof(xcp[0]), rev, &m->xcp_stats[i], &e->xcp[i]);
+}
+
+/* The name of the mapping that targets library offset @off, for failure messages. */
+static const char *name_of(size_t off) {
+        size_t xcp0 = offsetof(struct amdsmi_gpu_metrics, xcp[0]);
+        size_t xsz = sizeof(struct amdsmi_xcp_metrics);
+
+        for (const struct mapping *p = top; p < top + sizeof(top) / sizeof(top[0]); p++)
+                if (off >= p->lib && off < p->lib + 8 * p->n)
+                        return p->name;
+        if (off >= xcp0 && off < xcp0 + AMDSMI_METRICS_MAX_XCP * xsz)
+                for (const struct mapping *p = xcp; p < xcp + sizeof(xcp) / sizeof(xcp[0]); p++)
+                        if ((off - xcp0) % xsz >= p->lib && (off - xcp0) % xsz < p->lib + 8 * p->n)
+                                return p->name;
+        return "(a field no revision maps)";
+}
+
+static void check_rev(const struct sim_metrics *m, unsigned rev) {
+        static uint8_t table[SIM_METRICS_MAX_SIZE];
+        struct amdsmi_gpu_metrics want, got;
+        int n;
+
+        n = sim_metrics_emit(m, rev, table, sizeof(table));
+        assert_int_equal(n, sim_metrics_size(rev));
+
+        memset(&got, 0, sizeof(got));
+        assert_int_equal(amdsmi_gpu_metrics_parse(table, (size_t) n, &got), 0);
+
+        expected(m, rev, &want);
+        assert_int_equal(got.structure_size, want.structure_size);
+        assert_int_equal(got.format_revision, 1);
+        assert_int_equal(got.content_revision, rev);
+
+        for (size_t off = LIB_FIRST; off < sizeof(got); off += 8) {
+                uint64_t w = get(&want, off), g = get(&got, off);
+
+                if (w != g)
+                        fail_msg("v1.%u, %s (library offset %zu): expected %#llx, parsed %#llx",
+                                 rev, name_of(off), off, (unsigned long long) w,
+                                 (unsigned long long) g);
+        }
+}
+
+/*
+ * Every member a different value that fits its field in every revision (16 bits), some wide
+ * fields values that need all their bytes, and energy a whole number of joules.
+ */
+static void fill_distinct(struct sim_metrics *m) {
+        uint64_t *p = (uint64_t *) m;
+
+        for (size_t i = 0; i < sizeof(*m) / sizeof(uint64_t); i++)
+                p[i] = 0x100 + i;
+
+        m->energy_accumulator = UINT64_C(0x0000123456780000);
+        m->system_clock_counter = UINT64_C(0x0102030405060708);
+        m->firmware_timestamp = UINT64_C(0x0011223344556677);
+        m->mem_max_bandwidth = 5300;
+        m->pcie_replay_count_acc = UINT64_C(0x0123456789abcdef);
+        m->xgmi_read_data_acc[7] = UINT64_C(0xfedcba9876543210);
+        m->throttle_status = 0xa1b2c3d4;
+        m->indep_throttle_status = UINT64_C(0xe1e2e3e4e5e6e7e8);
+        m->accumulation_counter = 0xc1c2c3c4;
+        m->gfx_activity_acc = 0x89abcdef;
+        m->pcie_lc_perf_other_end_recovery = 0x41424344;
+        m->num_partition = 8;
+        for (size_t i = 0; i < 8; i++) {
+                m->xcp_stats[i].gfx_busy_inst[0] = 0x51525300 + i;
+                m->xcp_stats[i].gfx_busy_acc[7] = UINT64_C(0x6162636465666700) + i;
+                m->xcp_stats[i].gfx_below_host_limit_total_acc[7] =
+                        UINT64_C(0x7172737475767700) + i;
+        }
+        m->xgmi_link_status[0] = 0;
+        m->xgmi_link_status[1] = 1;
+        m->xgmi_link_status[2] = 2;
+}
+
+static void test_distinct(void **state) {
+        struct sim_metrics m;
+
+        fill_distinct(&m);
+        for (unsigned rev = REV_MIN; rev <= REV_MAX; rev++)
+                check_rev(&m, rev);
+}
+
+static void test_all_na(void **state) {
+        struct sim_metrics m;
+
+        sim_metrics_init(&m);
+        for (unsigned rev = REV_MIN; rev <= REV_MAX; rev++)
+                check_rev(&m, rev);
+}
+
+/* Two partitions, the other xcp_stats entries and fields of each width unavailable. */
+static void test_some_na(void **state) {
+        struct sim_metrics m;
+
+        fill_distinct(&m);
+        m.num_partition = 2;
+        for (size_t i = 2; i < 8; i++) {
+                uint64_t *p = (uint64_t *) &m.xcp_stats[i];
+
+                for (size_t k = 0; k < sizeof(m.xcp_stats[i]) / sizeof(uint64_t); k++)
+                        p[k] = SIM_METRICS_NA;
+        }
+        m.temperature_mem = SIM_METRICS_NA;        /* u16 */
+        m.current_gfxclk[5] = SIM_METRICS_NA;      /* u16 array */
+        m.gfxclk_lock_status = SIM_METRICS_NA;     /* u32 */
+        m.throttle_status = SIM_METRICS_NA;        /* u32 */
+        m.energy_accumulator = SIM_METRICS_NA;     /* u64, and its converted form */
+        m.firmware_timestamp = SIM_METRICS_NA;     /* u64 with a conversion */
+        m.xgmi_write_data_acc[3] = SIM_METRICS_NA; /* u64 array */
+        m.xcp_stats[1].jpeg_busy[39] = SIM_METRICS_NA;
+        for (unsigned rev = REV_MIN; rev <= REV_MAX; rev++)
+                check_rev(&m, rev);
+}
+
+/* Each value the largest that its narrowest field can hold without being all-ones. */
+static void test_max_values(void **state) {
+        struct sim_metrics m;
+
+        fill_distinct(&m);
+        m.temperature_hotspot = 0xfffe;
+        m.curr_socket_power = 0xfffe;
+        m.average_socket_power = 0xfffe;
+        m.pcie_link_speed = 0xfffe;
+        m.current_uclk = 0xfffe;
+        m.accumulation_counter = 0xfffffffe;
+        m.throttle_status = 0xfffffffe;
+        m.pcie_nak_rcvd_count_acc = 0xfffffffe;
+        m.pcie_bandwidth_inst = UINT64_MAX - 1;
+        m.xcp_stats[0].gfx_busy_acc[0] = UINT64_MAX - 1;
+        m.energy_accumulator = UINT64_C(0x0000ffffffff0000);
+        for (unsigned rev = REV_MIN; rev <= REV_MAX; rev++)
+                check_rev(&m, rev);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_distinct),
+                cmocka_unit_test(test_all_na),
+                cmocka_unit_test(test_some_na),
+                cmocka_unit_test(test_max_values),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
