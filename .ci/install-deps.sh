@@ -11,6 +11,8 @@ packages=(
         # build
         meson ninja-build pkg-config gcc libc6-dev
         libjson-c-dev libdrm-dev
+        # amdsmi-sim: libfuse3 to build, fuse3 for fusermount3 (unmount in tests)
+        libfuse3-dev fuse3
         # man pages
         scdoc
         # tests: unit tests, JSON schema checks, nm for the symbol lint
