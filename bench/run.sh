@@ -63,3 +63,10 @@ if command -v rocm-smi >/dev/null && [ "$(id -u)" = 0 ] && unshare -m true 2>/de
 else
         echo "== peers skipped (need root, unshare -m and the rocm-smi package)"
 fi
+
+if [ "$(id -u)" = 0 ] && [ -e /dev/fuse ]; then
+        echo "== amdsmi-sim against an empty FUSE handler, same run"
+        "$B/bench/bench-sim" "$B/sim/amdsmi-sim"
+else
+        echo "== amdsmi-sim skipped (needs root and /dev/fuse)"
+fi

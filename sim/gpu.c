@@ -1,0 +1,428 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * amdsmi-sim: what amdgpu creates when it binds a GPU (spec amdgpu-sysfs.md §1.3, §1.4, §2.1,
+ * §2.5, §3.1, §4.2, §4.4), and removes again when it unbinds: identity and FRU files, partition
+ * files, pm attributes, fw_version/, the eight DRM devices (partition 0 on the PCI function,
+ * partitions 1..7 on amdgpu_xcp_K platform devices), hwmon, and the GPU's KFD nodes.
+ */
+#include <inttypes.h>
+#include <strings.h>
+
+#include "parse.h"
+#include "tree.h"
+
+struct sim_node *sim_gpu_own(struct sim_gpu *g, struct sim_node *n) {
+        struct sim_node **v;
+
+        if (!n)
+                return NULL;
+        if (g->n_owned == g->cap_owned) {
+                size_t cap = g->cap_owned ? g->cap_owned * 2 : 64;
+
+                v = realloc(g->owned, cap * sizeof(*v));
+                if (!v) {
+                        sim_remove(n);
+                        return NULL;
+                }
+                g->owned = v;
+                g->cap_owned = cap;
+        }
+        g->owned[g->n_owned++] = n;
+        return n;
+}
+
+int sim_gpu_pm_check(const struct sim_gpu *g) {
+        return g->in_reset ? -EBUSY : 0;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* pm attributes (§4.4) */
+
+enum pm_attr {
+        PM_DPM_LEVEL,
+        PM_DPM_SCLK,
+        PM_DPM_MCLK,
+        PM_DPM_SOCCLK,
+        PM_DPM_FCLK,
+        PM_DPM_VCLK,
+        PM_DPM_DCLK,
+        PM_THROTTLING_LOGGING,
+        PM_VRAM_USED,
+};
+
+static const struct sim_levels *dpm_levels(const struct sim_gpu *g, int attr) {
+        switch (attr) {
+        case PM_DPM_SCLK:
+                return &g->prod->sclk;
+        case PM_DPM_MCLK:
+                return &g->prod->mclk;
+        case PM_DPM_SOCCLK:
+                return &g->prod->socclk;
+        case PM_DPM_FCLK:
+                return &g->prod->fclk;
+        case PM_DPM_VCLK:
+                return &g->prod->vclk;
+        default:
+                return &g->prod->dclk;
+        }
+}
+
+static int show_levels(const struct sim_gpu *g, int attr, char *buf) {
+        const struct sim_levels *l = dpm_levels(g, attr);
+        size_t len = 0;
+
+        if (attr == PM_DPM_SCLK) {
+                /* gfxclk: min, the current clock between them, max */
+                unsigned cur = g->tel.sclk_mhz, lo = l->mhz[0], hi = l->mhz[l->n - 1];
+
+                if (cur <= lo)
+                        bprintf(buf, SIM_PAGE_SIZE, &len, "0: %uMhz *\n1: %uMhz\n", lo, hi);
+                else if (cur >= hi)
+                        bprintf(buf, SIM_PAGE_SIZE, &len, "0: %uMhz\n1: %uMhz *\n", lo, hi);
+                else
+                        bprintf(buf, SIM_PAGE_SIZE, &len, "0: %uMhz\n1: %uMhz *\n2: %uMhz\n", lo,
+                                cur, hi);
+        } else {
+                unsigned cur = attr == PM_DPM_MCLK ? g->tel.mclk_mhz : l->mhz[g->index % l->n];
+
+                for (unsigned i = 0; i < l->n; i++)
+                        bprintf(buf, SIM_PAGE_SIZE, &len, "%u: %uMhz%s\n", i, l->mhz[i],
+                                l->mhz[i] == cur ? " *" : "");
+        }
+        return len > SIM_PAGE_SIZE ? -ENOSPC : (int) len;
+}
+
+static int pm_show(struct sim_node *n, const struct sim_caller *c, char *buf) {
+        struct sim_gpu *g = sim_node_obj(n);
+        int attr = (int) sim_node_arg(n), r;
+
+        if (attr == PM_VRAM_USED)
+                return sim_emit(buf, "%" PRIu64 "\n", g->sensors.vram_used_bytes);
+        r = sim_gpu_pm_check(g);
+        if (r < 0)
+                return r;
+        sim_telemetry_sync(g->m);
+        switch (attr) {
+        case PM_DPM_LEVEL:
+                return sim_emit(buf, "%s\n", g->perf_level);
+        case PM_THROTTLING_LOGGING:
+                return sim_emit(buf,
+                                "%s: thermal throttling logging %s, with interval %u seconds\n",
+                                g->func->bdf, g->throttling_interval_s ? "enabled" : "disabled",
+                                g->throttling_interval_s ? g->throttling_interval_s : 60);
+        default:
+                return show_levels(g, attr, buf);
+        }
+}
+
+static int pm_store(struct sim_node *n, const struct sim_caller *c, const char *buf, size_t len) {
+        static const char *const levels[] = { "auto",
+                                              "low",
+                                              "high",
+                                              "manual",
+                                              "profile_exit",
+                                              "profile_standard",
+                                              "profile_min_sclk",
+                                              "profile_min_mclk",
+                                              "profile_peak",
+                                              "perf_determinism" };
+        struct sim_gpu *g = sim_node_obj(n);
+        int attr = (int) sim_node_arg(n), r;
+        long v;
+
+        r = sim_gpu_pm_check(g);
+        if (r < 0)
+                return r;
+        switch (attr) {
+        case PM_DPM_LEVEL:
+                for (size_t i = 0; i < ELEMENTSOF(levels); i++)
+                        if (sysfs_streq(levels[i], buf)) {
+                                /* SMU 13.0.6 takes these three only */
+                                if (!streq(levels[i], "auto") && !streq(levels[i], "manual") &&
+                                    !streq(levels[i], "perf_determinism"))
+                                        return -EINVAL;
+                                snprintf(g->perf_level, sizeof(g->perf_level), "%s", levels[i]);
+                                return 0;
+                        }
+                return -EINVAL;
+        case PM_THROTTLING_LOGGING:
+                r = kstrtol(buf, 0, &v);
+                if (r < 0)
+                        return r;
+                if (v > 3600)
+                        return -EINVAL;
+                g->throttling_interval_s = v > 0 ? (unsigned) v : 0;
+                return 0;
+        default: {
+                /* a mask of levels ("0 2"): only in manual mode */
+                const struct sim_levels *l = dpm_levels(g, attr);
+                const char *p = buf;
+                bool any = false;
+
+                while (*p) {
+                        char *end;
+                        unsigned long lv;
+
+                        while (*p == ' ' || *p == '\n')
+                                p++;
+                        if (!*p)
+                                break;
+                        errno = 0;
+                        lv = strtoul(p, &end, 10);
+                        if (end == p || errno || lv >= l->n)
+                                return -EINVAL;
+                        any = true;
+                        p = end;
+                }
+                if (!any || !streq(g->perf_level, "manual"))
+                        return -EINVAL;
+                return 0;
+        }
+        }
+}
+
+static const struct sim_attr_ops pm_ops = { .show = pm_show, .store = pm_store };
+static const struct sim_attr_ops pm_ro_ops = { .show = pm_show };
+
+/* ---------------------------------------------------------------------------------------- */
+
+static void build_identity(struct sim_gpu *g, struct sim_node *d) {
+        const struct sim_product *p = g->prod;
+
+        if (g->unique_id)
+                sim_gpu_own(g, sim_text(d, "unique_id", 0444, "%016" PRIx64, g->unique_id));
+        else
+                sim_gpu_own(g, sim_raw(d, "unique_id", 0444, NULL, 0));
+        if (p->fru) {
+                sim_gpu_own(g, sim_text(d, "serial_number", 0444, "%s", g->serial));
+                sim_gpu_own(g, sim_text(d, "product_name", 0444, "%s", p->fru_product_name));
+                sim_gpu_own(g, sim_text(d, "product_number", 0444, "%s", p->fru_product_number));
+                sim_gpu_own(g, sim_text(d, "fru_id", 0444, "%s", p->fru_id));
+                sim_gpu_own(g, sim_text(d, "manufacturer", 0444, "%s", p->fru_manufacturer));
+        }
+        sim_gpu_own(g, sim_text(d, "vbios_version", 0444, "%s", p->vbios_version));
+        if (g->m->kernel.partition_config && p->vbios_build)
+                sim_gpu_own(g, sim_text(d, "vbios_build", 0444, "%s", p->vbios_build));
+        sim_gpu_own(g, sim_text(d, "mem_info_vram_total", 0444, "%" PRIu64, p->vram_bytes));
+        sim_gpu_own(g, sim_attr(d, "mem_info_vram_used", 0444, &pm_ro_ops, g, PM_VRAM_USED));
+        sim_gpu_own(g, sim_text(d, "mem_info_vis_vram_total", 0444, "%" PRIu64, p->vram_bytes));
+        sim_gpu_own(g, sim_text(d, "mem_info_gtt_total", 0444, "%" PRIu64, p->gtt_bytes));
+}
+
+static void build_partition_files(struct sim_gpu *g, struct sim_node *d) {
+        struct sim_machine *m = g->m;
+        unsigned nps_count = (unsigned) __builtin_popcount(g->nps_supported);
+
+        sim_gpu_own(g,
+                    sim_attr(d, "current_compute_partition", 0644, &sim_compute_current_ops, g, 0));
+        sim_gpu_own(g, sim_attr(d, "available_compute_partition", 0444, &sim_compute_available_ops,
+                                g, 0));
+        sim_gpu_own(g, sim_attr(d, "current_memory_partition", nps_count > 1 ? 0644 : 0444,
+                                &sim_memory_current_ops, g, 0));
+        if (nps_count > 1) {
+                char list[64];
+                size_t len = 0;
+
+                for (unsigned n = 1; n <= 8; n++)
+                        if (g->nps_supported & SIM_NPS_BIT(n))
+                                bprintf(list, sizeof(list), &len, "%sNPS%u", len ? ", " : "", n);
+                sim_gpu_own(g, sim_text(d, "available_memory_partition", 0444, "%s", list));
+        }
+        sim_gpu_own(g, sim_attr(d, "enforce_isolation", 0644, &sim_enforce_isolation_ops, g, 0));
+        sim_gpu_own(g, sim_attr(d, "run_cleaner_shader", 0200, &sim_cleaner_shader_ops, g, 0));
+        if (m->kernel.dkms)
+                sim_gpu_own(g, sim_attr(d, "compute_partition_mem_alloc_mode", 0644,
+                                        &sim_mem_alloc_mode_ops, g, 0));
+        if (m->kernel.partition_config) {
+                static const char *const res[] = { "xcc", "dma", "dec", "jpeg" };
+                unsigned hw = sim_compute_supported(g->prod->xcc);
+                struct sim_node *cpc = sim_gpu_own(g, sim_mkdir(d, "compute_partition_config"));
+                char list[64];
+                size_t len = 0;
+
+                for (int mode = 0; mode < _SIM_COMPUTE_MAX; mode++)
+                        if (hw & (1u << mode))
+                                bprintf(list, sizeof(list), &len, "%s%s", len ? ", " : "",
+                                        sim_compute_names[mode]);
+                sim_text(cpc, "supported_xcp_configs", 0444, "%s", list);
+                if (g->nps_supported)
+                        sim_attr(cpc, "supported_nps_configs", 0444, &sim_xcp_nps_configs_ops, g,
+                                 0);
+                sim_attr(cpc, "xcp_config", 0644, &sim_xcp_config_ops, g, 0);
+                for (int r = 0; r < 4; r++) {
+                        struct sim_node *sub = sim_mkdir(cpc, res[r]);
+
+                        sim_attr(sub, "num_inst", 0400, &sim_xcp_resource_ops, g,
+                                 SIM_XCP_RES_ARG(r, 0));
+                        sim_attr(sub, "num_shared", 0400, &sim_xcp_resource_ops, g,
+                                 SIM_XCP_RES_ARG(r, 1));
+                }
+        }
+}
+
+static void build_pm(struct sim_gpu *g, struct sim_node *d) {
+        static const char *const clocks[] = { "pp_dpm_sclk", "pp_dpm_mclk", "pp_dpm_socclk",
+                                              "pp_dpm_fclk", "pp_dpm_vclk", "pp_dpm_dclk" };
+
+        sim_gpu_own(g, sim_attr(d, "gpu_metrics", 0444, &sim_gpu_metrics_ops, g, 0));
+        sim_gpu_own(g, sim_attr(d, "gpu_busy_percent", 0444, &sim_busy_ops, g, 0));
+        sim_gpu_own(g, sim_attr(d, "mem_busy_percent", 0444, &sim_busy_ops, g, 1));
+        sim_gpu_own(g, sim_attr(d, "power_dpm_force_performance_level", 0644, &pm_ops, g,
+                                PM_DPM_LEVEL));
+        for (size_t i = 0; i < ELEMENTSOF(clocks); i++)
+                sim_gpu_own(g, sim_attr(d, clocks[i], 0644, &pm_ops, g, PM_DPM_SCLK + (int) i));
+        sim_gpu_own(g, sim_attr(d, "thermal_throttling_logging", 0644, &pm_ops, g,
+                                PM_THROTTLING_LOGGING));
+}
+
+static void build_firmware(struct sim_gpu *g, struct sim_node *d) {
+        struct sim_node *fw = sim_gpu_own(g, sim_mkdir(d, "fw_version"));
+
+        for (size_t i = 0; i < _SIM_FW_MAX; i++) {
+                char name[32];
+
+                snprintf(name, sizeof(name), "%s_fw_version", sim_fw_names[i]);
+                sim_text(fw, name, 0444, "0x%08x", g->prod->fw[i]);
+        }
+}
+
+/* One DRM device under @parent: its card and render node, and the class/drm links. */
+static void build_drm_node(struct sim_gpu *g, const char *parent, const char *name, int minor) {
+        struct sim_fs *fs = g->m->fs;
+        char dir[256], link[300];
+        struct sim_node *d;
+
+        snprintf(dir, sizeof(dir), "%s/drm/%s", parent, name);
+        d = sim_mkdir(sim_fs_root(fs), dir);
+        sim_text(d, "dev", 0444, "226:%d", minor);
+        snprintf(link, sizeof(link), "%s/device", dir);
+        sim_link(fs, link, parent);
+        snprintf(link, sizeof(link), "%s/subsystem", dir);
+        sim_link(fs, link, "class/drm");
+        snprintf(link, sizeof(link), "class/drm/%s", name);
+        sim_gpu_own(g, sim_link(fs, link, dir));
+}
+
+/* §1.3: eight DRM devices per GPU, minors render first, lowest free. A partition whose render
+ * minor cannot be had is skipped (as "Skip xcp node #%d when out of drm node resource"). */
+static void build_drm(struct sim_gpu *g) {
+        struct sim_machine *m = g->m;
+        struct sim_node *root = sim_fs_root(m->fs);
+
+        for (int p = 0; p < SIM_MAX_XCP; p++) {
+                char parent[256], name[32];
+                int render = sim_bitmap_alloc(m->render_used, 64, 0), card, xcp = -1;
+
+                if (render < 0)
+                        break;
+                card = sim_bitmap_alloc(m->card_used, 256, 0);
+                if (card < 0) {
+                        sim_bitmap_free(m->render_used, render);
+                        break;
+                }
+                if (p > 0) {
+                        xcp = sim_bitmap_alloc(m->xcp_used, 64, 0);
+                        if (xcp < 0) {
+                                sim_bitmap_free(m->render_used, render);
+                                sim_bitmap_free(m->card_used, card);
+                                break;
+                        }
+                }
+                g->render[p] = 128 + render;
+                g->card[p] = card;
+                g->xcp[p] = xcp;
+                if (p == 0) {
+                        snprintf(parent, sizeof(parent), "%s", g->func->path);
+                        sim_gpu_own(g, sim_mkdir(sim_lookup(m->fs, parent), "drm"));
+                } else {
+                        char link[300];
+
+                        snprintf(parent, sizeof(parent), "devices/platform/amdgpu_xcp_%d", xcp);
+                        sim_gpu_own(g, sim_mkdir(root, parent));
+                        snprintf(link, sizeof(link), "%s/subsystem", parent);
+                        sim_link(m->fs, link, "bus/platform");
+                        snprintf(link, sizeof(link), "bus/platform/devices/amdgpu_xcp_%d", xcp);
+                        sim_gpu_own(g, sim_link(m->fs, link, parent));
+                }
+                snprintf(name, sizeof(name), "card%d", card);
+                build_drm_node(g, parent, name, card);
+                snprintf(name, sizeof(name), "renderD%d", 128 + render);
+                build_drm_node(g, parent, name, 128 + render);
+        }
+}
+
+static void build_hwmon(struct sim_gpu *g) {
+        struct sim_machine *m = g->m;
+        const struct sim_product *p = g->prod;
+        char dir[256], link[300];
+        struct sim_node *h;
+        int idx = sim_bitmap_alloc(m->hwmon_used, 256, 0);
+
+        if (idx < 0)
+                return;
+        g->hwmon = idx;
+        snprintf(dir, sizeof(dir), "%s/hwmon/hwmon%d", g->func->path, idx);
+        sim_gpu_own(g, sim_mkdir(sim_lookup(m->fs, g->func->path), "hwmon"));
+        h = sim_mkdir(sim_fs_root(m->fs), dir);
+        for (int a = 0; a < _SIM_HW_MAX; a++) {
+                bool rw = a == SIM_HW_POWER1_CAP || a == SIM_HW_POWER2_CAP;
+
+                if (a >= SIM_HW_POWER2_CAP && a <= SIM_HW_POWER2_LABEL && !p->ppt1)
+                        continue;
+                if ((a == SIM_HW_TEMP2_CRIT_HYST && !p->junction_crit_hyst_c) ||
+                    (a == SIM_HW_TEMP3_CRIT_HYST && !p->mem_crit_hyst_c))
+                        continue;
+                sim_attr(h, sim_hwmon_names[a], rw ? 0644 : 0444, &sim_hwmon_ops, g, a);
+        }
+        snprintf(link, sizeof(link), "%s/device", dir);
+        sim_link(m->fs, link, g->func->path);
+        snprintf(link, sizeof(link), "%s/subsystem", dir);
+        sim_link(m->fs, link, "class/hwmon");
+        snprintf(link, sizeof(link), "class/hwmon/hwmon%d", idx);
+        sim_gpu_own(g, sim_link(m->fs, link, dir));
+}
+
+int sim_gpu_attach(struct sim_gpu *g) {
+        struct sim_node *d = sim_lookup(g->m->fs, g->func->path);
+
+        if (!d)
+                return -ENOENT;
+        sim_memory_on_probe(g);
+        g->xcp_config_view = g->compute;
+        for (int p = 0; p < SIM_MAX_XCP; p++)
+                g->enforce_isolation[p] = 0;
+        build_identity(g, d);
+        build_partition_files(g, d);
+        build_pm(g, d);
+        build_firmware(g, d);
+        build_drm(g);
+        build_hwmon(g);
+        g->attached = true;
+        g->kfd_lost = false;
+        sim_topology_add_gpu(g);
+        sim_topology_refresh(g->m);
+        return 0;
+}
+
+void sim_gpu_detach(struct sim_gpu *g) {
+        struct sim_machine *m = g->m;
+
+        if (!g->attached)
+                return;
+        sim_topology_remove_gpu(g);
+        sim_topology_refresh(m);
+        for (size_t i = g->n_owned; i > 0; i--)
+                sim_remove(g->owned[i - 1]);
+        g->n_owned = 0;
+        for (int p = 0; p < SIM_MAX_XCP; p++) {
+                if (g->render[p] >= 0)
+                        sim_bitmap_free(m->render_used, g->render[p] - 128);
+                sim_bitmap_free(m->card_used, g->card[p]);
+                sim_bitmap_free(m->xcp_used, g->xcp[p]);
+                g->card[p] = g->render[p] = g->xcp[p] = -1;
+        }
+        sim_bitmap_free(m->hwmon_used, g->hwmon);
+        g->hwmon = -1;
+        g->attached = false;
+        sim_memory_on_remove(g);
+}

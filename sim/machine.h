@@ -1,0 +1,323 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * amdsmi-sim: the machine model. The state of a simulated server (spec amdgpu-sysfs.md §9):
+ * its PCI functions, the AMD GPUs among them with their product, driver, partition modes,
+ * power limits and sensors, and the kernel generation that decides where kernels differ.
+ * The sysfs tree is built from this state (build.c) and the rules change it (rule-*.c).
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "util.h"
+
+struct sim_fs;
+struct sim_node;
+
+/* Compute partition modes in the kernel's enum order (§2.1). */
+enum sim_compute {
+        SIM_SPX,
+        SIM_DPX,
+        SIM_TPX,
+        SIM_QPX,
+        SIM_CPX,
+        _SIM_COMPUTE_MAX,
+        SIM_COMPUTE_UNKNOWN = -1,
+};
+
+/* NPS modes are their partition count (1, 2, 4, 8; 3 and 6 exist in the kernel's table);
+ * a set of them is a bit mask of 1 << n. */
+#define SIM_NPS_BIT(n) (1u << (n))
+#define SIM_NPS_VALID_MASK (SIM_NPS_BIT(1) | SIM_NPS_BIT(2) | SIM_NPS_BIT(4) | SIM_NPS_BIT(8))
+
+/* What the guest or host sees of a GPU function (§7.2, virtualization.md §2). Only bare
+ * metal is built so far; the others name the states the SR-IOV presets will use. */
+enum sim_role {
+        SIM_ROLE_BAREMETAL,
+        SIM_ROLE_HOST_PF, /* PF under gim: no DRM, hwmon or KFD; VFs below it */
+        SIM_ROLE_GUEST_1VF,
+        SIM_ROLE_GUEST_MULTIVF,
+        _SIM_ROLE_MAX,
+};
+
+enum sim_driver_id {
+        SIM_DRV_NONE = -1,
+        SIM_DRV_AMDGPU,
+        SIM_DRV_GIM,
+        SIM_DRV_VFIO_PCI,
+        SIM_DRV_PCIEPORT,
+        SIM_DRV_K10TEMP,
+        SIM_DRV_AST,
+        _SIM_DRV_MAX,
+};
+
+enum sim_func_kind {
+        SIM_FUNC_GPU,
+        SIM_FUNC_ROOT_PORT,
+        SIM_FUNC_SWITCH_UP,
+        SIM_FUNC_SWITCH_DOWN,
+        SIM_FUNC_BMC_BRIDGE,
+        SIM_FUNC_BMC_VGA,
+        SIM_FUNC_DF, /* CPU data fabric function (k10temp) */
+};
+
+#define SIM_MAX_LEVELS 8
+#define SIM_MAX_XCP 8 /* partitions per GPU (MAX_XCP) */
+#define SIM_MAX_GPUS 64
+
+struct sim_levels {
+        unsigned n;
+        unsigned mhz[SIM_MAX_LEVELS];
+};
+
+struct sim_limits_w {
+        uint32_t min, max, def;
+};
+
+enum {
+        SIM_FW_VCE,
+        SIM_FW_UVD,
+        SIM_FW_MC,
+        SIM_FW_ME,
+        SIM_FW_PFP,
+        SIM_FW_CE,
+        SIM_FW_RLC,
+        SIM_FW_RLC_SRLC,
+        SIM_FW_RLC_SRLG,
+        SIM_FW_RLC_SRLS,
+        SIM_FW_MEC,
+        SIM_FW_MEC2,
+        SIM_FW_SOS,
+        SIM_FW_ASD,
+        SIM_FW_TA_RAS,
+        SIM_FW_TA_XGMI,
+        SIM_FW_SMC,
+        SIM_FW_SDMA,
+        SIM_FW_SDMA2,
+        SIM_FW_VCN,
+        SIM_FW_DMCU,
+        SIM_FW_IMU,
+        _SIM_FW_MAX,
+};
+extern const char *const sim_fw_names[_SIM_FW_MAX];
+
+/* A product: what every GPU of that kind shares. */
+struct sim_product {
+        char *name; /* "MI300X" */
+        char *base; /* the built-in product it derives from, if another */
+        uint16_t device_id, vf_device_id, subsystem_vendor, subsystem_device;
+        uint8_t revision;
+        uint32_t pci_class;
+        unsigned xcc, cu_per_xcc;
+        bool apu;
+        unsigned gc[3]; /* 9.4.3 */
+        uint32_t gfx_target_version;
+        uint64_t vram_bytes, gtt_bytes, kfd_memory_bytes;
+        unsigned nps_supported; /* SIM_NPS_BIT set; empty: fixed NPS1 (APU, VF) */
+        struct sim_limits_w power_cap_w;
+        bool ppt1;
+        struct sim_limits_w ppt1_w;
+        unsigned sdma_engines, vcn, jpeg_per_vcn;
+        struct sim_levels sclk, mclk, socclk, fclk, vclk, dclk;
+        int junction_crit_c, junction_crit_hyst_c, junction_emergency_c; /* hyst 0: none */
+        int mem_crit_c, mem_crit_hyst_c, mem_emergency_c;
+        char *vbios_version, *vbios_build; /* build: NULL if none */
+        bool fru;
+        char *fru_product_name, *fru_product_number, *fru_manufacturer, *fru_id;
+        char *serial_prefix;
+        uint32_t fw[_SIM_FW_MAX];
+        unsigned idle_power_w, mem_max_bandwidth_gbs, hbm_width, max_engine_clk_mhz;
+        uint32_t kfd_capability, kfd_capability2;
+};
+
+/* Where kernels differ, the machine picks (§2.3, §5.2, §2.5, §2.1). */
+struct sim_kernel {
+        unsigned gpu_metrics_revision; /* default of each GPU */
+        bool nps_compat_newer;         /* compatible-NPS sets (newer) or partition counts */
+        bool dkms;                     /* ROCm/amdgpu: EPERM on partition files in reset */
+        bool partition_config;         /* compute_partition_config/, vbios_build */
+};
+
+struct sim_cpu {
+        unsigned sockets, cores_per_socket, threads_per_core;
+        uint64_t memory_bytes_per_socket;
+        unsigned max_clock_mhz;
+};
+
+/* Initial sensor values (the state at step 0 of the telemetry). */
+struct sim_sensors {
+        unsigned power_w, junction_c, mem_c, sclk_mhz, mclk_mhz;
+        unsigned gpu_busy_percent, mem_busy_percent;
+        uint64_t vram_used_bytes;
+};
+
+/* Living telemetry (telemetry.c). */
+struct sim_telemetry {
+        uint64_t step;
+        unsigned power_w, junction_c, mem_c, vrsoc_c, sclk_mhz, mclk_mhz;
+        unsigned gpu_busy, mem_busy;
+        uint64_t energy_acc; /* 15.259 µJ units */
+        uint64_t gfx_activity_acc, mem_activity_acc, accumulation_counter;
+        uint64_t prochot_residency_acc, ppt_residency_acc, socket_thm_residency_acc;
+        uint64_t vr_thm_residency_acc, hbm_thm_residency_acc;
+        uint64_t pcie_bandwidth_acc, pcie_bandwidth_inst;
+        uint64_t xgmi_read_acc[8], xgmi_write_acc[8];
+        uint64_t gfx_busy_acc[SIM_MAX_XCP * 8]; /* per XCC, in GPU XCC order */
+        uint64_t gfx_below_host_limit_acc[SIM_MAX_XCP * 8];
+};
+
+struct sim_machine;
+struct sim_gpu;
+
+struct sim_func {
+        struct sim_machine *m;
+        enum sim_func_kind kind;
+        char bdf[16];
+        uint32_t domain;
+        uint8_t bus, dev, fn;
+        struct sim_func *upstream; /* the bridge above; NULL on a root bus */
+        char *path;                /* "devices/pci0000:00/0000:00:01.1/..." */
+        uint16_t vendor, device, subsystem_vendor, subsystem_device;
+        uint8_t revision;
+        uint32_t class_code;
+        bool pcie;
+        const char *link_speed, *link_speed_max; /* "32.0 GT/s PCIe" */
+        unsigned link_width, link_width_max;
+        int numa_node;
+        int driver;            /* enum sim_driver_id, SIM_DRV_NONE when unbound */
+        char *driver_override; /* NULL: "(null)" */
+        unsigned enable_cnt;
+        unsigned iommu_group, irq;
+        uint64_t bar_start[6], bar_size[6];
+        struct sim_gpu *gpu; /* SIM_FUNC_GPU */
+        int hwmon;           /* k10temp's hwmon index, -1 */
+        int card;            /* BMC VGA's DRM card, -1 */
+};
+
+struct sim_gpu {
+        struct sim_machine *m;
+        struct sim_func *func;
+        unsigned index; /* among the GPUs, in probe (BDF) order */
+        const struct sim_product *prod;
+        enum sim_role role;
+        unsigned nps_supported;
+        unsigned nps_current, nps_requested; /* requested 0: none */
+        bool nps_armed;                      /* the hive went down with a request: apply at probe */
+        enum sim_compute compute;
+        unsigned kfd_users;
+        bool in_reset;
+        uint32_t cap_w;
+        struct sim_limits_w cap_limits_w;
+        uint32_t ppt1_cap_w;
+        struct sim_limits_w ppt1_limits_w;
+        int64_t platform_limit_w; /* the BMC's out-of-band limit, -1: none */
+        uint64_t hive_id, unique_id;
+        char *serial;
+        unsigned metrics_rev;
+        struct sim_sensors sensors;
+
+        /* runtime state, not part of the description */
+        struct sim_telemetry tel;
+        char perf_level[24];
+        unsigned enforce_isolation[SIM_MAX_XCP];
+        int switch_error; /* injected errno of the next partition switch(es) */
+        bool switch_error_always;
+        bool kfd_lost; /* KFD re-init failed (EIO): no KFD nodes */
+        bool attached; /* amdgpu bound: driver files present */
+        int card[SIM_MAX_XCP], render[SIM_MAX_XCP], xcp[SIM_MAX_XCP]; /* -1 none */
+        int hwmon;
+        unsigned throttling_interval_s;   /* thermal_throttling_logging, 0: disabled */
+        enum sim_compute xcp_config_view; /* compute_partition_config/xcp_config */
+        bool mem_alloc_all;               /* compute_partition_mem_alloc_mode: ALL (else CAPPING) */
+        /* nodes the driver created (removed at unbind) */
+        struct sim_node **owned;
+        size_t n_owned, cap_owned;
+};
+
+struct sim_kfd_entry {
+        struct sim_gpu *gpu;
+        unsigned part;
+        uint16_t gpu_id;
+};
+
+struct sim_machine {
+        char *name, *description;
+        struct sim_kernel kernel;
+        struct sim_cpu cpu;
+        bool bmc_vga;
+
+        struct sim_product **products;
+        size_t n_products;
+        struct sim_func **funcs; /* sorted by BDF */
+        size_t n_funcs;
+        struct sim_gpu **gpus; /* BDF order */
+        size_t n_gpus;
+
+        /* KFD topology: GPU partition nodes in list order (after the CPU nodes) */
+        uint64_t kfd_generation;
+        struct sim_kfd_entry kfd[SIM_MAX_GPUS * SIM_MAX_XCP];
+        size_t n_kfd;
+
+        /* allocators (lowest free, as the kernel's IDAs) */
+        uint64_t card_used[4], render_used[1], xcp_used[1], hwmon_used[4];
+
+        /* dynamic IDs added through new_id, per driver */
+        struct {
+                uint16_t vendor, device;
+        } dynids[_SIM_DRV_MAX][16];
+        unsigned n_dynids[_SIM_DRV_MAX];
+
+        /* telemetry */
+        uint64_t seed;
+        bool frozen;
+        struct timespec start;
+
+        struct sim_fs *fs;
+};
+
+extern const char *const sim_compute_names[_SIM_COMPUTE_MAX];
+extern const char *const sim_role_names[_SIM_ROLE_MAX];
+extern const char *const sim_driver_names[_SIM_DRV_MAX];
+
+/* Partition rules (§2.2, §2.3). */
+unsigned sim_compute_parts(enum sim_compute mode, unsigned xcc);
+unsigned sim_compute_supported(unsigned xcc); /* mask of 1 << mode */
+unsigned sim_compute_available(const struct sim_gpu *g, unsigned nps);
+enum sim_compute sim_compute_auto(const struct sim_gpu *g, unsigned nps);
+unsigned sim_nps_mem_parts(const struct sim_gpu *g, unsigned nps);
+unsigned sim_gpu_parts(const struct sim_gpu *g);
+/* True for GPUs in one XGMI hive (a GPU without one is its own). */
+bool sim_same_hive(const struct sim_gpu *a, const struct sim_gpu *b);
+/* The power limit the device enforces and reports: min(cap, platform limit). */
+uint32_t sim_gpu_effective_cap_w(const struct sim_gpu *g);
+
+/* Loading and describing. Errors are printed to stderr, naming the field at fault. */
+int sim_machine_load(const char *name_or_file, struct sim_machine **ret);
+int sim_machine_load_json(const char *text, const char *origin, struct sim_machine **ret);
+struct sim_machine *sim_machine_free(struct sim_machine *m);
+/* The full description, which loads back into the same machine. */
+int sim_machine_dump(const struct sim_machine *m, char **ret_json);
+
+struct sim_func *sim_machine_func(struct sim_machine *m, const char *bdf);
+struct sim_gpu *sim_machine_gpu(struct sim_machine *m, const char *bdf);
+
+/* Presets (presets.c). */
+struct sim_preset {
+        const char *name, *json;
+};
+extern const struct sim_preset sim_presets[];
+extern const size_t sim_n_presets;
+const struct sim_preset *sim_preset_find(const char *name);
+/* The built-in products (copied into a machine that uses them). */
+extern const struct sim_product sim_builtin_products[];
+extern const size_t sim_n_builtin_products;
+
+/* Out-of-band controls (the control socket will call these; so do the command-line test
+ * hooks). Each takes the fs lock itself. */
+int sim_set_platform_limit(struct sim_machine *m, const char *bdf, int64_t watts);
+int sim_set_kfd_users(struct sim_machine *m, const char *bdf, unsigned users);
+int sim_set_in_reset(struct sim_machine *m, const char *bdf, bool in_reset);
+int sim_inject_switch_error(struct sim_machine *m, const char *bdf, int err, bool always);

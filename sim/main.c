@@ -1,0 +1,629 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * amdsmi-sim: the command line. mount, snapshot, run, dump-machine, --list-machines.
+ *
+ * Threads: the FUSE loop runs at most 8 worker threads (4 kept idle); the simulator starts no
+ * other thread but, under `run`, the one that runs that loop. `run` unshares its mount and PID
+ * namespaces before any thread exists.
+ */
+#include "config.h"
+
+#include <fcntl.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "fs.h"
+#include "machine.h"
+#include "tree.h"
+
+enum {
+        EXIT_USAGE = 2,
+        EXIT_MACHINE = 3,
+};
+
+#define HOOKS_MAX 64
+
+struct hook {
+        enum {
+                HOOK_KFD_USERS,
+                HOOK_IN_RESET,
+                HOOK_PLATFORM_LIMIT,
+                HOOK_SWITCH_ERROR
+        } kind;
+        char bdf[16];
+        long long value;
+        bool always;
+};
+
+struct options {
+        const char *machine;
+        uint64_t seed;
+        bool seed_set, frozen, foreground;
+        struct hook hooks[HOOKS_MAX];
+        size_t n_hooks;
+        char **cmd; /* run: after "--" */
+};
+
+static void help(void) {
+        printf("Usage: amdsmi-sim [OPTIONS] COMMAND ...\n"
+               "\n"
+               "A simulated AMD Instinct GPU server: the amdgpu, KFD, hwmon and PCI sysfs of a\n"
+               "whole machine, served through FUSE, with the kernel's behaviour on writes.\n"
+               "\n"
+               "Commands:\n"
+               "  mount DIR             Serve the simulated sysfs at DIR (in the background\n"
+               "                        unless -f); stop it with fusermount3 -u DIR\n"
+               "  snapshot DIR          Write the same tree as a plain directory tree into DIR\n"
+               "                        (created, or empty)\n"
+               "  run -- CMD [ARG...]   Run CMD in private mount and PID namespaces with the\n"
+               "                        simulated tree mounted over /sys (root only)\n"
+               "  dump-machine NAME|FILE\n"
+               "                        Print the full JSON description of a machine\n"
+               "  list-machines         List the built-in machines (also --list-machines)\n"
+               "\n"
+               "Options:\n"
+               "  -m, --machine NAME|FILE.json  The machine (default: mi300x-8)\n"
+               "      --seed N                  Seed of the living telemetry (reproducible runs)\n"
+               "      --frozen                  Telemetry stands still (golden tests)\n"
+               "  -f, --foreground              mount: stay in the foreground\n"
+               "      --kfd-users BDF=N         N processes use the GPU through KFD\n"
+               "      --in-reset BDF            The GPU is in a reset\n"
+               "      --platform-limit BDF=W    The BMC limits the GPU's power to W watts\n"
+               "      --inject-switch-error BDF=ERRNO[:always]\n"
+               "                                The next (or every) compute partition switch\n"
+               "                                of the GPU fails with ERRNO (EIO: KFD re-init)\n"
+               "  -h, --help                    Show this help\n"
+               "      --version                 Show the version\n"
+               "\n"
+               "Exit status:\n"
+               "  0  success; for run, CMD's exit status (128+N when a signal N ended it,\n"
+               "     127 when CMD was not found, 126 when it could not be executed)\n"
+               "  1  the simulator failed (mount, namespaces, writing the snapshot)\n"
+               "  2  usage error\n"
+               "  3  the machine description is invalid or unknown\n");
+}
+
+_printf_(1, 2) static int usage_error(const char *fmt, ...) {
+        va_list ap;
+
+        fprintf(stderr, "amdsmi-sim: ");
+        va_start(ap, fmt);
+        vfprintf(stderr, fmt, ap);
+        va_end(ap);
+        fprintf(stderr, "\nTry 'amdsmi-sim --help'.\n");
+        return EXIT_USAGE;
+}
+
+static int parse_errno(const char *s, int *ret) {
+        static const struct {
+                const char *name;
+                int err;
+        } names[] = {
+                { "EIO", EIO },       { "EBUSY", EBUSY },   { "EINVAL", EINVAL },
+                { "EPERM", EPERM },   { "ENODEV", ENODEV }, { "ETIME", ETIME },
+                { "ENOMEM", ENOMEM }, { "EAGAIN", EAGAIN }, { "EOPNOTSUPP", EOPNOTSUPP },
+        };
+        char *end;
+        long v;
+
+        for (size_t i = 0; i < ELEMENTSOF(names); i++)
+                if (streq(names[i].name, s)) {
+                        *ret = names[i].err;
+                        return 0;
+                }
+        v = strtol(s, &end, 10);
+        if (*s && !*end && v > 0 && v < 4096) {
+                *ret = (int) v;
+                return 0;
+        }
+        return -EINVAL;
+}
+
+/* "BDF=VALUE" or "BDF" */
+static int parse_hook(struct options *o, int kind, const char *opt, const char *arg) {
+        struct hook *h;
+        const char *eq = strchr(arg, '=');
+        size_t blen = eq ? (size_t) (eq - arg) : strlen(arg);
+        char *end;
+
+        if (o->n_hooks == HOOKS_MAX)
+                return usage_error("%s: too many", opt);
+        h = &o->hooks[o->n_hooks];
+        *h = (struct hook){ .kind = kind };
+        if (blen == 0 || blen >= sizeof(h->bdf))
+                return usage_error("%s %s: expected a PCI address like 0000:05:00.0", opt, arg);
+        memcpy(h->bdf, arg, blen);
+        if (kind == HOOK_IN_RESET) {
+                if (eq)
+                        return usage_error("%s %s: takes a PCI address only", opt, arg);
+        } else if (!eq || !eq[1]) {
+                return usage_error("%s %s: expected BDF=VALUE", opt, arg);
+        } else if (kind == HOOK_SWITCH_ERROR) {
+                _cleanup_free_ char *name = strdup(eq + 1);
+                char *colon = name ? strchr(name, ':') : NULL;
+                int err;
+
+                if (!name)
+                        return 1;
+                if (colon) {
+                        if (!streq(colon, ":always"))
+                                return usage_error("%s %s: only \":always\" may follow the errno",
+                                                   opt, arg);
+                        *colon = '\0';
+                        h->always = true;
+                }
+                if (parse_errno(name, &err) < 0)
+                        return usage_error("%s %s: \"%s\" is not an errno (EIO, EBUSY, ... or a "
+                                           "number)",
+                                           opt, arg, name);
+                h->value = err;
+        } else {
+                errno = 0;
+                h->value = strtoll(eq + 1, &end, 10);
+                if (errno || *end || h->value < 0 || h->value > (1 << 20))
+                        return usage_error("%s %s: \"%s\" is not a count or watts", opt, arg,
+                                           eq + 1);
+        }
+        o->n_hooks++;
+        return 0;
+}
+
+static int apply_hooks(struct sim_machine *m, const struct options *o) {
+        for (size_t i = 0; i < o->n_hooks; i++) {
+                const struct hook *h = &o->hooks[i];
+                int r;
+
+                switch (h->kind) {
+                case HOOK_KFD_USERS:
+                        r = sim_set_kfd_users(m, h->bdf, (unsigned) h->value);
+                        break;
+                case HOOK_IN_RESET:
+                        r = sim_set_in_reset(m, h->bdf, true);
+                        break;
+                case HOOK_PLATFORM_LIMIT:
+                        r = sim_set_platform_limit(m, h->bdf, h->value);
+                        break;
+                default:
+                        r = sim_inject_switch_error(m, h->bdf, (int) h->value, h->always);
+                        break;
+                }
+                if (r == -ENODEV)
+                        return usage_error("%s: no GPU at this address in machine %s", h->bdf,
+                                           m->name);
+                if (r < 0)
+                        return usage_error("%s: %s", h->bdf, strerror(-r));
+        }
+        return 0;
+}
+
+/* The machine and its tree, ready to serve. */
+static int load(const struct options *o, struct sim_machine **ret_m, struct sim_fs **ret_fs) {
+        struct sim_machine *m = NULL;
+        struct sim_fs *fs = NULL;
+        int r;
+
+        r = sim_machine_load(o->machine, &m);
+        if (r < 0)
+                return EXIT_MACHINE;
+        if (o->seed_set)
+                m->seed = o->seed;
+        else if (getrandom(&m->seed, sizeof(m->seed), GRND_NONBLOCK) != sizeof(m->seed))
+                m->seed = (uint64_t) time(NULL) ^ (uint64_t) getpid() << 32;
+        m->frozen = o->frozen;
+        r = apply_hooks(m, o);
+        if (r != 0) {
+                sim_machine_free(m);
+                return r;
+        }
+        r = sim_fs_new(&fs);
+        if (r >= 0)
+                r = sim_tree_build(m, fs);
+        if (r < 0) {
+                fprintf(stderr, "amdsmi-sim: cannot build the tree of %s: %s\n", m->name,
+                        strerror(-r));
+                sim_fs_free(fs);
+                sim_machine_free(m);
+                return EXIT_FAILURE;
+        }
+        *ret_m = m;
+        *ret_fs = fs;
+        return 0;
+}
+
+static int cmd_list(void) {
+        for (size_t i = 0; i < sim_n_presets; i++) {
+                struct sim_machine *m;
+
+                if (sim_machine_load(sim_presets[i].name, &m) < 0)
+                        return EXIT_MACHINE;
+                printf("%-14s %s\n", m->name, m->description);
+                sim_machine_free(m);
+        }
+        return 0;
+}
+
+static int cmd_dump(const char *name) {
+        _cleanup_free_ char *json = NULL;
+        struct sim_machine *m;
+        int r;
+
+        if (sim_machine_load(name, &m) < 0)
+                return EXIT_MACHINE;
+        r = sim_machine_dump(m, &json);
+        sim_machine_free(m);
+        if (r < 0) {
+                fprintf(stderr, "amdsmi-sim: %s\n", strerror(-r));
+                return EXIT_FAILURE;
+        }
+        printf("%s\n", json);
+        return 0;
+}
+
+static int check_dir(const char *dir) {
+        struct stat st;
+
+        if (stat(dir, &st) < 0)
+                return usage_error("%s: %s", dir, strerror(errno));
+        if (!S_ISDIR(st.st_mode))
+                return usage_error("%s: not a directory", dir);
+        return 0;
+}
+
+static int cmd_mount(const struct options *o, const char *dir) {
+        struct sim_serve_config cfg = {
+                .mountpoint = dir,
+                .foreground = o->foreground,
+                .allow_other = geteuid() == 0,
+                .auto_unmount = true,
+        };
+        struct sim_machine *m;
+        struct sim_fs *fs;
+        int r;
+
+        r = check_dir(dir);
+        if (r != 0)
+                return r;
+        r = load(o, &m, &fs);
+        if (r != 0)
+                return r;
+        r = sim_fs_mount(fs, &cfg);
+        if (r < 0)
+                fprintf(stderr, "amdsmi-sim: cannot mount at %s\n", dir);
+        else {
+                r = sim_fs_daemonize(fs, o->foreground);
+                if (r >= 0)
+                        r = sim_fs_loop(fs);
+                sim_fs_unmount(fs);
+        }
+        sim_fs_free(fs);
+        sim_machine_free(m);
+        return r < 0 ? EXIT_FAILURE : 0;
+}
+
+static int cmd_snapshot(const struct options *o, const char *dir) {
+        struct sim_machine *m;
+        struct sim_fs *fs;
+        int r;
+
+        {
+                _cleanup_(closedirp) DIR *d = opendir(dir);
+                struct dirent *de;
+
+                if (!d && errno != ENOENT)
+                        return usage_error("%s: %s", dir, strerror(errno));
+                while (d && (de = readdir(d)))
+                        if (!streq(de->d_name, ".") && !streq(de->d_name, ".."))
+                                return usage_error("%s: not empty", dir);
+        }
+        r = load(o, &m, &fs);
+        if (r != 0)
+                return r;
+        if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+                r = -errno;
+                fprintf(stderr, "amdsmi-sim: %s: %s\n", dir, strerror(-r));
+        } else {
+                r = sim_fs_snapshot(fs, dir);
+                if (r < 0)
+                        fprintf(stderr, "amdsmi-sim: writing the snapshot into %s: %s\n", dir,
+                                strerror(-r));
+        }
+        sim_fs_free(fs);
+        sim_machine_free(m);
+        return r < 0 ? EXIT_FAILURE : 0;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* run */
+
+static volatile pid_t forward_to;
+
+static void forward_signal(int sig) {
+        if (forward_to > 0)
+                kill(forward_to, sig);
+}
+
+static void forward_signals(void) {
+        static const int sigs[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2 };
+        struct sigaction sa = { .sa_handler = forward_signal, .sa_flags = SA_RESTART };
+
+        sigemptyset(&sa.sa_mask);
+        for (size_t i = 0; i < ELEMENTSOF(sigs); i++)
+                sigaction(sigs[i], &sa, NULL);
+}
+
+static int exit_status(int status) {
+        if (WIFEXITED(status))
+                return WEXITSTATUS(status);
+        if (WIFSIGNALED(status))
+                return 128 + WTERMSIG(status);
+        return EXIT_FAILURE;
+}
+
+/* What CMD finds in its environment; the control socket will be exported here
+ * (AMDSMI_SIM_CTL) when it exists. */
+static int run_environment(const char *ctl_socket) {
+        if (ctl_socket && setenv("AMDSMI_SIM_CTL", ctl_socket, 1) < 0)
+                return -errno;
+        return 0;
+}
+
+/* PID 1 of the new PID namespace: mounts its /proc, starts CMD, passes signals on, reaps
+ * orphans, and ends with CMD's status. */
+_Noreturn static void run_init(char **cmd) {
+        pid_t child;
+        int status;
+
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+            mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
+                fprintf(stderr, "amdsmi-sim: run: cannot mount /proc of the PID namespace: %m\n");
+                _exit(EXIT_FAILURE);
+        }
+        if (run_environment(NULL) < 0)
+                _exit(EXIT_FAILURE);
+        child = fork();
+        if (child < 0) {
+                fprintf(stderr, "amdsmi-sim: run: fork: %m\n");
+                _exit(EXIT_FAILURE);
+        }
+        if (child == 0) {
+                sigset_t none;
+
+                sigemptyset(&none);
+                sigprocmask(SIG_SETMASK, &none, NULL);
+                signal(SIGPIPE, SIG_DFL);
+                execvp(cmd[0], cmd);
+                fprintf(stderr, "amdsmi-sim: run: %s: %m\n", cmd[0]);
+                _exit(errno == ENOENT ? 127 : 126);
+        }
+        forward_to = child;
+        forward_signals();
+        for (;;) {
+                pid_t p = wait(&status);
+
+                if (p == child)
+                        _exit(exit_status(status));
+                if (p < 0 && errno != EINTR)
+                        _exit(EXIT_FAILURE);
+        }
+}
+
+static void *loop_thread(void *fs) {
+        sim_fs_loop(fs);
+        return NULL;
+}
+
+static int cmd_run(const struct options *o) {
+        struct sim_serve_config cfg = {
+                .mountpoint = "/sys",
+                .allow_other = true,
+                .auto_unmount = true,
+        };
+        _cleanup_close_ int own_pidns = -1;
+        struct sim_machine *m;
+        struct sim_fs *fs;
+        pthread_t thread;
+        pid_t init;
+        int r, status;
+
+        if (geteuid() != 0) {
+                fprintf(stderr,
+                        "amdsmi-sim: run: needs root (it mounts over /sys in a private "
+                        "mount namespace); use mount DIR and AMDSMI_SYSFS_ROOT otherwise\n");
+                return EXIT_FAILURE;
+        }
+        r = load(o, &m, &fs);
+        if (r != 0)
+                return r;
+        /* Namespaces first: no thread exists yet. */
+        if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
+                fprintf(stderr, "amdsmi-sim: run: cannot make a private mount namespace: %m\n");
+                r = EXIT_FAILURE;
+                goto out;
+        }
+        if (sim_fs_mount(fs, &cfg) < 0) {
+                fprintf(stderr, "amdsmi-sim: run: cannot mount over /sys\n");
+                r = EXIT_FAILURE;
+                goto out;
+        }
+        /* The PID namespace is CMD's. A process whose children go to another PID namespace
+         * may not start threads, so the simulator returns to its own once CMD's init runs. */
+        own_pidns = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
+        if (own_pidns < 0 || unshare(CLONE_NEWPID) < 0) {
+                fprintf(stderr, "amdsmi-sim: run: cannot make a PID namespace: %m\n");
+                r = EXIT_FAILURE;
+                goto unmount;
+        }
+        signal(SIGPIPE, SIG_IGN);
+        init = fork();
+        if (init < 0) {
+                fprintf(stderr, "amdsmi-sim: run: fork: %m\n");
+                r = EXIT_FAILURE;
+                goto unmount;
+        }
+        if (init == 0)
+                run_init(o->cmd);
+        if (setns(own_pidns, CLONE_NEWPID) < 0) {
+                fprintf(stderr, "amdsmi-sim: run: cannot return to the PID namespace: %m\n");
+                kill(init, SIGKILL);
+        }
+        forward_to = init;
+        forward_signals();
+        r = pthread_create(&thread, NULL, loop_thread, fs);
+        if (r != 0) {
+                fprintf(stderr, "amdsmi-sim: run: cannot start the FUSE loop: %s\n", strerror(r));
+                kill(init, SIGKILL);
+        }
+        while (waitpid(init, &status, 0) < 0)
+                if (errno != EINTR) {
+                        status = EXIT_FAILURE << 8;
+                        break;
+                }
+        forward_to = 0;
+        if (r == 0) {
+                sim_fs_stop(fs);
+                pthread_join(thread, NULL);
+        }
+        r = r == 0 ? exit_status(status) : EXIT_FAILURE;
+unmount:
+        sim_fs_unmount(fs);
+out:
+        sim_fs_free(fs);
+        sim_machine_free(m);
+        return r;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+
+int main(int argc, char **argv) {
+        enum {
+                OPT_SEED = 0x100,
+                OPT_FROZEN,
+                OPT_KFD_USERS,
+                OPT_IN_RESET,
+                OPT_PLATFORM_LIMIT,
+                OPT_SWITCH_ERROR,
+                OPT_LIST,
+                OPT_VERSION,
+        };
+        static const struct option longopts[] = {
+                { "machine", required_argument, NULL, 'm' },
+                { "seed", required_argument, NULL, OPT_SEED },
+                { "frozen", no_argument, NULL, OPT_FROZEN },
+                { "foreground", no_argument, NULL, 'f' },
+                { "kfd-users", required_argument, NULL, OPT_KFD_USERS },
+                { "in-reset", required_argument, NULL, OPT_IN_RESET },
+                { "platform-limit", required_argument, NULL, OPT_PLATFORM_LIMIT },
+                { "inject-switch-error", required_argument, NULL, OPT_SWITCH_ERROR },
+                { "list-machines", no_argument, NULL, OPT_LIST },
+                { "help", no_argument, NULL, 'h' },
+                { "version", no_argument, NULL, OPT_VERSION },
+                {},
+        };
+        struct options o = { .machine = "mi300x-8" };
+        bool list = false;
+        const char *verb;
+        int c, r, nargs;
+
+        /* "run ... -- CMD": what follows "--" is CMD's, never ours */
+        for (int i = 1; i < argc; i++)
+                if (streq(argv[i], "--")) {
+                        o.cmd = argv + i + 1;
+                        argc = i;
+                        break;
+                }
+        while ((c = getopt_long(argc, argv, "m:fh", longopts, NULL)) >= 0) {
+                r = 0;
+                switch (c) {
+                case 'm':
+                        o.machine = optarg;
+                        break;
+                case OPT_SEED: {
+                        char *end;
+
+                        errno = 0;
+                        o.seed = strtoull(optarg, &end, 0);
+                        if (errno || !*optarg || *end || *optarg == '-')
+                                return usage_error("--seed %s: not a number", optarg);
+                        o.seed_set = true;
+                        break;
+                }
+                case OPT_FROZEN:
+                        o.frozen = true;
+                        break;
+                case 'f':
+                        o.foreground = true;
+                        break;
+                case OPT_KFD_USERS:
+                        r = parse_hook(&o, HOOK_KFD_USERS, "--kfd-users", optarg);
+                        break;
+                case OPT_IN_RESET:
+                        r = parse_hook(&o, HOOK_IN_RESET, "--in-reset", optarg);
+                        break;
+                case OPT_PLATFORM_LIMIT:
+                        r = parse_hook(&o, HOOK_PLATFORM_LIMIT, "--platform-limit", optarg);
+                        break;
+                case OPT_SWITCH_ERROR:
+                        r = parse_hook(&o, HOOK_SWITCH_ERROR, "--inject-switch-error", optarg);
+                        break;
+                case OPT_LIST:
+                        list = true;
+                        break;
+                case 'h':
+                        help();
+                        return 0;
+                case OPT_VERSION:
+                        printf("amdsmi-sim %s\n", PACKAGE_VERSION);
+                        return 0;
+                default:
+                        fprintf(stderr, "Try 'amdsmi-sim --help'.\n");
+                        return EXIT_USAGE;
+                }
+                if (r != 0)
+                        return r;
+        }
+        nargs = argc - optind;
+        if (list) {
+                if (nargs > 0 || o.cmd)
+                        return usage_error("--list-machines takes no arguments");
+                return cmd_list();
+        }
+        if (nargs == 0)
+                return usage_error("a command is needed: mount, snapshot, run, dump-machine or "
+                                   "list-machines");
+        verb = argv[optind];
+        if (!streq(verb, "run") && o.cmd)
+                return usage_error("%s: \"--\" belongs to run", verb);
+        if (streq(verb, "list-machines")) {
+                if (nargs != 1)
+                        return usage_error("list-machines takes no arguments");
+                return cmd_list();
+        }
+        if (streq(verb, "dump-machine")) {
+                if (nargs != 2)
+                        return usage_error("dump-machine NAME|FILE: one machine");
+                return cmd_dump(argv[optind + 1]);
+        }
+        if (streq(verb, "mount") || streq(verb, "snapshot")) {
+                if (nargs != 2)
+                        return usage_error("%s DIR: one directory", verb);
+                return streq(verb, "mount") ? cmd_mount(&o, argv[optind + 1])
+                                            : cmd_snapshot(&o, argv[optind + 1]);
+        }
+        if (streq(verb, "run")) {
+                if (nargs != 1)
+                        return usage_error("run: unexpected \"%s\"; write run -- CMD",
+                                           argv[optind + 1]);
+                if (!o.cmd || !o.cmd[0])
+                        return usage_error("run: no command; write run -- CMD [ARG...]");
+                return cmd_run(&o);
+        }
+        return usage_error("%s: unknown command", verb);
+}

@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * amdsmi-sim: building the sysfs tree from the machine state, and the rules that change both.
+ * All of these run with the fs lock held (at load, or inside a store callback).
+ */
+#pragma once
+
+#include "fs.h"
+#include "machine.h"
+
+/* build.c: the whole tree at load. */
+int sim_tree_build(struct sim_machine *m, struct sim_fs *fs);
+/* Text helpers for show callbacks: returns the length, -ENOSPC if it did not fit. */
+int sim_emit(char *buf, const char *fmt, ...) _printf_(2, 3);
+/* Lowest free index >= @from in a bitmap of @nbits (as the kernel's IDAs), -ENOSPC if full. */
+int sim_bitmap_alloc(uint64_t *bits, unsigned nbits, unsigned from);
+void sim_bitmap_free(uint64_t *bits, int idx);
+/* "0-63,128-191": the CPUs of NUMA node @node (-1: all). */
+void sim_cpulist(const struct sim_machine *m, int node, char *buf, size_t size);
+
+/* bus.c: PCI functions, their PCI core files and the driver model. */
+void sim_bus_build(struct sim_machine *m);
+/* Binds @f to @drv (probe) or unbinds it (remove); what bind, unbind and drivers_probe do. */
+int sim_bus_probe(struct sim_func *f, int drv);
+void sim_bus_remove(struct sim_func *f);
+
+/* gpu.c: what amdgpu creates when it binds a GPU, and removes when it unbinds. */
+int sim_gpu_attach(struct sim_gpu *g);
+void sim_gpu_detach(struct sim_gpu *g);
+/* Remembers a node the driver created, for sim_gpu_detach(). */
+struct sim_node *sim_gpu_own(struct sim_gpu *g, struct sim_node *n);
+/* A show that fails while the GPU is in reset (pm attributes: EBUSY). */
+int sim_gpu_pm_check(const struct sim_gpu *g);
+
+/* kfd.c is the pure text module; build-kfd.c keeps the topology. */
+void sim_topology_build(struct sim_machine *m);
+void sim_topology_remove_gpu(struct sim_gpu *g);
+void sim_topology_add_gpu(struct sim_gpu *g);
+/* Writes nodes/ again from the list (the kernel rebuilds it on every change). */
+void sim_topology_refresh(struct sim_machine *m);
+
+/* rule-partition.c */
+extern const struct sim_attr_ops sim_compute_current_ops, sim_compute_available_ops;
+extern const struct sim_attr_ops sim_enforce_isolation_ops, sim_cleaner_shader_ops,
+        sim_mem_alloc_mode_ops;
+extern const struct sim_attr_ops sim_xcp_config_ops, sim_xcp_nps_configs_ops, sim_xcp_resource_ops;
+enum {
+        SIM_XCP_RES_XCC,
+        SIM_XCP_RES_DMA,
+        SIM_XCP_RES_DEC,
+        SIM_XCP_RES_JPEG
+};
+#define SIM_XCP_RES_ARG(res, shared) ((intptr_t) ((res) *2 + (shared)))
+
+/* rule-memory.c */
+extern const struct sim_attr_ops sim_memory_current_ops;
+/* At amdgpu remove: the last GPU of a hive going down sends the hive's request. */
+void sim_memory_on_remove(struct sim_gpu *g);
+/* At amdgpu probe: a sent request takes effect, and the compute mode is picked again. */
+void sim_memory_on_probe(struct sim_gpu *g);
+
+/* rule-power.c: hwmon of amdgpu. */
+enum sim_hwmon_attr {
+        SIM_HW_NAME,
+        SIM_HW_POWER1_INPUT,
+        SIM_HW_POWER1_CAP,
+        SIM_HW_POWER1_CAP_MAX,
+        SIM_HW_POWER1_CAP_MIN,
+        SIM_HW_POWER1_CAP_DEFAULT,
+        SIM_HW_POWER1_LABEL,
+        SIM_HW_POWER2_CAP,
+        SIM_HW_POWER2_CAP_MAX,
+        SIM_HW_POWER2_CAP_MIN,
+        SIM_HW_POWER2_CAP_DEFAULT,
+        SIM_HW_POWER2_LABEL,
+        SIM_HW_TEMP2_INPUT,
+        SIM_HW_TEMP2_LABEL,
+        SIM_HW_TEMP2_CRIT,
+        SIM_HW_TEMP2_CRIT_HYST,
+        SIM_HW_TEMP2_EMERGENCY,
+        SIM_HW_TEMP3_INPUT,
+        SIM_HW_TEMP3_LABEL,
+        SIM_HW_TEMP3_CRIT,
+        SIM_HW_TEMP3_CRIT_HYST,
+        SIM_HW_TEMP3_EMERGENCY,
+        SIM_HW_FREQ1_INPUT,
+        SIM_HW_FREQ1_LABEL,
+        SIM_HW_FREQ2_INPUT,
+        SIM_HW_FREQ2_LABEL,
+        _SIM_HW_MAX,
+};
+extern const char *const sim_hwmon_names[_SIM_HW_MAX];
+extern const struct sim_attr_ops sim_hwmon_ops;
+
+/* telemetry.c */
+void sim_telemetry_init(struct sim_machine *m);
+/* Brings every GPU's sensors and counters to now (no-op when frozen). */
+void sim_telemetry_sync(struct sim_machine *m);
+extern const struct sim_attr_ops sim_gpu_metrics_ops, sim_busy_ops;

@@ -1,0 +1,206 @@
+# SPDX-License-Identifier: MIT
+"""Shared helpers of the amdsmi-sim tests (suite 'sim').
+
+Every test mounts the simulator in a temporary directory and always unmounts it
+(fusermount3 -u), also when the test fails. The tests go through the kernel's VFS only:
+os.open/os.read/os.write, and ordinary tools. They need /dev/fuse (and root, for the
+permission and namespace checks); without it they FAIL, they never skip.
+
+env: AMDSMI_SIM     the amdsmi-sim executable
+     AMDSMI_CLI     the amdsmi executable (CLI tests)
+     AMDSMI_SCHEMA  cli/schema/amdsmi-1.schema.json
+"""
+
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+SIM = os.environ.get("AMDSMI_SIM", "")
+CLI = os.environ.get("AMDSMI_CLI", "")
+SCHEMA = os.environ.get("AMDSMI_SCHEMA", "")
+PRESETS = ["mi300x-8", "mi300x-8-bmc", "mi325x-8", "mi300a-4", "mi350x-8", "mi355x-8"]
+GPU0 = "0000:05:00.0"
+GPU1 = "0000:26:00.0"
+MI300X_BDFS = ["0000:05:00.0", "0000:26:00.0", "0000:46:00.0", "0000:65:00.0",
+               "0000:85:00.0", "0000:a6:00.0", "0000:c6:00.0", "0000:e5:00.0"]
+NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+GiB = 1 << 30
+
+# Snapshots write thousands of small files: on tmpfs when there is one (a disk file system can
+# take seconds for that).
+if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK):
+    tempfile.tempdir = "/dev/shm"
+
+
+def require_fuse():
+    """The simulator needs /dev/fuse: without it the suite fails (never skips)."""
+    if not SIM or not os.access(SIM, os.X_OK):
+        sys.exit("FAIL: AMDSMI_SIM is not the amdsmi-sim executable: %r" % SIM)
+    if not os.path.exists("/dev/fuse"):
+        sys.exit("FAIL: /dev/fuse is missing; the simulator tests need FUSE")
+    if os.geteuid() != 0:
+        sys.exit("FAIL: the simulator tests run as root (permission and namespace checks)")
+
+
+def sim(*args, check=False, **kw):
+    """Runs amdsmi-sim with ARGS; returns the CompletedProcess (text)."""
+    p = subprocess.run([SIM] + [str(a) for a in args], capture_output=True, text=True,
+                       timeout=60, **kw)
+    if check and p.returncode != 0:
+        raise AssertionError("amdsmi-sim %s: exit %d: %s" % (" ".join(map(str, args)),
+                                                             p.returncode, p.stderr))
+    return p
+
+
+class Mount:
+    """A mounted simulator: `with Mount("--machine", "mi350x-8") as m: m.read(...)`."""
+
+    def __init__(self, *args):
+        self.args = [str(a) for a in args]
+        self.tmp = None
+        self.root = None
+
+    def __enter__(self):
+        self.tmp = tempfile.mkdtemp(prefix="amdsmi-sim-test.")
+        os.chmod(self.tmp, 0o755)       # unprivileged readers must reach the mount
+        self.root = os.path.join(self.tmp, "sys")
+        os.mkdir(self.root)
+        p = sim("mount", self.root, *self.args)
+        if p.returncode != 0:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            raise AssertionError("mount failed (exit %d): %s" % (p.returncode, p.stderr))
+        if not os.path.ismount(self.root):
+            self.__exit__(None, None, None)
+            raise AssertionError("amdsmi-sim mount returned but %s is not mounted" % self.root)
+        return self
+
+    def __exit__(self, *exc):
+        for _ in range(50):
+            if not os.path.ismount(self.root):
+                break
+            p = subprocess.run(["fusermount3", "-u", self.root], capture_output=True)
+            if p.returncode == 0:
+                break
+            time.sleep(0.1)
+        for _ in range(50):
+            try:
+                shutil.rmtree(self.tmp)
+                break
+            except OSError:
+                time.sleep(0.1)
+        return False
+
+    def path(self, rel):
+        return os.path.join(self.root, rel)
+
+    def gpu(self, bdf=GPU0, rel=""):
+        return "bus/pci/devices/%s%s" % (bdf, "/" + rel if rel else "")
+
+    def read(self, rel):
+        """The contents of a file (bytes), read with one read(2) of 4096 bytes and EOF check."""
+        fd = os.open(self.path(rel), os.O_RDONLY)
+        try:
+            data = os.read(fd, 4096)
+            tail = os.read(fd, 4096)
+            if tail:
+                raise AssertionError("%s: more than one page" % rel)
+            return data
+        finally:
+            os.close(fd)
+
+    def text(self, rel):
+        return self.read(rel).decode()
+
+    def value(self, rel):
+        return self.text(rel).strip()
+
+    def read_errno(self, rel):
+        """0 if the file reads, else the errno of open() or read()."""
+        try:
+            self.read(rel)
+            return 0
+        except OSError as e:
+            return e.errno
+
+    def write(self, rel, data):
+        """One write(2); returns 0 on success (the whole count written), else the errno."""
+        if isinstance(data, str):
+            data = data.encode()
+        try:
+            fd = os.open(self.path(rel), os.O_WRONLY)
+        except OSError as e:
+            return e.errno
+        try:
+            n = os.write(fd, data)
+            if n != len(data):
+                raise AssertionError("%s: short write %d of %d" % (rel, n, len(data)))
+            return 0
+        except OSError as e:
+            return e.errno
+        finally:
+            os.close(fd)
+
+    def kfd_nodes(self):
+        """[(index, properties dict, gpu_id)] of the KFD topology, in index order."""
+        top = "class/kfd/kfd/topology/nodes"
+        out = []
+        for name in sorted(os.listdir(self.path(top)), key=int):
+            props = {}
+            for line in self.text("%s/%s/properties" % (top, name)).splitlines():
+                k, v = line.split(" ")
+                props[k] = int(v)
+            out.append((int(name), props, int(self.value("%s/%s/gpu_id" % (top, name)))))
+        return out
+
+    def gpu_nodes(self, bdf):
+        """The KFD GPU nodes of the GPU at @bdf."""
+        dom, bus, devfn = bdf_ids(bdf)
+        return [n for n in self.kfd_nodes()
+                if n[2] and n[1]["domain"] == dom and n[1]["location_id"] >> 8 == bus
+                and n[1]["location_id"] & 0xf8 == devfn & 0xf8]
+
+    def generation(self):
+        return int(self.value("class/kfd/kfd/topology/generation_id"))
+
+
+def bdf_ids(bdf):
+    dom, bus, rest = bdf.split(":")
+    dev, fn = rest.split(".")
+    return int(dom, 16), int(bus, 16), int(dev, 16) << 3 | int(fn, 16)
+
+
+def metrics_field(blob, rev, name):
+    """A few gpu_metrics fields at the spec's offsets (§5.4)."""
+    offs = {
+        6: {"energy_accumulator": (16, "Q"), "system_clock_counter": (24, "Q"),
+            "firmware_timestamp": (256, "Q"), "num_partition": (306, "H"),
+            "curr_socket_power": (10, "H"), "temperature_hotspot": (4, "H")},
+        7: {"energy_accumulator": (24, "Q"), "system_clock_counter": (32, "Q"),
+            "firmware_timestamp": (288, "Q"), "num_partition": (338, "H"),
+            "curr_socket_power": (10, "H"), "temperature_hotspot": (4, "H")},
+        8: {"energy_accumulator": (24, "Q"), "system_clock_counter": (32, "Q"),
+            "firmware_timestamp": (288, "Q"), "num_partition": (338, "H"),
+            "curr_socket_power": (10, "H"), "temperature_hotspot": (4, "H")},
+    }
+    off, fmt = offs[rev][name]
+    return struct.unpack_from("<" + fmt, blob, off)[0]
+
+
+def walk(root):
+    """Every path below @root (relative), with its lstat, without following links."""
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            full = os.path.join(dirpath, name)
+            out[os.path.relpath(full, root)] = os.lstat(full)
+    return out
+
+
+def main():
+    require_fuse()
+    unittest.main(verbosity=2)
