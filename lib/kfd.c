@@ -407,8 +407,8 @@ _public_ int amdsmi_partition_check(struct amdsmi_partition *part) {
         return gen == part->generation ? 0 : -ESTALE;
 }
 
-/* SPX is one partition, CPX one XCC per partition; in between the partition count names the
- * mode (DPX 2, TPX 3, QPX 4), as in the kernel's XCP modes. */
+/* As the driver derives it: one XCC per partition is CPX (even a VF that sees a single XCC),
+ * otherwise the partition count names the mode (SPX 1, DPX 2, TPX 3, QPX 4). */
 _public_ int amdsmi_gpu_get_topology_compute_mode(struct amdsmi_gpu *gpu,
                                                   enum amdsmi_compute_mode *ret_mode) {
         size_t n;
@@ -417,10 +417,10 @@ _public_ int amdsmi_gpu_get_topology_compute_mode(struct amdsmi_gpu *gpu,
         n = gpu->n_partitions;
         if (n == 0 || gpu->partitions_error < 0)
                 return -ENODATA;
-        if (n == 1)
-                *ret_mode = AMDSMI_COMPUTE_SPX;
-        else if (gpu->partitions[0].num_xcc == 1)
+        if (gpu->partitions[0].num_xcc == 1)
                 *ret_mode = AMDSMI_COMPUTE_CPX;
+        else if (n == 1)
+                *ret_mode = AMDSMI_COMPUTE_SPX;
         else if (n == 2)
                 *ret_mode = AMDSMI_COMPUTE_DPX;
         else if (n == 3)
