@@ -1,9 +1,16 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 #
-# The main job: builds amdsmi (see build.sh) and runs `amdsmi list` and `amdsmi metric` on the
-# bundled fixture tree of an 8 x MI300X server in SPX mode, then on this machine's own /sys if
-# it has an AMD GPU bound to amdgpu.
+# The main job: builds amdsmi (see build.sh) and runs `amdsmi list` and `amdsmi metric` on a
+# simulated 8 x MI300X server (amdsmi-sim's default machine, mi300x-8), then on this machine's
+# own /sys if it has an AMD GPU bound to amdgpu.
+#
+# The simulator runs in the first way this machine allows, and says which on stderr:
+#   run       as root with FUSE and namespaces: `amdsmi-sim run -- amdsmi ...`, the simulated
+#             tree mounted over /sys in a private mount namespace (amdsmi reads /sys as is);
+#   mount     with FUSE only: `amdsmi-sim mount DIR`, and AMDSMI_SYSFS_ROOT=DIR;
+#   snapshot  without FUSE: `amdsmi-sim snapshot DIR` (a plain directory tree of the same
+#             machine), and AMDSMI_SYSFS_ROOT=DIR.
 #
 # usage: .ci/main-job.sh [BUILDDIR]
 
@@ -14,15 +21,14 @@ builddir=${1:-build}
 .ci/build.sh "$builddir"
 
 amdsmi=$builddir/cli/amdsmi
-tree=$builddir/tests/fixtures/trees/mi300x-8-spx
-if [ ! -x "$amdsmi" ]; then
-        echo "main-job: $amdsmi was not built" >&2
-        exit 1
-fi
-if [ ! -d "$tree" ]; then
-        echo "main-job: the fixture tree $tree was not generated" >&2
-        exit 1
-fi
+sim=$builddir/sim/amdsmi-sim
+machine=mi300x-8
+for exe in "$amdsmi" "$sim"; do
+        if [ ! -x "$exe" ]; then
+                echo "main-job: $exe was not built" >&2
+                exit 1
+        fi
+done
 
 # Any PCI function of vendor 0x1002 bound to the amdgpu driver.
 has_amd_gpu() {
@@ -41,12 +47,65 @@ run() {
         echo
 }
 
-run env AMDSMI_SYSFS_ROOT="$tree" "$amdsmi" list
-run env AMDSMI_SYSFS_ROOT="$tree" "$amdsmi" metric
+# Neither variable may leak into a run that means another root.
+unset AMDSMI_SYSFS_ROOT AMDSMI_DEV_ROOT
+
+tmp=$(mktemp -d)
+mounted=
+cleanup() {
+        if [ -n "$mounted" ] && mountpoint -q "$mounted"; then
+                fusermount3 -u "$mounted" || true
+        fi
+        rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+# Why a way of running the simulator was passed over: the first line of its error.
+why() {
+        local line
+        line=$(head -n 1 "$tmp/err" 2>/dev/null) || true
+        echo "${line:-$1}"
+}
+
+# The first way of running the simulator that works here.
+if [ "$(id -u)" != 0 ]; then
+        echo "not root" >"$tmp/err"
+elif [ ! -c /dev/fuse ]; then
+        echo "no /dev/fuse" >"$tmp/err"
+fi
+if [ ! -s "$tmp/err" ] && "$sim" run -m "$machine" -- true 2>"$tmp/err"; then
+        echo "main-job: simulated $machine through amdsmi-sim run (its tree over /sys in a" \
+             "private mount namespace)" >&2
+        run "$sim" run -m "$machine" -- "$amdsmi" list
+        run "$sim" run -m "$machine" -- "$amdsmi" metric
+else
+        echo "main-job: not amdsmi-sim run: $(why "it failed")" >&2
+        root=$tmp/sys
+        mkdir "$root"
+        chmod 755 "$tmp"
+        if [ ! -c /dev/fuse ]; then
+                echo "no /dev/fuse" >"$tmp/err"
+        elif ! command -v fusermount3 >/dev/null; then
+                echo "no fusermount3" >"$tmp/err"
+        elif "$sim" mount "$root" -m "$machine" 2>"$tmp/err"; then
+                mounted=$root
+        fi
+        if [ -n "$mounted" ]; then
+                echo "main-job: simulated $machine through amdsmi-sim mount $root and" \
+                     "AMDSMI_SYSFS_ROOT" >&2
+        else
+                echo "main-job: not amdsmi-sim mount: $(why "it failed")" >&2
+                "$sim" snapshot "$root" -m "$machine"
+                echo "main-job: simulated $machine through amdsmi-sim snapshot $root (a plain" \
+                     "directory tree, no FUSE) and AMDSMI_SYSFS_ROOT" >&2
+        fi
+        run env AMDSMI_SYSFS_ROOT="$root" "$amdsmi" list
+        run env AMDSMI_SYSFS_ROOT="$root" "$amdsmi" metric
+fi
 
 if has_amd_gpu; then
-        run env -u AMDSMI_SYSFS_ROOT -u AMDSMI_DEV_ROOT "$amdsmi" list
-        run env -u AMDSMI_SYSFS_ROOT -u AMDSMI_DEV_ROOT "$amdsmi" metric
+        run "$amdsmi" list
+        run "$amdsmi" metric
 else
-        echo "main-job: no AMD GPU bound to amdgpu in /sys; ran on the fixture tree only"
+        echo "main-job: no AMD GPU bound to amdgpu in /sys; ran on the simulator only"
 fi

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 #
 # Runs every benchmark on the generated fixture trees and prints medians, plus ratios against
-# peers measured on the same tree in the same run. Never part of the test suite: timings on a
+# peers measured on the same tree in the same run, and the cost of a read through amdsmi-sim
+# against an empty FUSE handler (bench-sim). Never part of the test suite: timings on a
 # shared 2-core machine are noisy, so they are reported, not asserted.
 #
 #   bench/run.sh [BUILD_DIR]        (default: build)
@@ -66,7 +67,11 @@ fi
 
 if [ "$(id -u)" = 0 ] && [ -e /dev/fuse ]; then
         echo "== amdsmi-sim against an empty FUSE handler, same run"
-        "$B/bench/bench-sim" "$B/sim/amdsmi-sim"
+        out=$("$B/bench/bench-sim" "$B/sim/amdsmi-sim")
+        echo "$out"
+        worst=$(echo "$out" | sed -n 's/^  amdsmi-sim .* ratio \([0-9.]*\)$/\1/p' |
+                sort -n | tail -n 1)
+        [ -z "$worst" ] || echo "ratio: amdsmi-sim / empty FUSE handler <= ${worst}x (budget 1.5x)"
 else
         echo "== amdsmi-sim skipped (needs root and /dev/fuse)"
 fi

@@ -2,7 +2,8 @@
 /*
  * amdsmi-sim: the tree at load (spec amdgpu-sysfs.md §9 rule 1): the machine's own devices
  * (thermal zone, CPU data fabric with k10temp, the BMC's VGA), the PCI bus with its drivers,
- * the KFD topology, then every bound driver's probe in PCI order.
+ * the KFD topology, then every bound driver's probe in PCI order. A VM has no thermal zone; a
+ * gim host has no amdgpu module (so no KFD); VFs come from their PF's driver (rule-sriov.c).
  */
 #include "tree.h"
 
@@ -94,7 +95,8 @@ int sim_tree_build(struct sim_machine *m, struct sim_fs *fs) {
         sim_mkdir(root, "fs");
         sim_mkdir(root, "kernel/iommu_groups");
         sim_text(sim_mkdir(root, "class/drm"), "version", 0444, "drm 1.1.0 20060810");
-        sim_text(sim_mkdir(root, "module/amdgpu"), "initstate", 0444, "live");
+        if (!m->gim_host)
+                sim_text(sim_mkdir(root, "module/amdgpu"), "initstate", 0444, "live");
         for (unsigned n = 0; n < m->cpu.sockets; n++) {
                 char cpus[128];
                 struct sim_node *d = sim_mkdirf(root, "devices/system/node/node%u", n);
@@ -110,8 +112,10 @@ int sim_tree_build(struct sim_machine *m, struct sim_fs *fs) {
                          m->cpu.sockets - 1);
                 sim_text(sim_mkdir(root, "devices/system/cpu"), "online", 0444, "%s", cpus);
         }
-        build_thermal_zone(m);
-        sim_topology_build(m);
+        if (!m->vm)
+                build_thermal_zone(m);
+        if (!m->gim_host)
+                sim_topology_build(m);
         sim_bus_build(m);
         r = sim_fs_error(fs);
         if (r < 0)
@@ -122,8 +126,8 @@ int sim_tree_build(struct sim_machine *m, struct sim_fs *fs) {
                 struct sim_func *f = m->funcs[i];
                 int drv = f->driver;
 
-                if (drv == SIM_DRV_NONE)
-                        continue;
+                if (drv == SIM_DRV_NONE || f->physfn)
+                        continue; /* VFs were probed when their PF's driver made them */
                 f->driver = SIM_DRV_NONE;
                 f->enable_cnt = 0;
                 r = sim_bus_probe(f, drv);
@@ -133,6 +137,7 @@ int sim_tree_build(struct sim_machine *m, struct sim_fs *fs) {
                         return r;
                 }
         }
-        sim_topology_refresh(m);
+        if (!m->gim_host)
+                sim_topology_refresh(m);
         return sim_fs_error(fs);
 }

@@ -3,7 +3,9 @@
  * amdsmi-sim: the PCI bus. Every function's PCI core files (spec amdgpu-sysfs.md §1.1,
  * virtualization.md §2.1), bus/pci/devices, IOMMU groups, and the driver model:
  * bus/pci/drivers/<drv>/{bind,unbind,new_id,remove_id}, bus/pci/drivers_probe and
- * driver_override with the driver core's semantics (§7.1).
+ * driver_override with the driver core's semantics (§7.1). SR-IOV is rule-sriov.c's: the PFs'
+ * sriov_* files, VFs made and removed, gim. A gim host has no amdgpu driver (blacklisted);
+ * a VM has no IOMMU groups (no virtual IOMMU).
  */
 #include <strings.h>
 
@@ -59,7 +61,16 @@ static void pci_func_of(const struct sim_func *f, struct sim_pci_func *p) {
                 .irq = f->irq,
                 .driver = f->driver >= 0 ? sim_driver_names[f->driver] : NULL,
                 .slot_name = f->bdf,
+                .is_vf = f->physfn != NULL,
+                .sriov = f->sriov != NULL,
         };
+        if (f->sriov) {
+                p->sriov_total_vfs = f->sriov->total_vfs;
+                p->sriov_num_vfs = f->sriov->num_vfs;
+                p->sriov_offset = f->sriov->offset;
+                p->sriov_stride = f->sriov->stride;
+                p->sriov_vf_device = f->sriov->vf_device;
+        }
         memcpy(p->bar_start, f->bar_start, sizeof(p->bar_start));
         memcpy(p->bar_size, f->bar_size, sizeof(p->bar_size));
 }
@@ -175,6 +186,8 @@ static const struct sim_attr_ops pci_rw_ops = { .show = pci_show, .store = pci_s
 /* Drivers */
 
 static bool driver_registered(const struct sim_machine *m, int drv) {
+        if (drv == SIM_DRV_AMDGPU)
+                return !m->gim_host;
         return drv != SIM_DRV_AST || m->bmc_vga;
 }
 
@@ -318,16 +331,24 @@ static void driver_links(struct sim_func *f, int drv, bool add) {
 int sim_bus_probe(struct sim_func *f, int drv) {
         int r = 0;
 
+        if (f->unplugged)
+                return -ENODEV;
+        if (!sim_sriov_can_probe(f))
+                return -ENODEV; /* a VF without autoprobe nor driver_override */
         switch (drv) {
         case SIM_DRV_AMDGPU:
-                if (!f->gpu || f->gpu->role != SIM_ROLE_BAREMETAL)
+                if (!f->gpu || f->gpu->role == SIM_ROLE_HOST_PF)
                         return -ENODEV;
                 break;
         case SIM_DRV_GIM:
-                return -ENODEV; /* a host PF under gim is not simulated yet */
+                if (!f->gpu || f->gpu->role != SIM_ROLE_HOST_PF)
+                        return -ENODEV; /* not among gim's enabled_devices */
+                break;
         case SIM_DRV_VFIO_PCI:
                 if (is_bridge(f))
                         return -EINVAL;
+                if (f->sriov && f->sriov->num_vfs)
+                        return -EBUSY; /* "Cannot bind to PF with SR-IOV enabled" */
                 break;
         case SIM_DRV_PCIEPORT:
                 if (!is_bridge(f))
@@ -350,6 +371,8 @@ int sim_bus_probe(struct sim_func *f, int drv) {
         driver_links(f, drv, true);
         if (drv == SIM_DRV_AMDGPU)
                 r = sim_gpu_attach(f->gpu);
+        else if (drv == SIM_DRV_GIM)
+                r = sim_gim_probe(f);
         else if (drv == SIM_DRV_K10TEMP)
                 r = k10temp_probe(f);
         else if (drv == SIM_DRV_AST)
@@ -368,8 +391,11 @@ void sim_bus_remove(struct sim_func *f) {
 
         if (drv == SIM_DRV_NONE)
                 return;
+        sim_sriov_disable(f); /* every PF driver here disables its VFs in its remove */
         if (drv == SIM_DRV_AMDGPU)
                 sim_gpu_detach(f->gpu);
+        else if (drv == SIM_DRV_GIM)
+                sim_gim_remove(f);
         else if (drv == SIM_DRV_K10TEMP)
                 k10temp_remove(f);
         else if (drv == SIM_DRV_AST)
@@ -381,7 +407,7 @@ void sim_bus_remove(struct sim_func *f) {
 }
 
 /* device_attach(): the first matching driver that probes successfully. */
-static void device_attach(struct sim_func *f) {
+void sim_bus_attach(struct sim_func *f) {
         if (f->driver != SIM_DRV_NONE)
                 return;
         for (int drv = 0; drv < _SIM_DRV_MAX; drv++)
@@ -464,7 +490,7 @@ static int drivers_probe_store(struct sim_node *n, const struct sim_caller *c, c
 
         if (!f)
                 return -ENODEV;
-        device_attach(f);
+        sim_bus_attach(f);
         return 0;
 }
 
@@ -513,6 +539,9 @@ static void build_func(struct sim_machine *m, struct sim_func *f) {
         sim_link(fs, link, "bus/pci");
         snprintf(link, sizeof(link), "bus/pci/devices/%s", f->bdf);
         sim_link(fs, link, f->path);
+        sim_sriov_build_pf(f);
+        if (m->vm)
+                return; /* no virtual IOMMU */
         snprintf(link, sizeof(link), "kernel/iommu_groups/%u/devices/%s", f->iommu_group, f->bdf);
         sim_link(fs, link, f->path);
         snprintf(link, sizeof(link), "%s/iommu_group", f->path);
@@ -536,7 +565,27 @@ void sim_bus_build(struct sim_machine *m) {
                 sim_attr(d, "unbind", 0200, &drv_ops, m, (intptr_t) drv << 8 | DRV_UNBIND);
                 sim_attr(d, "new_id", 0200, &drv_ops, m, (intptr_t) drv << 8 | DRV_NEW_ID);
                 sim_attr(d, "remove_id", 0200, &drv_ops, m, (intptr_t) drv << 8 | DRV_REMOVE_ID);
+                if (drv == SIM_DRV_GIM)
+                        sim_gim_driver_build(m, d);
         }
+        sim_sriov_modules_build(m);
         for (size_t i = 0; i < m->n_funcs; i++)
                 build_func(m, m->funcs[i]);
+}
+
+/* Hot-plug (the control socket's replug): the function's PCI core files and links again. */
+void sim_bus_add_func(struct sim_func *f) {
+        build_func(f->m, f);
+}
+
+/* A VF gone (rule-sriov.c): its directory and the links to it; its IOMMU group (its own). */
+void sim_bus_del_func(struct sim_func *f) {
+        struct sim_fs *fs = f->m->fs;
+        char path[128];
+
+        sim_remove(sim_lookup(fs, f->path));
+        snprintf(path, sizeof(path), "bus/pci/devices/%s", f->bdf);
+        sim_remove(sim_lookup(fs, path));
+        snprintf(path, sizeof(path), "kernel/iommu_groups/%u", f->iommu_group);
+        sim_remove(sim_lookup(fs, path));
 }

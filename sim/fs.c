@@ -13,6 +13,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <fuse_lowlevel.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -68,8 +69,18 @@ struct sim_node {
 struct inval {
         uint64_t ino;
         char *name;     /* NULL: the inode's attributes, else the entry @name in @ino */
-        fuse_req_t req; /* a deferred write reply instead: @result bytes or -errno */
+        fuse_req_t req; /* a deferred reply instead: @result bytes or -errno */
         int result;
+        bool read; /* a read's reply: @data, @result bytes (else a write's) */
+        char *data;
+};
+
+/* A read that waits (SIM_SHOW_LATER) without holding a worker: run again at sim_fs_wake(). */
+struct parked_read {
+        fuse_req_t req;
+        struct open_file *h;
+        size_t size;
+        off_t off;
 };
 
 struct sim_fs {
@@ -91,6 +102,19 @@ struct sim_fs {
         size_t n_pending, cap_pending;
 
         struct sim_node *dead; /* removed nodes the kernel still holds */
+
+        /* batches handed to the notifier, and the last one it sent (sim_fs_unlock_sync()) */
+        uint64_t handed_seq, sent_seq;
+        pthread_cond_t sent;
+        /* callbacks waiting (sim_fs_wait(), sim_fs_sleep()) */
+        pthread_cond_t changed, timer;
+
+        /* faults on paths (the control socket) */
+        struct sim_fault *faults;
+        size_t n_faults;
+
+        struct parked_read *parked;
+        size_t n_parked, cap_parked;
 
         struct fuse_session *se;
         char *mountpoint;
@@ -181,6 +205,20 @@ static void node_maybe_free(struct sim_node *n) {
         node_free(n);
 }
 
+/* Room for one more in the queue (not counted yet), NULL when out of memory. */
+static struct inval *inval_slot(struct sim_fs *fs) {
+        if (fs->n_inval == fs->cap_inval) {
+                size_t cap = fs->cap_inval ? fs->cap_inval * 2 : 16;
+                struct inval *iv = realloc(fs->inval, cap * sizeof(*iv));
+
+                if (!iv)
+                        return NULL;
+                fs->inval = iv;
+                fs->cap_inval = cap;
+        }
+        return &fs->inval[fs->n_inval];
+}
+
 static void queue_inval(struct sim_fs *fs, uint64_t ino, const char *name) {
         struct inval *iv;
 
@@ -188,21 +226,32 @@ static void queue_inval(struct sim_fs *fs, uint64_t ino, const char *name) {
                 return;
         if (!name) /* an inode's attributes: once per batch is enough */
                 for (size_t i = 0; i < fs->n_inval; i++)
-                        if (!fs->inval[i].name && fs->inval[i].ino == ino)
+                        if (!fs->inval[i].req && !fs->inval[i].name && fs->inval[i].ino == ino)
                                 return;
-        if (fs->n_inval == fs->cap_inval) {
-                size_t cap = fs->cap_inval ? fs->cap_inval * 2 : 16;
-
-                iv = realloc(fs->inval, cap * sizeof(*iv));
-                if (!iv)
-                        return; /* the kernel's cache times out eventually */
-                fs->inval = iv;
-                fs->cap_inval = cap;
-        }
-        iv = &fs->inval[fs->n_inval];
+        iv = inval_slot(fs);
+        if (!iv)
+                return; /* the kernel's cache times out eventually */
         *iv = (struct inval){ .ino = ino };
         if (name && !(iv->name = strdup(name)))
                 return;
+        fs->n_inval++;
+}
+
+/* A parked read's reply, sent after what was queued before it. */
+static void queue_read_reply(struct sim_fs *fs, fuse_req_t req, int result, const char *data) {
+        struct inval *iv = inval_slot(fs);
+        char *copy = NULL;
+
+        if (result > 0 && !(copy = malloc((size_t) result)))
+                iv = NULL;
+        if (!iv) {
+                free(copy);
+                fuse_reply_err(req, ENOMEM);
+                return;
+        }
+        if (copy)
+                memcpy(copy, data, (size_t) result);
+        *iv = (struct inval){ .req = req, .result = result, .read = true, .data = copy };
         fs->n_inval++;
 }
 
@@ -553,6 +602,9 @@ int sim_fs_new(struct sim_fs **ret) {
         pthread_condattr_init(&ca);
         pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
         pthread_cond_init(&fs->work, &ca);
+        pthread_cond_init(&fs->sent, &ca);
+        pthread_cond_init(&fs->changed, &ca);
+        pthread_cond_init(&fs->timer, &ca);
         pthread_condattr_destroy(&ca);
         fs->mtime = time(NULL);
         fs->root = node_new(fs, NODE_DIR, "", 0755);
@@ -588,13 +640,23 @@ struct sim_fs *sim_fs_free(struct sim_fs *fs) {
                 fs->dead = n->next;
                 node_free(n);
         }
-        for (size_t i = 0; i < fs->n_inval; i++)
+        for (size_t i = 0; i < fs->n_inval; i++) {
                 free(fs->inval[i].name);
+                free(fs->inval[i].data);
+        }
         free(fs->inval);
-        for (size_t i = 0; i < fs->n_pending; i++)
+        for (size_t i = 0; i < fs->n_pending; i++) {
                 free(fs->pending[i].name);
+                free(fs->pending[i].data);
+        }
         free(fs->pending);
+        sim_fs_fault_clear(fs, NULL);
+        free(fs->faults);
+        free(fs->parked);
         pthread_cond_destroy(&fs->work);
+        pthread_cond_destroy(&fs->sent);
+        pthread_cond_destroy(&fs->changed);
+        pthread_cond_destroy(&fs->timer);
         free(fs->mountpoint);
         pthread_mutex_destroy(&fs->lock);
         free(fs);
@@ -606,9 +668,36 @@ void sim_fs_lock(struct sim_fs *fs) {
 }
 
 static void inval_free(struct inval *iv, size_t n) {
-        for (size_t i = 0; i < n; i++)
+        for (size_t i = 0; i < n; i++) {
                 free(iv[i].name);
+                free(iv[i].data);
+        }
         free(iv);
+}
+
+/* Sends one: a deferred reply, or an invalidation (never with the lock held: see below). */
+static void inval_send(struct sim_fs *fs, const struct inval *iv) {
+        if (iv->req && iv->result < 0)
+                fuse_reply_err(iv->req, -iv->result);
+        else if (iv->req && iv->read)
+                fuse_reply_buf(iv->req, iv->data, (size_t) iv->result);
+        else if (iv->req)
+                fuse_reply_write(iv->req, (size_t) iv->result);
+        else if (iv->name)
+                (void) fuse_lowlevel_notify_inval_entry(fs->se, iv->ino, iv->name,
+                                                        strlen(iv->name));
+        else
+                (void) fuse_lowlevel_notify_inval_inode(fs->se, iv->ino, -1, 0);
+}
+
+/* Without a notifier: replies go now, invalidations are dropped. */
+static void inval_discard(struct sim_fs *fs) {
+        for (size_t i = 0; i < fs->n_inval; i++)
+                if (fs->inval[i].req)
+                        inval_send(fs, &fs->inval[i]);
+        inval_free(fs->inval, fs->n_inval);
+        fs->inval = NULL;
+        fs->n_inval = fs->cap_inval = 0;
 }
 
 /*
@@ -619,15 +708,14 @@ static void inval_free(struct inval *iv, size_t n) {
  * finds the new tree. The worker is free meanwhile.
  *
  * Hands what was queued under the lock to the notifier (with @req, a deferred write reply,
- * if not NULL); false if there is no notifier (nothing was mounted yet: nothing to tell).
+ * if not NULL); false if there is no notifier (nothing was mounted yet: nothing to tell) or
+ * nothing to hand over.
  */
 static bool hand_over(struct sim_fs *fs, fuse_req_t req, int result) {
         size_t need = fs->n_inval + (req ? 1 : 0);
 
-        if (!fs->notifier_running || fs->n_inval == 0) {
-                inval_free(fs->inval, fs->n_inval);
-                fs->inval = NULL;
-                fs->n_inval = fs->cap_inval = 0;
+        if (!fs->notifier_running || need == 0) {
+                inval_discard(fs);
                 return false;
         }
         if (fs->n_pending + need > fs->cap_pending) {
@@ -636,9 +724,7 @@ static bool hand_over(struct sim_fs *fs, fuse_req_t req, int result) {
 
                 if (!p) {
                         /* the kernel's cache times out eventually */
-                        inval_free(fs->inval, fs->n_inval);
-                        fs->inval = NULL;
-                        fs->n_inval = fs->cap_inval = 0;
+                        inval_discard(fs);
                         return false;
                 }
                 fs->pending = p;
@@ -651,6 +737,7 @@ static bool hand_over(struct sim_fs *fs, fuse_req_t req, int result) {
         free(fs->inval);
         fs->inval = NULL;
         fs->n_inval = fs->cap_inval = 0;
+        fs->handed_seq++;
         pthread_cond_signal(&fs->work);
         return true;
 }
@@ -667,6 +754,7 @@ static void *notifier_main(void *userdata) {
         pthread_mutex_lock(&fs->lock);
         for (;;) {
                 struct inval *iv;
+                uint64_t seq;
                 size_t n;
 
                 while (fs->n_pending == 0 && !fs->notifier_stop)
@@ -675,26 +763,269 @@ static void *notifier_main(void *userdata) {
                         break;
                 iv = fs->pending;
                 n = fs->n_pending;
+                seq = fs->handed_seq;
                 fs->pending = NULL;
                 fs->n_pending = fs->cap_pending = 0;
                 pthread_mutex_unlock(&fs->lock);
-                for (size_t i = 0; i < n; i++) {
-                        if (iv[i].req && iv[i].result < 0)
-                                fuse_reply_err(iv[i].req, -iv[i].result);
-                        else if (iv[i].req)
-                                fuse_reply_write(iv[i].req, (size_t) iv[i].result);
-                        else if (iv[i].name)
-                                (void) fuse_lowlevel_notify_inval_entry(
-                                        fs->se, iv[i].ino, iv[i].name, strlen(iv[i].name));
-                        else
-                                (void) fuse_lowlevel_notify_inval_inode(fs->se, iv[i].ino, -1, 0);
-                }
+                for (size_t i = 0; i < n; i++)
+                        inval_send(fs, &iv[i]);
                 inval_free(iv, n);
                 pthread_mutex_lock(&fs->lock);
+                fs->sent_seq = seq;
+                pthread_cond_broadcast(&fs->sent);
         }
         fs->notifier_running = false;
+        pthread_cond_broadcast(&fs->sent);
         pthread_mutex_unlock(&fs->lock);
         return NULL;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Waiting inside callbacks */
+
+/* Set when the current request's callback waited: its write is answered through the notifier. */
+static __thread bool request_waited;
+
+static void wait_prepare(struct sim_fs *fs) {
+        if (fs->n_inval > 0)
+                hand_over(fs, NULL, 0);
+        request_waited = true;
+}
+
+void sim_fs_wait(struct sim_fs *fs) {
+        wait_prepare(fs);
+        pthread_cond_wait(&fs->changed, &fs->lock);
+}
+
+void sim_fs_sleep(struct sim_fs *fs, unsigned ms) {
+        struct timespec end;
+
+        wait_prepare(fs);
+        clock_gettime(CLOCK_MONOTONIC, &end);
+        end.tv_sec += ms / 1000;
+        end.tv_nsec += (long) (ms % 1000) * 1000000;
+        if (end.tv_nsec >= 1000000000) {
+                end.tv_sec++;
+                end.tv_nsec -= 1000000000;
+        }
+        /* nobody signals the timer: only the deadline (or a spurious wakeup) ends a wait */
+        while (pthread_cond_timedwait(&fs->timer, &fs->lock, &end) != ETIMEDOUT)
+                ;
+}
+
+static void parked_run(struct sim_fs *fs);
+
+void sim_fs_wake(struct sim_fs *fs) {
+        pthread_cond_broadcast(&fs->changed);
+        if (fs->n_parked > 0)
+                parked_run(fs);
+}
+
+void sim_fs_unlock_sync(struct sim_fs *fs) {
+        uint64_t target;
+
+        if (fs->n_inval > 0)
+                hand_over(fs, NULL, 0);
+        target = fs->handed_seq;
+        while (fs->notifier_running && fs->sent_seq < target)
+                pthread_cond_wait(&fs->sent, &fs->lock);
+        pthread_mutex_unlock(&fs->lock);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Faults */
+
+/* Resolves @path from @dir (the root for an absolute path), following every link. */
+static int resolve_at(struct sim_fs *fs, struct sim_node *dir, const char *path, unsigned *hops,
+                      struct sim_node **ret) {
+        struct sim_node *cur = *path == '/' ? fs->root : dir;
+        const char *p = path;
+
+        while (*p) {
+                const char *slash = strchr(p, '/');
+                size_t len = slash ? (size_t) (slash - p) : strlen(p);
+                char name[256];
+                struct sim_node *c;
+                int r;
+
+                if (len >= sizeof(name))
+                        return -ENAMETOOLONG;
+                memcpy(name, p, len);
+                name[len] = '\0';
+                p += len;
+                if (*p == '/')
+                        p++;
+                if (len == 0 || streq(name, "."))
+                        continue;
+                if (streq(name, "..")) {
+                        if (cur->parent)
+                                cur = cur->parent;
+                        continue;
+                }
+                if (cur->type != NODE_DIR)
+                        return -ENOTDIR;
+                c = sim_child(cur, name);
+                if (!c)
+                        return -ENOENT;
+                if (c->type == NODE_LINK) {
+                        if (++*hops > 40)
+                                return -ELOOP;
+                        r = resolve_at(fs, cur, c->link.target, hops, &c);
+                        if (r < 0)
+                                return r;
+                }
+                cur = c;
+        }
+        *ret = cur;
+        return 0;
+}
+
+/* "a/b/c" of a live node ("" for the root). */
+static int node_path(const struct sim_node *n, char *buf, size_t size) {
+        const struct sim_node *stack[128];
+        size_t depth = 0, len = 0;
+
+        for (; n != n->fs->root; n = n->parent) {
+                if (n->dead || !n->parent)
+                        return -ENOENT;
+                if (depth == ELEMENTSOF(stack))
+                        return -ENAMETOOLONG;
+                stack[depth++] = n;
+        }
+        buf[0] = '\0';
+        while (depth > 0)
+                bprintf(buf, size, &len, "%s%s", len ? "/" : "", stack[--depth]->name);
+        return len >= size ? -ENAMETOOLONG : 0;
+}
+
+int sim_fs_resolve(struct sim_fs *fs, const char *path, char **ret) {
+        char buf[PATH_MAX];
+        struct sim_node *n;
+        unsigned hops = 0;
+        int r;
+
+        r = resolve_at(fs, fs->root, path, &hops, &n);
+        if (r < 0)
+                return r;
+        r = node_path(n, buf, sizeof(buf));
+        if (r < 0)
+                return r;
+        *ret = strdup(buf);
+        return *ret ? 0 : -ENOMEM;
+}
+
+static void fault_remove(struct sim_fs *fs, size_t i) {
+        free(fs->faults[i].path);
+        memmove(fs->faults + i, fs->faults + i + 1, (fs->n_faults - i - 1) * sizeof(*fs->faults));
+        fs->n_faults--;
+}
+
+int sim_fs_fault_add(struct sim_fs *fs, const struct sim_fault *f) {
+        struct sim_fault *v;
+        char *path;
+
+        if (!f->path || f->kind < 0 || f->kind >= _SIM_FAULT_KIND_MAX || !f->ops ||
+            (f->ops & ~(unsigned) (SIM_OP_OPEN | SIM_OP_READ | SIM_OP_WRITE)))
+                return -EINVAL;
+        path = strdup(f->path);
+        v = realloc(fs->faults, (fs->n_faults + 1) * sizeof(*v));
+        if (!path || !v) {
+                free(path);
+                if (v)
+                        fs->faults = v;
+                return -ENOMEM;
+        }
+        fs->faults = v;
+        for (size_t i = fs->n_faults; i > 0; i--) {
+                struct sim_fault *o = &fs->faults[i - 1];
+
+                if (o->kind != f->kind || !streq(o->path, f->path))
+                        continue;
+                o->ops &= ~f->ops;
+                if (!o->ops)
+                        fault_remove(fs, i - 1);
+        }
+        fs->faults[fs->n_faults] = *f;
+        fs->faults[fs->n_faults].path = path;
+        fs->faults[fs->n_faults].hits = 0;
+        fs->n_faults++;
+        return 0;
+}
+
+size_t sim_fs_fault_clear(struct sim_fs *fs, const char *path) {
+        size_t n = 0;
+
+        for (size_t i = fs->n_faults; i > 0; i--)
+                if (!path || streq(fs->faults[i - 1].path, path)) {
+                        fault_remove(fs, i - 1);
+                        n++;
+                }
+        return n;
+}
+
+size_t sim_fs_n_faults(struct sim_fs *fs) {
+        return fs->n_faults;
+}
+
+const struct sim_fault *sim_fs_fault(struct sim_fs *fs, size_t i) {
+        return i < fs->n_faults ? &fs->faults[i] : NULL;
+}
+
+/* Fires the fault of @kind for @op on @path, if there is one: counts it (removes it if it fires
+ * once) and copies it to @ret (without its path). */
+static bool fault_fire(struct sim_fs *fs, const char *path, enum sim_fault_kind kind, unsigned op,
+                       struct sim_fault *ret) {
+        for (size_t i = 0; i < fs->n_faults; i++) {
+                struct sim_fault *f = &fs->faults[i];
+
+                if (f->kind != kind || !(f->ops & op) || !streq(f->path, path))
+                        continue;
+                f->hits++;
+                *ret = *f;
+                ret->path = NULL;
+                if (f->once)
+                        fault_remove(fs, i);
+                return true;
+        }
+        return false;
+}
+
+/*
+ * The faults on @n for @op (the lock held; released during a delay): a negative errno to fail
+ * with, 1 for a write without effect, 0 to go on.
+ */
+static int faults_apply(struct sim_fs *fs, struct sim_node *n, unsigned op) {
+        char path[PATH_MAX];
+        struct sim_fault f;
+
+        if (node_path(n, path, sizeof(path)) < 0)
+                return 0;
+        if (fault_fire(fs, path, SIM_FAULT_DELAY, op, &f)) {
+                struct timespec ts = { .tv_sec = f.ms / 1000,
+                                       .tv_nsec = (long) (f.ms % 1000) * 1000000 };
+
+                sim_fs_unlock(fs);
+                while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+                        ;
+                sim_fs_lock(fs);
+        }
+        if (fault_fire(fs, path, SIM_FAULT_ERRNO, op, &f))
+                return -f.err;
+        if (op == SIM_OP_WRITE && fault_fire(fs, path, SIM_FAULT_NO_EFFECT, op, &f))
+                return 1;
+        return 0;
+}
+
+/* The faults of an open: a positive errno, or 0. */
+static int open_faults(struct sim_fs *fs, struct sim_node *n) {
+        int r;
+
+        if (!fs->n_faults || n->dead)
+                return 0;
+        n->opens++; /* kept while a delay runs without the lock */
+        r = faults_apply(fs, n, SIM_OP_OPEN);
+        n->opens--; /* the kernel holds a lookup of @n: it is not freed here */
+        return r < 0 ? -r : 0;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -711,6 +1042,65 @@ static int node_render(struct sim_node *n, const struct sim_caller *c, char *buf
         }
         memcpy(buf, n->file.data, n->file.len);
         return (int) n->file.len;
+}
+
+/* The read of @h at @off, the lock held: its bytes into @out, *@ret_n of them; SIM_SHOW_LATER,
+ * or -errno. A read at offset 0 renders the file; later offsets serve that rendering. */
+static int read_locked(struct open_file *h, size_t size, off_t off, char *out, size_t *ret_n) {
+        size_t n = 0;
+        int r;
+
+        if (h->node->dead)
+                return -ENODEV;
+        if (off == 0 || !h->buf) {
+                if (!h->buf && !(h->buf = malloc(SIM_PAGE_SIZE)))
+                        return -ENOMEM;
+                r = node_render(h->node, &h->caller, h->buf);
+                if (r == SIM_SHOW_LATER)
+                        return r;
+                h->len = r < 0 ? 0 : r;
+                if (r < 0)
+                        return r;
+        }
+        if (off < h->len) {
+                n = MIN(size, (size_t) (h->len - off));
+                memcpy(out, h->buf + off, n);
+        }
+        *ret_n = n;
+        return 0;
+}
+
+static bool park(struct sim_fs *fs, fuse_req_t req, struct open_file *h, size_t size, off_t off) {
+        if (fs->n_parked == fs->cap_parked) {
+                size_t cap = fs->cap_parked ? fs->cap_parked * 2 : 8;
+                struct parked_read *p = realloc(fs->parked, cap * sizeof(*p));
+
+                if (!p)
+                        return false;
+                fs->parked = p;
+                fs->cap_parked = cap;
+        }
+        fs->parked[fs->n_parked++] = (struct parked_read){ req, h, size, off };
+        return true;
+}
+
+/* Runs the parked reads again; the answered ones are replied to through the notifier, after
+ * what was queued before (a switch's new KFD nodes). */
+static void parked_run(struct sim_fs *fs) {
+        size_t kept = 0;
+
+        for (size_t i = 0; i < fs->n_parked; i++) {
+                struct parked_read *p = &fs->parked[i];
+                char out[SIM_PAGE_SIZE];
+                size_t n = 0;
+                int r = read_locked(p->h, p->size, p->off, out, &n);
+
+                if (r == SIM_SHOW_LATER)
+                        fs->parked[kept++] = *p;
+                else
+                        queue_read_reply(fs, p->req, r < 0 ? r : (int) n, out);
+        }
+        fs->n_parked = kept;
 }
 
 static bool node_readable(const struct sim_node *n) {
@@ -883,7 +1273,10 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
         caller_of(req, &h->caller);
         sim_fs_lock(fs);
         n = req_node(req, ino);
-        if (n->type == NODE_DIR)
+        err = open_faults(fs, n);
+        if (err)
+                ; /* an injected fault */
+        else if (n->type == NODE_DIR)
                 err = EISDIR;
         else if (n->type != NODE_FILE || n->dead)
                 err = ENOENT;
@@ -922,21 +1315,18 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
         int r = 0;
 
         sim_fs_lock(fs);
-        if (h->node->dead)
-                r = -ENODEV;
-        else if (off == 0 || !h->buf) {
-                if (!h->buf && !(h->buf = malloc(SIM_PAGE_SIZE)))
-                        r = -ENOMEM;
-                else {
-                        r = node_render(h->node, &h->caller, h->buf);
-                        h->len = r < 0 ? 0 : r;
-                }
-        }
-        if (r >= 0 && off < h->len) {
-                n = MIN(size, (size_t) (h->len - off));
-                memcpy(out, h->buf + off, n);
+        if (fs->n_faults && !h->node->dead && (off == 0 || !h->buf))
+                r = faults_apply(fs, h->node, SIM_OP_READ);
+        if (r >= 0)
+                r = read_locked(h, size, off, out, &n);
+        /* a show that must wait: answered later, this worker is free meanwhile */
+        if (r == SIM_SHOW_LATER && park(fs, req, h, size, off)) {
+                sim_fs_unlock(fs);
+                return;
         }
         sim_fs_unlock(fs);
+        if (r == SIM_SHOW_LATER)
+                r = -ENOMEM;
         if (r < 0)
                 fuse_reply_err(req, -r);
         else
@@ -953,15 +1343,22 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 
         memcpy(copy, buf, len);
         copy[len] = '\0';
+        request_waited = false;
         sim_fs_lock(fs);
-        if (h->node->dead)
+        r = fs->n_faults && !h->node->dead ? faults_apply(fs, h->node, SIM_OP_WRITE) : 0;
+        if (r < 0)
+                ; /* an injected fault */
+        else if (h->node->dead)
                 r = -ENODEV;
+        else if (r == 1)
+                r = 0; /* a write without effect */
         else
                 r = h->node->file.ops->store(h->node, &h->caller, copy, len);
         if (r >= 0)
                 r = (int) len;
-        /* a write that changed the tree is answered after the kernel forgot the old one */
-        if (fs->n_inval > 0 && hand_over(fs, req, r)) {
+        /* a write that changed the tree (or waited, and may have) is answered after the kernel
+         * forgot the old one */
+        if ((fs->n_inval > 0 || request_waited) && hand_over(fs, req, r)) {
                 pthread_mutex_unlock(&fs->lock);
                 return;
         }
@@ -1006,7 +1403,10 @@ static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
         }
         sim_fs_lock(fs);
         n = req_node(req, ino);
-        if (n->type != NODE_DIR)
+        err = open_faults(fs, n);
+        if (err)
+                ; /* an injected fault */
+        else if (n->type != NODE_DIR)
                 err = ENOTDIR;
         else if (n->dead)
                 err = ENOENT;

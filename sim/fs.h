@@ -17,16 +17,20 @@
  * sends the invalidations once the lock is released; a write(2) that changed the tree is
  * answered after them, so that what a process reads after its write is the new tree.
  *
- * Threads: the request loop runs at most 8 workers (4 kept idle), plus the notifier.
+ * Threads: the request loop runs at most 8 workers (4 kept idle), plus the notifier. A
+ * callback may wait (sim_fs_wait(), sim_fs_sleep()): the lock is released meanwhile. No worker
+ * ever waits for the notifier.
  */
 #pragma once
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 #define SIM_PAGE_SIZE 4096
+#define SIM_SHOW_LATER (-EINPROGRESS)
 
 struct sim_fs;
 struct sim_node;
@@ -40,7 +44,8 @@ struct sim_caller {
 
 /*
  * show: writes the file's contents into @buf (SIM_PAGE_SIZE bytes), returns the length or a
- * negative errno. Text ends with exactly one newline.
+ * negative errno. Text ends with exactly one newline. SIM_SHOW_LATER: the read waits (as for a
+ * kernel mutex) without holding a worker, and the show is called again at sim_fs_wake().
  * store: one write(2), NUL-terminated, at most SIM_PAGE_SIZE bytes; returns 0 or a negative
  * errno (the engine then reports the whole count written).
  */
@@ -119,3 +124,61 @@ int sim_fs_snapshot(struct sim_fs *fs, const char *dir);
 
 /* Counters for tests and benchmarks. */
 size_t sim_fs_node_count(struct sim_fs *fs);
+
+/*
+ * Faults (the control socket's inject, delay and no-effect) on one path of the tree, for some
+ * operations (open: files and directories; read and write: files; a read is one that renders
+ * the file, at offset 0), once or until cleared. At an operation the delay runs first (the
+ * lock is not held meanwhile), then the errno fails it, then a write without effect succeeds
+ * without calling the store. The functions below run with the lock held.
+ */
+enum {
+        SIM_OP_OPEN = 1 << 0,
+        SIM_OP_READ = 1 << 1,
+        SIM_OP_WRITE = 1 << 2,
+};
+
+enum sim_fault_kind {
+        SIM_FAULT_ERRNO,
+        SIM_FAULT_DELAY,
+        SIM_FAULT_NO_EFFECT,
+        _SIM_FAULT_KIND_MAX,
+};
+
+struct sim_fault {
+        char *path; /* every link resolved, relative to the root */
+        enum sim_fault_kind kind;
+        unsigned ops; /* SIM_OP_* */
+        int err;      /* SIM_FAULT_ERRNO: a positive errno */
+        unsigned ms;  /* SIM_FAULT_DELAY */
+        bool once;    /* removed when it fired */
+        uint64_t hits;
+};
+
+/* The path of what @path names below the root, every link followed as open(2) follows them:
+ * -ENOENT when nothing is there, -ELOOP. */
+int sim_fs_resolve(struct sim_fs *fs, const char *path, char **ret);
+/* Adds a copy of @f. It takes over the operations it names from the faults of its kind on its
+ * path (a fault left without operations goes). */
+int sim_fs_fault_add(struct sim_fs *fs, const struct sim_fault *f);
+/* Removes the faults on @path, or all of them for NULL; returns how many went. */
+size_t sim_fs_fault_clear(struct sim_fs *fs, const char *path);
+size_t sim_fs_n_faults(struct sim_fs *fs);
+const struct sim_fault *sim_fs_fault(struct sim_fs *fs, size_t i);
+
+/*
+ * Waiting inside a store (the lock held, as the kernel's sleeping locks): the lock is released
+ * while waiting, so every other file is served, and what was queued for the kernel is handed
+ * to the notifier first; the worker stays busy. A write that waited is answered after the
+ * notifier sent what it queued. sim_fs_wait() returns after some sim_fs_wake() (callers check
+ * their condition again); sim_fs_sleep() after @ms milliseconds. sim_fs_wake() also runs the
+ * reads whose show returned SIM_SHOW_LATER again.
+ */
+void sim_fs_wait(struct sim_fs *fs);
+void sim_fs_sleep(struct sim_fs *fs, unsigned ms);
+void sim_fs_wake(struct sim_fs *fs);
+
+/* Unlocks, then returns once the notifier has told the kernel of every change made so far.
+ * Only for threads that are not FUSE workers (the control socket's): the notifier may have to
+ * wait for a worker. */
+void sim_fs_unlock_sync(struct sim_fs *fs);

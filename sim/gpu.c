@@ -4,6 +4,9 @@
  * §2.5, §3.1, §4.2, §4.4), and removes again when it unbinds: identity and FRU files, partition
  * files, pm attributes, fw_version/, the eight DRM devices (partition 0 on the PCI function,
  * partitions 1..7 on amdgpu_xcp_K platform devices), hwmon, and the GPU's KFD nodes.
+ * Inside a VF (§7.2): no FRU (the VF's product has none), partition files without a write bit
+ * and without available_*; one-VF mode keeps hwmon and the ONEVF pm attributes with every
+ * write bit of hwmon and pp_dpm_* removed; multi-VF mode has no hwmon and no pm attributes.
  */
 #include <inttypes.h>
 #include <strings.h>
@@ -186,10 +189,16 @@ static const struct sim_attr_ops pm_ro_ops = { .show = pm_show };
 
 /* ---------------------------------------------------------------------------------------- */
 
+static bool guest(const struct sim_gpu *g) {
+        return g->role == SIM_ROLE_GUEST_1VF || g->role == SIM_ROLE_GUEST_MULTIVF;
+}
+
 static void build_identity(struct sim_gpu *g, struct sim_node *d) {
         const struct sim_product *p = g->prod;
 
-        if (g->unique_id)
+        if (g->role == SIM_ROLE_GUEST_MULTIVF)
+                ; /* unique_id is a pm attribute */
+        else if (g->unique_id)
                 sim_gpu_own(g, sim_text(d, "unique_id", 0444, "%016" PRIx64, g->unique_id));
         else
                 sim_gpu_own(g, sim_raw(d, "unique_id", 0444, NULL, 0));
@@ -213,10 +222,12 @@ static void build_partition_files(struct sim_gpu *g, struct sim_node *d) {
         struct sim_machine *m = g->m;
         unsigned nps_count = (unsigned) __builtin_popcount(g->nps_supported);
 
-        sim_gpu_own(g,
-                    sim_attr(d, "current_compute_partition", 0644, &sim_compute_current_ops, g, 0));
-        sim_gpu_own(g, sim_attr(d, "available_compute_partition", 0444, &sim_compute_available_ops,
-                                g, 0));
+        /* a VF cannot switch: no write bit, no available modes */
+        sim_gpu_own(g, sim_attr(d, "current_compute_partition", guest(g) ? 0444 : 0644,
+                                &sim_compute_current_ops, g, 0));
+        if (!guest(g))
+                sim_gpu_own(g, sim_attr(d, "available_compute_partition", 0444,
+                                        &sim_compute_available_ops, g, 0));
         sim_gpu_own(g, sim_attr(d, "current_memory_partition", nps_count > 1 ? 0644 : 0444,
                                 &sim_memory_current_ops, g, 0));
         if (nps_count > 1) {
@@ -233,7 +244,7 @@ static void build_partition_files(struct sim_gpu *g, struct sim_node *d) {
         if (m->kernel.dkms)
                 sim_gpu_own(g, sim_attr(d, "compute_partition_mem_alloc_mode", 0644,
                                         &sim_mem_alloc_mode_ops, g, 0));
-        if (m->kernel.partition_config) {
+        if (m->kernel.partition_config && !guest(g)) {
                 static const char *const res[] = { "xcc", "dma", "dec", "jpeg" };
                 unsigned hw = sim_compute_supported(g->prod->xcc);
                 struct sim_node *cpc = sim_gpu_own(g, sim_mkdir(d, "compute_partition_config"));
@@ -263,14 +274,19 @@ static void build_partition_files(struct sim_gpu *g, struct sim_node *d) {
 static void build_pm(struct sim_gpu *g, struct sim_node *d) {
         static const char *const clocks[] = { "pp_dpm_sclk", "pp_dpm_mclk", "pp_dpm_socclk",
                                               "pp_dpm_fclk", "pp_dpm_vclk", "pp_dpm_dclk" };
+        unsigned dpm_mode = g->role == SIM_ROLE_GUEST_1VF ? 0444 : 0644;
 
+        if (g->role == SIM_ROLE_GUEST_MULTIVF)
+                return;
         sim_gpu_own(g, sim_attr(d, "gpu_metrics", 0444, &sim_gpu_metrics_ops, g, 0));
         sim_gpu_own(g, sim_attr(d, "gpu_busy_percent", 0444, &sim_busy_ops, g, 0));
         sim_gpu_own(g, sim_attr(d, "mem_busy_percent", 0444, &sim_busy_ops, g, 1));
         sim_gpu_own(g, sim_attr(d, "power_dpm_force_performance_level", 0644, &pm_ops, g,
                                 PM_DPM_LEVEL));
         for (size_t i = 0; i < ELEMENTSOF(clocks); i++)
-                sim_gpu_own(g, sim_attr(d, clocks[i], 0644, &pm_ops, g, PM_DPM_SCLK + (int) i));
+                sim_gpu_own(g, sim_attr(d, clocks[i], dpm_mode,
+                                        dpm_mode & 0200 ? &pm_ops : &pm_ro_ops, g,
+                                        PM_DPM_SCLK + (int) i));
         sim_gpu_own(g, sim_attr(d, "thermal_throttling_logging", 0644, &pm_ops, g,
                                 PM_THROTTLING_LOGGING));
 }
@@ -356,8 +372,11 @@ static void build_hwmon(struct sim_gpu *g) {
         const struct sim_product *p = g->prod;
         char dir[256], link[300];
         struct sim_node *h;
-        int idx = sim_bitmap_alloc(m->hwmon_used, 256, 0);
+        int idx;
 
+        if (g->role == SIM_ROLE_GUEST_MULTIVF)
+                return; /* "under multi-vf mode, the hwmon attributes are all not supported" */
+        idx = sim_bitmap_alloc(m->hwmon_used, 256, 0);
         if (idx < 0)
                 return;
         g->hwmon = idx;
@@ -365,7 +384,7 @@ static void build_hwmon(struct sim_gpu *g) {
         sim_gpu_own(g, sim_mkdir(sim_lookup(m->fs, g->func->path), "hwmon"));
         h = sim_mkdir(sim_fs_root(m->fs), dir);
         for (int a = 0; a < _SIM_HW_MAX; a++) {
-                bool rw = a == SIM_HW_POWER1_CAP || a == SIM_HW_POWER2_CAP;
+                bool rw = (a == SIM_HW_POWER1_CAP || a == SIM_HW_POWER2_CAP) && !guest(g);
 
                 if (a >= SIM_HW_POWER2_CAP && a <= SIM_HW_POWER2_LABEL && !p->ppt1)
                         continue;
@@ -396,6 +415,7 @@ int sim_gpu_attach(struct sim_gpu *g) {
         build_pm(g, d);
         build_firmware(g, d);
         build_drm(g);
+        sim_xcp_metrics_refresh(g, true);
         build_hwmon(g);
         g->attached = true;
         g->kfd_lost = false;
@@ -411,6 +431,7 @@ void sim_gpu_detach(struct sim_gpu *g) {
                 return;
         sim_topology_remove_gpu(g);
         sim_topology_refresh(m);
+        sim_xcp_metrics_refresh(g, false);
         for (size_t i = g->n_owned; i > 0; i--)
                 sim_remove(g->owned[i - 1]);
         g->n_owned = 0;

@@ -6,13 +6,17 @@
  * A description:
  *   { "name", "description",
  *     "kernel": { "gpu_metrics_revision", "nps_compat": "newer"|"older", "dkms",
- *                 "partition_config" },
+ *                 "partition_config", "amdgpu_sriov_configure" (synthetic),
+ *                 "vfio_pci_enable_sriov", "vfio_pci_ids": "1002:74b5,..." or null },
  *     "cpu": { "sockets", "cores_per_socket", "threads_per_core", "memory_bytes_per_socket",
  *              "max_clock_mhz" },
  *     "bmc_vga": bool,
  *     "products": { NAME: { fields of struct sim_product, over the built-in NAME or "base" } },
  *     "gpu_defaults": { any GPU field but "bdf" },
  *     "gpus": [ { "bdf", "product", ... } ] }
+ * SR-IOV: "role" makes a bare-metal host ("baremetal"), a gim host ("host-pf": all of its GPUs,
+ * "driver" gim or none, "vf_num" VFs made at load, 1 by default) or a VM ("vf-guest-1vf",
+ * "vf-guest-multi": all of its GPUs, "vf_num" the host's VF count, 8 by default for multi-VF).
  * Every key is checked: an unknown key, a wrong type or a value out of range is an error that
  * names the field ("gpus[3].power_cap_w: ...").
  */
@@ -157,6 +161,7 @@ static const struct field fields_product[] = {
         RNG("mem_max_bandwidth_gbs", F_UINT, struct sim_product, mem_max_bandwidth_gbs, 1, 65535),
         RNG("hbm_width", F_UINT, struct sim_product, hbm_width, 1, 65535),
         OBJ("kfd", fields_product_kfd),
+        RNG("total_vfs", F_U16, struct sim_product, total_vfs, 0, 64),
         END,
 };
 
@@ -165,6 +170,9 @@ static const struct field fields_kernel[] = {
         FLD("nps_compat", F_NPS_COMPAT, struct sim_kernel, nps_compat_newer),
         FLD("dkms", F_BOOL, struct sim_kernel, dkms),
         FLD("partition_config", F_BOOL, struct sim_kernel, partition_config),
+        FLD("amdgpu_sriov_configure", F_BOOL, struct sim_kernel, amdgpu_sriov_configure),
+        FLD("vfio_pci_enable_sriov", F_BOOL, struct sim_kernel, vfio_pci_enable_sriov),
+        FLD("vfio_pci_ids", F_STR_NULL, struct sim_kernel, vfio_pci_ids),
         END,
 };
 
@@ -218,6 +226,7 @@ static const struct field fields_gpu[] = {
         RNG("ppt1_cap_w", F_UINT, struct sim_gpu_desc, ppt1_cap_w, 0, 4294),
         FLD("platform_limit_w", F_WATTS_NULL, struct sim_gpu_desc, platform_limit_w),
         RNG("gpu_metrics_revision", F_UINT, struct sim_gpu_desc, metrics_rev, 3, 8),
+        RNG("vf_num", F_UINT, struct sim_gpu_desc, vf_num, 0, 64),
         OBJ("link", fields_gpu_link),
         OBJ("sensors", fields_gpu_sensors),
         END,

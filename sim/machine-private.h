@@ -33,6 +33,7 @@ struct sim_gpu_desc {
         const char *link_speed, *link_speed_max; /* NULL: 32.0 GT/s */
         unsigned link_width, link_width_max;     /* 0: x16 */
         struct sim_sensors sensors;              /* UINT_MAX (UINT64_MAX) members: derived */
+        unsigned vf_num;                         /* 0: the role's default */
 };
 
 struct sim_machine_desc {

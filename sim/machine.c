@@ -290,6 +290,7 @@ void sim_machine_desc_init(struct sim_machine_desc *md) {
 void sim_machine_desc_done(struct sim_machine_desc *md) {
         free(md->name);
         free(md->description);
+        free(md->kernel.vfio_pci_ids);
         for (size_t i = 0; i < md->n_products; i++)
                 sim_product_free(md->products[i]);
         free(md->products);
@@ -326,9 +327,12 @@ void sim_gpu_desc_from_gpu(const struct sim_gpu *g, struct sim_gpu_desc *d) {
                 .link_width = f->link_width,
                 .link_width_max = f->link_width_max,
                 .sensors = g->sensors,
+                .vf_num = g->vf_num,
         };
         snprintf(d->bdf, sizeof(d->bdf), "%s", f->bdf);
-        snprintf(d->product, sizeof(d->product), "%s", g->prod->name);
+        /* a VM's GPU is described by the product its VF was made of */
+        snprintf(d->product, sizeof(d->product), "%s",
+                 (g->host_prod ? g->host_prod : g->prod)->name);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -363,7 +367,7 @@ static int func_cmp(const void *a, const void *b) {
 
 struct sim_func *sim_machine_func(struct sim_machine *m, const char *bdf) {
         for (size_t i = 0; i < m->n_funcs; i++)
-                if (sysfs_streq(m->funcs[i]->bdf, bdf))
+                if (!m->funcs[i]->unplugged && sysfs_streq(m->funcs[i]->bdf, bdf))
                         return m->funcs[i];
         return NULL;
 }
@@ -406,6 +410,11 @@ static const struct func_template tmpl_bmc_port = {
 static const struct func_template tmpl_bmc_bridge = {
         SIM_FUNC_BMC_BRIDGE, 0x1a03,          0x1150, 0x1a03, 0x1150, 0x06, 0x060400,
         SIM_DRV_NONE,        "5.0 GT/s PCIe", 1,
+};
+/* QEMU's pcie-root-port, in front of each device a VM is given (4.0 and later: 16 GT/s x32) */
+static const struct func_template tmpl_qemu_root_port = {
+        SIM_FUNC_ROOT_PORT, 0x1b36,           0x000c,           0x1af4, 0x1100, 0x00,
+        0x060400,           SIM_DRV_PCIEPORT, "16.0 GT/s PCIe", 32,
 };
 static const struct func_template tmpl_bmc_vga = {
         SIM_FUNC_BMC_VGA, 0x1a03, 0x2000, 0x1a03, 0x2000, 0x52, 0x030000, SIM_DRV_AST, NULL, 0,
@@ -509,12 +518,133 @@ static const struct sim_product *machine_product(struct sim_machine *m, const ch
         return NULL;
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* SR-IOV roles (rule-sriov.c has the behaviour) */
+
+/* The PF's SR-IOV capability: VF i at devfn PF + 16 + i (offset 16, stride 1: the gim CLI's
+ * example places VF0 of PF 0c:00.0 at 0c:02.0; the stride is unverified). */
+#define VF_OFFSET 16
+#define VF_STRIDE 1
+/* gim keeps up to 1 GiB of the framebuffer for the PF (pf_fb_size at most); a VF's share is
+ * aligned down to 512 MiB. */
+#define PF_FB_RESERVED (1ULL << 30)
+#define VF_FB_ALIGN (512ULL << 20)
+/* KFD capability: per-queue reset, cleared inside a VF (§7.2) */
+#define KFD_CAP_PER_QUEUE_RESET 0x80000000u
+
+uint64_t sim_vf_vram_bytes(const struct sim_product *p, unsigned vf_num) {
+        if (p->vram_bytes <= 2 * PF_FB_RESERVED)
+                return p->vram_bytes / MAX(vf_num, 1u) & ~4095ULL;
+        return (p->vram_bytes - PF_FB_RESERVED) / MAX(vf_num, 1u) & ~(VF_FB_ALIGN - 1);
+}
+
+enum sim_compute sim_compute_of_parts(unsigned parts, unsigned xcc) {
+        unsigned hw = sim_compute_supported(xcc);
+
+        for (int mode = 0; mode < _SIM_COMPUTE_MAX; mode++)
+                if ((hw & (1u << mode)) && sim_compute_parts((enum sim_compute) mode, xcc) == parts)
+                        return (enum sim_compute) mode;
+        return SIM_COMPUTE_UNKNOWN;
+}
+
+static bool role_guest(enum sim_role role) {
+        return role == SIM_ROLE_GUEST_1VF || role == SIM_ROLE_GUEST_MULTIVF;
+}
+
+/* The role against the machine, the driver and the product; the VF count it implies. */
+static int check_role(const struct sim_machine *m, const struct sim_gpu_desc *d,
+                      const struct sim_product *prod, const char *path, const char *origin,
+                      unsigned *ret_vf_num) {
+        bool guest = role_guest(d->role);
+        unsigned vf_num = d->vf_num;
+        char sub[96];
+
+        snprintf(sub, sizeof(sub), "%s.role", path);
+        if (m->gim_host != (d->role == SIM_ROLE_HOST_PF))
+                return desc_fail(origin, sub,
+                                 "a gim host has host-pf GPUs only (amdgpu is not loaded there)");
+        if (m->vm != guest)
+                return desc_fail(origin, sub,
+                                 "a VM has guest GPUs only (vf-guest-1vf, vf-guest-multi)");
+        if (d->role != SIM_ROLE_BAREMETAL && (!prod->total_vfs || !prod->vf_device_id))
+                return desc_fail(origin, sub, "a %s has no SR-IOV capability (total_vfs)",
+                                 prod->name);
+        snprintf(sub, sizeof(sub), "%s.driver", path);
+        if (d->role == SIM_ROLE_BAREMETAL && d->driver == SIM_DRV_GIM)
+                return desc_fail(origin, sub, "gim binds PFs of the host-pf role only");
+        if (d->role == SIM_ROLE_HOST_PF && d->driver != SIM_DRV_GIM && d->driver != SIM_DRV_NONE)
+                return desc_fail(origin, sub, "a host-pf GPU is bound to gim or to none");
+        if (guest && d->driver != SIM_DRV_AMDGPU && d->driver != SIM_DRV_NONE)
+                return desc_fail(origin, sub, "a VF in a VM is bound to amdgpu or to none");
+
+        snprintf(sub, sizeof(sub), "%s.vf_num", path);
+        switch (d->role) {
+        case SIM_ROLE_BAREMETAL:
+                if (vf_num)
+                        return desc_fail(origin, sub,
+                                         "gim's VF count is for host-pf and guest GPUs (a "
+                                         "bare-metal PF takes sriov_numvfs)");
+                *ret_vf_num = 0;
+                return 0;
+        case SIM_ROLE_GUEST_1VF:
+                if (vf_num > 1)
+                        return desc_fail(origin, sub, "one-VF mode means the host made 1 VF");
+                vf_num = 1;
+                break;
+        case SIM_ROLE_GUEST_MULTIVF:
+                if (!vf_num)
+                        vf_num = prod->xcc;
+                if (vf_num < 2)
+                        return desc_fail(origin, sub, "multi-VF mode means 2 VFs or more");
+                break;
+        default:
+                if (!vf_num)
+                        vf_num = 1;
+                break;
+        }
+        if (vf_num > prod->total_vfs || prod->xcc % vf_num != 0 ||
+            sim_compute_of_parts(vf_num, prod->xcc) == SIM_COMPUTE_UNKNOWN)
+                return desc_fail(origin, sub,
+                                 "%u VFs: gim makes one VF per compute partition of a %s "
+                                 "(at most %u)",
+                                 vf_num, prod->name, MIN((unsigned) prod->total_vfs, prod->xcc));
+        *ret_vf_num = vf_num;
+        return 0;
+}
+
+/* What a VM sees of a GPU the host made @vf_num VFs of: the VF ID, its share of the XCCs,
+ * engines and memory, no FRU, a fixed NPS1, no per-queue reset (§7.2). */
+static int vf_product(const struct sim_machine *m, const struct sim_product *host,
+                      unsigned vf_num, struct sim_product **ret) {
+        uint64_t ram = m->cpu.memory_bytes_per_socket * m->cpu.sockets;
+        struct sim_product *p;
+        int r = sim_product_copy(host, host->name, &p);
+
+        if (r < 0)
+                return r;
+        p->device_id = host->vf_device_id;
+        p->vf_device_id = 0;
+        p->total_vfs = 0;
+        p->xcc = host->xcc / vf_num;
+        p->vram_bytes = p->kfd_memory_bytes = sim_vf_vram_bytes(host, vf_num);
+        p->gtt_bytes = MIN(host->gtt_bytes, ram / 2); /* TTM's default: half the RAM */
+        p->nps_supported = 0;
+        p->fru = false;
+        p->sdma_engines = MAX(host->sdma_engines / vf_num, 1u);
+        p->vcn = MAX(host->vcn / vf_num, 1u);
+        p->kfd_capability &= ~KFD_CAP_PER_QUEUE_RESET;
+        *ret = p;
+        return 0;
+}
+
 static int build_gpu(struct sim_machine *m, struct sim_gpu_desc *d, size_t idx,
                      const char *origin) {
         char path[64], sub[96];
         const struct sim_product *prod;
         struct sim_func *up = NULL, *f;
         struct sim_gpu *g;
+        enum sim_compute fixed = SIM_COMPUTE_UNKNOWN;
+        unsigned vf_num = 0;
         int r, numa;
 
         snprintf(path, sizeof(path), "gpus[%zu]", idx);
@@ -529,14 +659,12 @@ static int build_gpu(struct sim_machine *m, struct sim_gpu_desc *d, size_t idx,
         if (!prod)
                 return desc_fail(origin, sub, "\"%s\" is not a product (built-in or in products)",
                                  d->product);
-        snprintf(sub, sizeof(sub), "%s.role", path);
-        if (d->role != SIM_ROLE_BAREMETAL)
-                return desc_fail(origin, sub, "\"%s\" is not simulated yet",
-                                 sim_role_names[d->role]);
-        snprintf(sub, sizeof(sub), "%s.driver", path);
-        if (d->driver == SIM_DRV_GIM)
-                return desc_fail(origin, sub, "gim binds PFs of the host-pf role only");
-        numa = d->numa_node != INT_MIN ? d->numa_node : (int) (idx * m->cpu.sockets / m->n_gpus);
+        r = check_role(m, d, prod, path, origin, &vf_num);
+        if (r < 0)
+                return r;
+        numa = d->numa_node != INT_MIN ? d->numa_node
+               : m->vm                 ? -1
+                                       : (int) (idx * m->cpu.sockets / m->n_gpus);
         snprintf(sub, sizeof(sub), "%s.numa_node", path);
         if (numa >= (int) m->cpu.sockets)
                 return desc_fail(origin, sub, "%d, but the machine has %u NUMA nodes", numa,
@@ -553,7 +681,18 @@ static int build_gpu(struct sim_machine *m, struct sim_gpu_desc *d, size_t idx,
                         return desc_fail(origin, sub,
                                          "%s is taken (a GPU or a bridge in front of one)",
                                          probe.bdf);
-                if (prod->apu) {
+                if (m->vm) {
+                        /* libvirt's layout: bus 01 behind 00:02.0, bus 02 behind 00:02.1... */
+                        unsigned port = 0x10 + probe.bus - 1u;
+
+                        if (probe.bus == 0 || port > 0xff)
+                                return desc_fail(origin, sub,
+                                                 "a VM's device sits behind a root port, on "
+                                                 "bus 01 to f0");
+                        snprintf(bdf, sizeof(bdf), "%04x:00:%02x.%x", probe.domain, port >> 3,
+                                 port & 7);
+                        r = add_func(m, &tmpl_qemu_root_port, bdf, NULL, numa, origin, sub, &up);
+                } else if (prod->apu) {
                         snprintf(bdf, sizeof(bdf), "%04x:00:01.1", probe.domain);
                         if (probe.bus == 0)
                                 return desc_fail(origin, sub,
@@ -613,6 +752,33 @@ static int build_gpu(struct sim_machine *m, struct sim_gpu_desc *d, size_t idx,
         g->func = f;
         g->prod = prod;
         g->role = d->role;
+        g->vf_num = vf_num;
+        g->self_switch = vf_num > 1; /* gim: world switch off for 1 VF (the VF's PP one-VF mode) */
+        if (role_guest(d->role)) {
+                struct sim_product *vp;
+
+                r = vf_product(m, prod, vf_num, &vp);
+                if (r < 0)
+                        return r;
+                g->host_prod = prod;
+                g->prod = prod = vp;
+                f->device = vp->device_id;
+                /* the VF is one partition: named by its XCCs per partition (SPX, CPX for 1) */
+                fixed = vp->xcc == 1 ? SIM_CPX : SIM_SPX;
+        } else if (d->role == SIM_ROLE_HOST_PF)
+                fixed = sim_compute_of_parts(vf_num, prod->xcc);
+        if (prod->total_vfs && !g->host_prod) {
+                f->sriov = calloc(1, sizeof(*f->sriov));
+                if (!f->sriov)
+                        return -ENOMEM;
+                *f->sriov = (struct sim_sriov){
+                        .total_vfs = prod->total_vfs,
+                        .offset = VF_OFFSET,
+                        .stride = VF_STRIDE,
+                        .vf_device = prod->vf_device_id,
+                        .drivers_autoprobe = true,
+                };
+        }
         g->hive_id = d->hive_id;
         g->unique_id =
                 d->unique_id != UINT64_MAX
@@ -632,7 +798,13 @@ static int build_gpu(struct sim_machine *m, struct sim_gpu_desc *d, size_t idx,
         snprintf(sub, sizeof(sub), "%s.nps_supported", path);
         if (prod->apu && g->nps_supported)
                 return desc_fail(origin, sub, "an APU has its NPS mode fixed by the BIOS: []");
+        if (g->host_prod && g->nps_supported)
+                return desc_fail(origin, sub, "a VF sees one memory range, NPS1: []");
         g->nps_current = d->nps_current ? d->nps_current : 1;
+        /* gim's pairs: 1 VF SPX-NPS1, 8 VFs CPX-NPS4 */
+        if (!d->nps_current && d->role == SIM_ROLE_HOST_PF && fixed == SIM_CPX &&
+            (g->nps_supported & SIM_NPS_BIT(4)))
+                g->nps_current = 4;
         snprintf(sub, sizeof(sub), "%s.memory_partition", path);
         if (g->nps_supported ? !(g->nps_supported & SIM_NPS_BIT(g->nps_current))
                              : g->nps_current != 1)
@@ -646,13 +818,21 @@ static int build_gpu(struct sim_machine *m, struct sim_gpu_desc *d, size_t idx,
         if (g->nps_requested == g->nps_current && g->nps_requested)
                 return desc_fail(origin, sub, "NPS%u is the current mode already",
                                  g->nps_requested);
+        if (g->nps_requested && d->role != SIM_ROLE_BAREMETAL)
+                return desc_fail(origin, sub, "a request is amdgpu's: bare metal only");
         g->compute = d->compute != SIM_COMPUTE_UNKNOWN ? d->compute
                                                        : sim_compute_auto(g, g->nps_current);
         snprintf(sub, sizeof(sub), "%s.compute_partition", path);
+        if (fixed != SIM_COMPUTE_UNKNOWN) {
+                if (d->compute != SIM_COMPUTE_UNKNOWN && d->compute != fixed)
+                        return desc_fail(origin, sub, "%s follows from %u VFs: leave it out",
+                                         sim_compute_names[fixed], vf_num);
+                g->compute = fixed;
+        }
         if (g->compute == SIM_COMPUTE_UNKNOWN)
                 return desc_fail(origin, sub, "no compute mode follows from NPS%u; name one",
                                  g->nps_current);
-        if (!(sim_compute_available(g, g->nps_current) & (1u << g->compute)))
+        if (!g->host_prod && !(sim_compute_available(g, g->nps_current) & (1u << g->compute)))
                 return desc_fail(origin, sub, "%s is not available with NPS%u on a %s",
                                  sim_compute_names[g->compute], g->nps_current, prod->name);
         g->kfd_users = d->kfd_users;
@@ -743,7 +923,9 @@ static int build_platform(struct sim_machine *m, const char *origin) {
         struct sim_func *f;
         int r;
 
-        for (unsigned s = 0; s < m->cpu.sockets; s++) {
+        if (m->vm && m->bmc_vga)
+                return desc_fail(origin, "bmc_vga", "a VM has no BMC");
+        for (unsigned s = 0; s < m->cpu.sockets && !m->vm; s++) {
                 char bdf[16];
 
                 snprintf(bdf, sizeof(bdf), "0000:00:%02x.3", 0x18 + s);
@@ -767,6 +949,64 @@ static int build_platform(struct sim_machine *m, const char *origin) {
         return 0;
 }
 
+static int add_dynid(struct sim_machine *m, int drv, unsigned vendor, unsigned device) {
+        for (unsigned i = 0; i < m->n_dynids[drv]; i++)
+                if (m->dynids[drv][i].vendor == vendor && m->dynids[drv][i].device == device)
+                        return 0;
+        if (m->n_dynids[drv] == ELEMENTSOF(m->dynids[drv]))
+                return -ENOSPC;
+        m->dynids[drv][m->n_dynids[drv]].vendor = (uint16_t) vendor;
+        m->dynids[drv][m->n_dynids[drv]].device = (uint16_t) device;
+        m->n_dynids[drv]++;
+        return 0;
+}
+
+/* What SR-IOV needs of the machine: room for every PF's VFs, vfio-pci's IDs, gim's IDs. */
+static int check_sriov(struct sim_machine *m, const struct sim_machine_desc *md,
+                       const char *origin) {
+        const char *ids = m->kernel.vfio_pci_ids;
+
+        for (size_t i = 0; i < md->n_gpus; i++) {
+                struct sim_func *f = sim_machine_func(m, md->gpus[i].bdf);
+                char path[64];
+
+                if (!f || !f->sriov)
+                        continue;
+                snprintf(path, sizeof(path), "gpus[%zu].bdf", i);
+                for (unsigned v = 0; v < f->sriov->total_vfs; v++) {
+                        unsigned devfn = (unsigned) (f->dev << 3 | f->fn) + f->sriov->offset +
+                                         f->sriov->stride * v;
+                        char bdf[32];
+
+                        snprintf(bdf, sizeof(bdf), "%04x:%02x:%02x.%x", f->domain & 0xffff,
+                                 (f->bus + (devfn >> 8)) & 0x1ff, (devfn >> 3) & 0x1f, devfn & 7);
+                        if (f->bus + (devfn >> 8) > 0xff || sim_machine_func(m, bdf))
+                                return desc_fail(origin, path,
+                                                 "VF %u of %s would be at %s, which is taken", v,
+                                                 f->bdf, bdf);
+                }
+                if (f->gpu->role == SIM_ROLE_HOST_PF &&
+                    add_dynid(m, SIM_DRV_GIM, f->vendor, f->device) < 0)
+                        return desc_fail(origin, path, "too many GPU IDs for gim");
+        }
+        /* vfio-pci.ids: the IDs vfio-pci claims from its load on (dynamic IDs) */
+        while (ids && *ids) {
+                unsigned vendor, device;
+                int n = 0;
+
+                if (sscanf(ids, "%4x:%4x%n", &vendor, &device, &n) != 2 ||
+                    (ids[n] && ids[n] != ','))
+                        return desc_fail(origin, "kernel.vfio_pci_ids",
+                                         "\"%s\" is not VENDOR:DEVICE[,VENDOR:DEVICE...] in "
+                                         "hexadecimal",
+                                         m->kernel.vfio_pci_ids);
+                if (add_dynid(m, SIM_DRV_VFIO_PCI, vendor, device) < 0)
+                        return desc_fail(origin, "kernel.vfio_pci_ids", "16 IDs at most");
+                ids += n + (ids[n] == ',');
+        }
+        return 0;
+}
+
 int sim_machine_build(struct sim_machine_desc *md, const char *origin, struct sim_machine **ret) {
         struct sim_machine *m = calloc(1, sizeof(*m));
         uint64_t high = 0x100000000000ULL;
@@ -778,6 +1018,7 @@ int sim_machine_build(struct sim_machine_desc *md, const char *origin, struct si
         m->name = md->name ? TAKE_PTR(md->name) : strdup("custom");
         m->description = md->description ? TAKE_PTR(md->description) : strdup("");
         m->kernel = md->kernel;
+        md->kernel.vfio_pci_ids = NULL;
         m->cpu = md->cpu;
         m->bmc_vga = md->bmc_vga;
         m->products = TAKE_PTR(md->products);
@@ -789,6 +1030,11 @@ int sim_machine_build(struct sim_machine_desc *md, const char *origin, struct si
         if (!m->name || !m->description || !m->gpus) {
                 r = -ENOMEM;
                 goto fail;
+        }
+
+        for (size_t i = 0; i < md->n_gpus; i++) {
+                m->gim_host |= md->gpus[i].role == SIM_ROLE_HOST_PF;
+                m->vm |= role_guest(md->gpus[i].role);
         }
 
         /* The platform's own functions first: a GPU that collides with them is named. */
@@ -810,6 +1056,9 @@ int sim_machine_build(struct sim_machine_desc *md, const char *origin, struct si
                         goto fail;
         }
         qsort(m->funcs, m->n_funcs, sizeof(*m->funcs), func_cmp);
+        r = check_sriov(m, md, origin);
+        if (r < 0)
+                goto fail;
 
         /* GPUs in probe order; the hive's pending request is one for all of it */
         for (size_t i = 0; i < m->n_funcs; i++)
@@ -866,22 +1115,56 @@ fail:
         return r;
 }
 
+void sim_func_free(struct sim_func *f) {
+        if (!f)
+                return;
+        if (f->gpu) {
+                if (f->gpu->host_prod)
+                        sim_product_free((struct sim_product *) f->gpu->prod);
+                free(f->gpu->owned);
+                free(f->gpu->serial);
+                free(f->gpu);
+        }
+        if (f->sriov)
+                free(f->sriov->vfs);
+        free(f->sriov);
+        free(f->driver_override);
+        free(f->path);
+        free(f);
+}
+
+int sim_machine_add_func(struct sim_machine *m, struct sim_func *f) {
+        struct sim_func **arr = realloc(m->funcs, (m->n_funcs + 1) * sizeof(*arr));
+        size_t at = m->n_funcs;
+
+        if (!arr)
+                return -ENOMEM;
+        m->funcs = arr;
+        while (at > 0 && bdf_cmp(arr[at - 1], f) > 0)
+                at--;
+        memmove(arr + at + 1, arr + at, (m->n_funcs - at) * sizeof(*arr));
+        arr[at] = f;
+        m->n_funcs++;
+        return 0;
+}
+
+void sim_machine_del_func(struct sim_machine *m, struct sim_func *f) {
+        for (size_t i = 0; i < m->n_funcs; i++)
+                if (m->funcs[i] == f) {
+                        memmove(m->funcs + i, m->funcs + i + 1,
+                                (m->n_funcs - i - 1) * sizeof(*m->funcs));
+                        m->n_funcs--;
+                        return;
+                }
+}
+
 struct sim_machine *sim_machine_free(struct sim_machine *m) {
         if (!m)
                 return NULL;
-        for (size_t i = 0; i < m->n_funcs; i++) {
-                struct sim_func *f = m->funcs[i];
-
-                if (f->gpu) {
-                        free(f->gpu->owned);
-                        free(f->gpu->serial);
-                        free(f->gpu);
-                }
-                free(f->driver_override);
-                free(f->path);
-                free(f);
-        }
+        for (size_t i = 0; i < m->n_funcs; i++)
+                sim_func_free(m->funcs[i]);
         free(m->funcs);
+        free(m->kernel.vfio_pci_ids);
         free(m->gpus);
         for (size_t i = 0; i < m->n_products; i++)
                 sim_product_free(m->products[i]);

@@ -14,6 +14,7 @@
 
 #include "util.h"
 
+struct sim_control;
 struct sim_fs;
 struct sim_node;
 
@@ -33,12 +34,12 @@ enum sim_compute {
 #define SIM_NPS_BIT(n) (1u << (n))
 #define SIM_NPS_VALID_MASK (SIM_NPS_BIT(1) | SIM_NPS_BIT(2) | SIM_NPS_BIT(4) | SIM_NPS_BIT(8))
 
-/* What the guest or host sees of a GPU function (§7.2, virtualization.md §2). Only bare
- * metal is built so far; the others name the states the SR-IOV presets will use. */
+/* What the guest or host sees of a GPU function (§7.2, §7.3, virtualization.md §1, §2). A
+ * machine is a bare-metal host, a gim host (host-pf GPUs only) or a VM (guest GPUs only). */
 enum sim_role {
-        SIM_ROLE_BAREMETAL,
-        SIM_ROLE_HOST_PF, /* PF under gim: no DRM, hwmon or KFD; VFs below it */
-        SIM_ROLE_GUEST_1VF,
+        SIM_ROLE_BAREMETAL, /* amdgpu on the PF (mi300x-sriov: also VFs, see rule-sriov.c) */
+        SIM_ROLE_HOST_PF,   /* PF under gim: no DRM, hwmon or KFD; VFs below it */
+        SIM_ROLE_GUEST_1VF, /* a VF inside a VM, one-VF mode (the host's vf_num is 1) */
         SIM_ROLE_GUEST_MULTIVF,
         _SIM_ROLE_MAX,
 };
@@ -62,6 +63,7 @@ enum sim_func_kind {
         SIM_FUNC_BMC_BRIDGE,
         SIM_FUNC_BMC_VGA,
         SIM_FUNC_DF, /* CPU data fabric function (k10temp) */
+        SIM_FUNC_VF, /* an SR-IOV VF on the host, made by its PF (rule-sriov.c) */
 };
 
 #define SIM_MAX_LEVELS 8
@@ -131,6 +133,7 @@ struct sim_product {
         uint32_t fw[_SIM_FW_MAX];
         unsigned idle_power_w, mem_max_bandwidth_gbs, hbm_width, max_engine_clk_mhz;
         uint32_t kfd_capability, kfd_capability2;
+        uint16_t total_vfs; /* SR-IOV capability's TotalVFs (needs vf_device_id); 0: none */
 };
 
 /* Where kernels differ, the machine picks (§2.3, §5.2, §2.5, §2.1). */
@@ -139,6 +142,10 @@ struct sim_kernel {
         bool nps_compat_newer;         /* compatible-NPS sets (newer) or partition counts */
         bool dkms;                     /* ROCm/amdgpu: EPERM on partition files in reset */
         bool partition_config;         /* compute_partition_config/, vbios_build */
+        /* SR-IOV (rule-sriov.c): the modules' parameters where they matter */
+        bool amdgpu_sriov_configure; /* SYNTHETIC: amdgpu implements sriov_configure */
+        bool vfio_pci_enable_sriov;  /* vfio-pci.enable_sriov */
+        char *vfio_pci_ids;          /* vfio-pci.ids "1002:74b5,..." (NULL: none) */
 };
 
 struct sim_cpu {
@@ -172,6 +179,13 @@ struct sim_telemetry {
 struct sim_machine;
 struct sim_gpu;
 
+/* The SR-IOV capability of a PF and its state (virtualization.md §2.1 to §2.3). */
+struct sim_sriov {
+        uint16_t total_vfs, num_vfs, offset, stride, vf_device;
+        bool drivers_autoprobe;
+        struct sim_func **vfs; /* VF i at [i], num_vfs of them */
+};
+
 struct sim_func {
         struct sim_machine *m;
         enum sim_func_kind kind;
@@ -195,6 +209,10 @@ struct sim_func {
         struct sim_gpu *gpu; /* SIM_FUNC_GPU */
         int hwmon;           /* k10temp's hwmon index, -1 */
         int card;            /* BMC VGA's DRM card, -1 */
+        struct sim_sriov *sriov;  /* a PF with the SR-IOV capability, else NULL */
+        struct sim_func *physfn;  /* a VF on the host: its PF, else NULL */
+        unsigned vf_index;        /* a VF: its index at the PF */
+        bool unplugged;      /* hot-unplugged (control socket): not on the bus */
 };
 
 struct sim_gpu {
@@ -218,6 +236,11 @@ struct sim_gpu {
         char *serial;
         unsigned metrics_rev;
         struct sim_sensors sensors;
+        /* SR-IOV: host-pf: the VFs gim enables (its vf_num); guests: the host's VF count of
+         * the GPU, which decides the VF's share (prod is then the VF's view of host_prod) */
+        unsigned vf_num;
+        const struct sim_product *host_prod;
+        bool self_switch, force_reset; /* gim's world switch and force_hot_reset flags */
 
         /* runtime state, not part of the description */
         struct sim_telemetry tel;
@@ -232,6 +255,11 @@ struct sim_gpu {
         unsigned throttling_interval_s;   /* thermal_throttling_logging, 0: disabled */
         enum sim_compute xcp_config_view; /* compute_partition_config/xcp_config */
         bool mem_alloc_all;               /* compute_partition_mem_alloc_mode: ALL (else CAPPING) */
+        /* out-of-band controls (control.c) */
+        unsigned switch_ms;  /* how long a compute partition switch takes */
+        bool switching;      /* a switch runs: the partition mutex is held */
+        unsigned pinned;     /* 1 << enum sim_sensor: held at the value in @pin */
+        struct sim_sensors pin;
         /* nodes the driver created (removed at unbind) */
         struct sim_node **owned;
         size_t n_owned, cap_owned;
@@ -248,6 +276,8 @@ struct sim_machine {
         struct sim_kernel kernel;
         struct sim_cpu cpu;
         bool bmc_vga;
+        bool gim_host; /* host-pf GPUs: gim is loaded, amdgpu is not (blacklisted) */
+        bool vm;       /* guest GPUs: a VM (no CPU functions, no thermal zone, no IOMMU) */
 
         struct sim_product **products;
         size_t n_products;
@@ -276,6 +306,7 @@ struct sim_machine {
         struct timespec start;
 
         struct sim_fs *fs;
+        struct sim_control *control; /* control.c: KFD processes, the state at load */
 };
 
 extern const char *const sim_compute_names[_SIM_COMPUTE_MAX];
@@ -289,6 +320,8 @@ unsigned sim_compute_available(const struct sim_gpu *g, unsigned nps);
 enum sim_compute sim_compute_auto(const struct sim_gpu *g, unsigned nps);
 unsigned sim_nps_mem_parts(const struct sim_gpu *g, unsigned nps);
 unsigned sim_gpu_parts(const struct sim_gpu *g);
+/* The mode of @parts partitions (gim: one VF per partition), SIM_COMPUTE_UNKNOWN if none. */
+enum sim_compute sim_compute_of_parts(unsigned parts, unsigned xcc);
 /* True for GPUs in one XGMI hive (a GPU without one is its own). */
 bool sim_same_hive(const struct sim_gpu *a, const struct sim_gpu *b);
 /* The power limit the device enforces and reports: min(cap, platform limit). */
@@ -303,6 +336,12 @@ int sim_machine_dump(const struct sim_machine *m, char **ret_json);
 
 struct sim_func *sim_machine_func(struct sim_machine *m, const char *bdf);
 struct sim_gpu *sim_machine_gpu(struct sim_machine *m, const char *bdf);
+/* SR-IOV VFs come and go: into the BDF-sorted list of functions, and out again (not freed). */
+int sim_machine_add_func(struct sim_machine *m, struct sim_func *f);
+void sim_machine_del_func(struct sim_machine *m, struct sim_func *f);
+void sim_func_free(struct sim_func *f);
+/* The VF share of a GPU's memory when the host made @vf_num VFs of it. */
+uint64_t sim_vf_vram_bytes(const struct sim_product *p, unsigned vf_num);
 
 /* Presets (presets.c). */
 struct sim_preset {
@@ -315,9 +354,70 @@ const struct sim_preset *sim_preset_find(const char *name);
 extern const struct sim_product sim_builtin_products[];
 extern const size_t sim_n_builtin_products;
 
-/* Out-of-band controls (the control socket will call these; so do the command-line test
- * hooks). Each takes the fs lock itself. */
+/*
+ * Out-of-band controls (control.c): what the control socket (ctl.c) and the command-line test
+ * options change. Each takes the fs lock itself and returns once the kernel was told of the
+ * changes to the tree (so never from a FUSE worker). -ENODEV: no such GPU (or function).
+ */
 int sim_set_platform_limit(struct sim_machine *m, const char *bdf, int64_t watts);
+/* Users without a process (the description's and --kfd-users' count). */
 int sim_set_kfd_users(struct sim_machine *m, const char *bdf, unsigned users);
 int sim_set_in_reset(struct sim_machine *m, const char *bdf, bool in_reset);
 int sim_inject_switch_error(struct sim_machine *m, const char *bdf, int err, bool always);
+int sim_set_switch_time(struct sim_machine *m, const char *bdf, unsigned ms);
+
+/* Sensors that can be set (held at the value until set to auto), in the control's names. */
+enum sim_sensor {
+        SIM_SENSOR_POWER_W,
+        SIM_SENSOR_TEMP_JUNCTION_C,
+        SIM_SENSOR_TEMP_MEM_C,
+        SIM_SENSOR_GFX_BUSY_PCT,
+        SIM_SENSOR_MEM_BUSY_PCT,
+        SIM_SENSOR_SCLK_MHZ,
+        SIM_SENSOR_MCLK_MHZ,
+        SIM_SENSOR_VRAM_USED_BYTES,
+        _SIM_SENSOR_MAX,
+};
+extern const char *const sim_sensor_names[_SIM_SENSOR_MAX];
+/* -ERANGE: out of the sensor's range (sim_sensor_max()); @automatic lets it live again. */
+int sim_set_sensor(struct sim_machine *m, const char *bdf, enum sim_sensor s, uint64_t value,
+                   bool automatic);
+uint64_t sim_sensor_max(const struct sim_gpu *g, enum sim_sensor s);
+/* telemetry.c: writes the held sensors over what a step computed. */
+void sim_sensors_apply_pins(struct sim_gpu *g);
+
+/*
+ * KFD users by process (spec §6, class/kfd/kfd/proc/<pid>/): @pid names the process in the
+ * requester's PID namespace (the name of its proc entry), @pidfd (taken over; -1 to open one
+ * here) tells when it exits. -ESRCH: no such process; -EEXIST: already a user of that GPU;
+ * -ENOENT (remove): not a user of it; -ENODEV also when the GPU has no KFD nodes.
+ */
+int sim_kfd_user_add(struct sim_machine *m, const char *bdf, pid_t pid, int pidfd,
+                     uint64_t vram_bytes);
+int sim_kfd_user_remove(struct sim_machine *m, const char *bdf, pid_t pid);
+/* Drops the users whose process exited; true if some users remain. */
+bool sim_kfd_users_prune(struct sim_machine *m);
+/* The lock held (partition switch, EBUSY): every KFD user of @g, those of exited processes
+ * dropped first. */
+unsigned sim_kfd_users_of(struct sim_gpu *g);
+/* The lock held (topology.c): the GPU's KFD nodes go, and with them its users. */
+void sim_kfd_users_forget_gpu(struct sim_gpu *g);
+
+/* Hot-unplug (the function and all of it leave the tree; -EBUSY: a PF with VFs enabled,
+ * -EOPNOTSUPP: a VF) and re-plug (back as at load; -EEXIST: plugged in). */
+int sim_gpu_unplug(struct sim_machine *m, const char *bdf);
+int sim_gpu_replug(struct sim_machine *m, const char *bdf);
+
+/* The whole state as JSON (machine, GPUs, KFD processes, faults); users of exited processes
+ * are dropped first. */
+int sim_state_dump(struct sim_machine *m, char **ret_json);
+/* KFD users, one line each: "BDF PID PASID COMM", "BDF - - (N without a process)". */
+int sim_kfd_users_list(struct sim_machine *m, char **ret_text);
+
+/* The state at load (for replug); NULL-safe free. */
+int sim_control_init(struct sim_machine *m);
+void sim_control_free(struct sim_machine *m);
+
+/* Errno names ("EIO") both ways. */
+int sim_errno_parse(const char *s, int *ret);
+const char *sim_errno_name(int err);

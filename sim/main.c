@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * amdsmi-sim: the command line. mount, snapshot, run, dump-machine, --list-machines.
+ * amdsmi-sim: the command line. mount, snapshot, run, ctl, dump-machine, --list-machines.
  *
- * Threads: the FUSE loop runs at most 8 worker threads (4 kept idle); the simulator starts no
- * other thread but, under `run`, the one that runs that loop. `run` unshares its mount and PID
- * namespaces before any thread exists.
+ * Threads: the FUSE loop runs at most 8 worker threads (4 kept idle) and the notifier; `mount`
+ * and `run` also serve the control socket on a thread of its own (ctl.c), and `run` runs the
+ * loop on another. `run` unshares its mount and PID namespaces before any thread exists;
+ * `mount` starts its threads after it went into the background.
  */
 #include "config.h"
 
@@ -19,6 +20,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "ctl.h"
 #include "fs.h"
 #include "machine.h"
 #include "tree.h"
@@ -48,7 +50,8 @@ struct options {
         bool seed_set, frozen, foreground;
         struct hook hooks[HOOKS_MAX];
         size_t n_hooks;
-        char **cmd; /* run: after "--" */
+        char **cmd;      /* run: after "--" */
+        const char *ctl; /* --ctl: the control socket's path */
 };
 
 static void help(void) {
@@ -64,6 +67,8 @@ static void help(void) {
                "                        (created, or empty)\n"
                "  run -- CMD [ARG...]   Run CMD in private mount and PID namespaces with the\n"
                "                        simulated tree mounted over /sys (root only)\n"
+               "  ctl [--socket PATH|--mount DIR] COMMAND ...\n"
+               "                        Control a running simulator (amdsmi-sim ctl --help)\n"
                "  dump-machine NAME|FILE\n"
                "                        Print the full JSON description of a machine\n"
                "  list-machines         List the built-in machines (also --list-machines)\n"
@@ -73,6 +78,9 @@ static void help(void) {
                "      --seed N                  Seed of the living telemetry (reproducible runs)\n"
                "      --frozen                  Telemetry stands still (golden tests)\n"
                "  -f, --foreground              mount: stay in the foreground\n"
+               "      --ctl PATH                mount, run: the control socket (default:\n"
+               "                                $XDG_RUNTIME_DIR/amdsmi-sim-PID.sock, else\n"
+               "                                in /run/amdsmi-sim or $TMPDIR/amdsmi-sim-UID)\n"
                "      --kfd-users BDF=N         N processes use the GPU through KFD\n"
                "      --in-reset BDF            The GPU is in a reset\n"
                "      --platform-limit BDF=W    The BMC limits the GPU's power to W watts\n"
@@ -102,28 +110,7 @@ _printf_(1, 2) static int usage_error(const char *fmt, ...) {
 }
 
 static int parse_errno(const char *s, int *ret) {
-        static const struct {
-                const char *name;
-                int err;
-        } names[] = {
-                { "EIO", EIO },       { "EBUSY", EBUSY },   { "EINVAL", EINVAL },
-                { "EPERM", EPERM },   { "ENODEV", ENODEV }, { "ETIME", ETIME },
-                { "ENOMEM", ENOMEM }, { "EAGAIN", EAGAIN }, { "EOPNOTSUPP", EOPNOTSUPP },
-        };
-        char *end;
-        long v;
-
-        for (size_t i = 0; i < ELEMENTSOF(names); i++)
-                if (streq(names[i].name, s)) {
-                        *ret = names[i].err;
-                        return 0;
-                }
-        v = strtol(s, &end, 10);
-        if (*s && !*end && v > 0 && v < 4096) {
-                *ret = (int) v;
-                return 0;
-        }
-        return -EINVAL;
+        return sim_errno_parse(s, ret); /* the control socket's names */
 }
 
 /* "BDF=VALUE" or "BDF" */
@@ -225,6 +212,8 @@ static int load(const struct options *o, struct sim_machine **ret_m, struct sim_
         r = sim_fs_new(&fs);
         if (r >= 0)
                 r = sim_tree_build(m, fs);
+        if (r >= 0)
+                r = sim_control_init(m); /* the state at load, for replug */
         if (r < 0) {
                 fprintf(stderr, "amdsmi-sim: cannot build the tree of %s: %s\n", m->name,
                         strerror(-r));
@@ -283,6 +272,8 @@ static int cmd_mount(const struct options *o, const char *dir) {
                 .allow_other = geteuid() == 0,
                 .auto_unmount = true,
         };
+        _cleanup_free_ char *real = NULL;
+        struct sim_ctl *ctl = NULL;
         struct sim_machine *m;
         struct sim_fs *fs;
         int r;
@@ -290,6 +281,10 @@ static int cmd_mount(const struct options *o, const char *dir) {
         r = check_dir(dir);
         if (r != 0)
                 return r;
+        /* now: once mounted, a lookup of the mount point needs the loop running */
+        real = realpath(dir, NULL);
+        if (!real)
+                return usage_error("%s: %s", dir, strerror(errno));
         r = load(o, &m, &fs);
         if (r != 0)
                 return r;
@@ -297,12 +292,30 @@ static int cmd_mount(const struct options *o, const char *dir) {
         if (r < 0)
                 fprintf(stderr, "amdsmi-sim: cannot mount at %s\n", dir);
         else {
-                r = sim_fs_daemonize(fs, o->foreground);
+                /* the socket exists (and is registered) before mount returns; its thread
+                 * starts in the background process */
+                r = sim_ctl_new(m,
+                                &(struct sim_ctl_config){ .socket_path = o->ctl,
+                                                          .mountpoint = real,
+                                                          .register_mount = true },
+                                &ctl);
+                if (r >= 0)
+                        r = sim_fs_daemonize(fs, o->foreground);
+                /* (after daemonize: SIGPIPE is ignored when nobody reads the line) */
+                if (r >= 0 && o->foreground) {
+                        printf("amdsmi-sim: %s mounted at %s, control socket %s\n", m->name, real,
+                               sim_ctl_socket(ctl));
+                        fflush(stdout);
+                }
+                if (r >= 0)
+                        r = sim_ctl_start(ctl);
                 if (r >= 0)
                         r = sim_fs_loop(fs);
+                ctl = sim_ctl_free(ctl);
                 sim_fs_unmount(fs);
         }
         sim_fs_free(fs);
+        sim_control_free(m);
         sim_machine_free(m);
         return r < 0 ? EXIT_FAILURE : 0;
 }
@@ -335,6 +348,7 @@ static int cmd_snapshot(const struct options *o, const char *dir) {
                                 strerror(-r));
         }
         sim_fs_free(fs);
+        sim_control_free(m);
         sim_machine_free(m);
         return r < 0 ? EXIT_FAILURE : 0;
 }
@@ -366,8 +380,7 @@ static int exit_status(int status) {
         return EXIT_FAILURE;
 }
 
-/* What CMD finds in its environment; the control socket will be exported here
- * (AMDSMI_SIM_CTL) when it exists. */
+/* What CMD finds in its environment: the control socket (AMDSMI_SIM_CTL). */
 static int run_environment(const char *ctl_socket) {
         if (ctl_socket && setenv("AMDSMI_SIM_CTL", ctl_socket, 1) < 0)
                 return -errno;
@@ -376,7 +389,7 @@ static int run_environment(const char *ctl_socket) {
 
 /* PID 1 of the new PID namespace: mounts its /proc, starts CMD, passes signals on, reaps
  * orphans, and ends with CMD's status. */
-_Noreturn static void run_init(char **cmd) {
+_Noreturn static void run_init(char **cmd, const char *ctl_socket) {
         pid_t child;
         int status;
 
@@ -386,7 +399,7 @@ _Noreturn static void run_init(char **cmd) {
                 fprintf(stderr, "amdsmi-sim: run: cannot mount /proc of the PID namespace: %m\n");
                 _exit(EXIT_FAILURE);
         }
-        if (run_environment(NULL) < 0)
+        if (run_environment(ctl_socket) < 0)
                 _exit(EXIT_FAILURE);
         child = fork();
         if (child < 0) {
@@ -427,6 +440,7 @@ static int cmd_run(const struct options *o) {
                 .auto_unmount = true,
         };
         _cleanup_close_ int own_pidns = -1;
+        struct sim_ctl *ctl = NULL;
         struct sim_machine *m;
         struct sim_fs *fs;
         pthread_t thread;
@@ -453,6 +467,12 @@ static int cmd_run(const struct options *o) {
                 r = EXIT_FAILURE;
                 goto out;
         }
+        /* listening before CMD starts; served once the simulator's threads may start */
+        if (sim_ctl_new(m, &(struct sim_ctl_config){ .socket_path = o->ctl, .mountpoint = "/sys" },
+                        &ctl) < 0) {
+                r = EXIT_FAILURE;
+                goto unmount;
+        }
         /* The PID namespace is CMD's. A process whose children go to another PID namespace
          * may not start threads, so the simulator returns to its own once CMD's init runs. */
         own_pidns = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
@@ -469,7 +489,7 @@ static int cmd_run(const struct options *o) {
                 goto unmount;
         }
         if (init == 0)
-                run_init(o->cmd);
+                run_init(o->cmd, sim_ctl_socket(ctl));
         if (setns(own_pidns, CLONE_NEWPID) < 0) {
                 fprintf(stderr, "amdsmi-sim: run: cannot return to the PID namespace: %m\n");
                 kill(init, SIGKILL);
@@ -480,7 +500,8 @@ static int cmd_run(const struct options *o) {
         if (r != 0) {
                 fprintf(stderr, "amdsmi-sim: run: cannot start the FUSE loop: %s\n", strerror(r));
                 kill(init, SIGKILL);
-        }
+        } else if (sim_ctl_start(ctl) < 0)
+                fprintf(stderr, "amdsmi-sim: run: cannot serve the control socket\n");
         while (waitpid(init, &status, 0) < 0)
                 if (errno != EINTR) {
                         status = EXIT_FAILURE << 8;
@@ -493,9 +514,11 @@ static int cmd_run(const struct options *o) {
         }
         r = r == 0 ? exit_status(status) : EXIT_FAILURE;
 unmount:
+        ctl = sim_ctl_free(ctl);
         sim_fs_unmount(fs);
 out:
         sim_fs_free(fs);
+        sim_control_free(m);
         sim_machine_free(m);
         return r;
 }
@@ -512,6 +535,7 @@ int main(int argc, char **argv) {
                 OPT_SWITCH_ERROR,
                 OPT_LIST,
                 OPT_VERSION,
+                OPT_CTL,
         };
         static const struct option longopts[] = {
                 { "machine", required_argument, NULL, 'm' },
@@ -523,6 +547,7 @@ int main(int argc, char **argv) {
                 { "platform-limit", required_argument, NULL, OPT_PLATFORM_LIMIT },
                 { "inject-switch-error", required_argument, NULL, OPT_SWITCH_ERROR },
                 { "list-machines", no_argument, NULL, OPT_LIST },
+                { "ctl", required_argument, NULL, OPT_CTL },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, OPT_VERSION },
                 {},
@@ -532,6 +557,9 @@ int main(int argc, char **argv) {
         const char *verb;
         int c, r, nargs;
 
+        /* ctl has options and arguments of its own (ctl.c) */
+        if (argc > 1 && streq(argv[1], "ctl"))
+                return sim_ctl_main(argc - 1, argv + 1);
         /* "run ... -- CMD": what follows "--" is CMD's, never ours */
         for (int i = 1; i < argc; i++)
                 if (streq(argv[i], "--")) {
@@ -576,6 +604,9 @@ int main(int argc, char **argv) {
                 case OPT_LIST:
                         list = true;
                         break;
+                case OPT_CTL:
+                        o.ctl = optarg;
+                        break;
                 case 'h':
                         help();
                         return 0;
@@ -596,8 +627,8 @@ int main(int argc, char **argv) {
                 return cmd_list();
         }
         if (nargs == 0)
-                return usage_error("a command is needed: mount, snapshot, run, dump-machine or "
-                                   "list-machines");
+                return usage_error("a command is needed: mount, snapshot, run, ctl, "
+                                   "dump-machine or list-machines");
         verb = argv[optind];
         if (!streq(verb, "run") && o.cmd)
                 return usage_error("%s: \"--\" belongs to run", verb);
@@ -617,6 +648,9 @@ int main(int argc, char **argv) {
                 return streq(verb, "mount") ? cmd_mount(&o, argv[optind + 1])
                                             : cmd_snapshot(&o, argv[optind + 1]);
         }
+        if (streq(verb, "ctl"))
+                return usage_error("ctl takes no simulator options: amdsmi-sim ctl [--socket "
+                                   "PATH] COMMAND ...");
         if (streq(verb, "run")) {
                 if (nargs != 1)
                         return usage_error("run: unexpected \"%s\"; write run -- CMD",

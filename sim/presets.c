@@ -5,6 +5,8 @@
  * Products: IDs and topology from spec amdgpu-sysfs.md §1.2, partition capabilities from §2.2
  * and §3.1, power and thermal limits from §4.2 (typical board figures; the spec's numbers are
  * illustrative). Firmware versions, VBIOS part numbers and FRU strings are plausible examples.
+ * SR-IOV: the parts with a known VF ID (§1.2) have the capability, TotalVFs 8 (one VF per XCC
+ * partition, gim's largest MI300X configuration; the hardware's own count is unverified).
  *
  * Machines are JSON descriptions in the format of `amdsmi-sim dump-machine`, written with
  * apostrophes for quotes so that they read as JSON here (no value contains one).
@@ -89,6 +91,7 @@ const struct sim_product sim_builtin_products[] = {
                 .max_engine_clk_mhz = 2100,
                 .kfd_capability = 0xa8a8a280,
                 .kfd_capability2 = 0x1,
+                .total_vfs = 8,
         },
         {
                 .name = (char *) "MI325X",
@@ -133,6 +136,7 @@ const struct sim_product sim_builtin_products[] = {
                 .max_engine_clk_mhz = 2100,
                 .kfd_capability = 0xa8a8a280,
                 .kfd_capability2 = 0x1,
+                .total_vfs = 8,
         },
         {
                 .name = (char *) "MI300A",
@@ -287,6 +291,13 @@ const size_t sim_n_builtin_products = ELEMENTSOF(sim_builtin_products);
 
 #define CPU_2S "'cpu': { 'sockets': 2, 'cores_per_socket': 64, 'threads_per_core': 2 }"
 
+#define KERNEL_MI300X "'kernel': { 'gpu_metrics_revision': 7, 'nps_compat': 'newer', 'dkms': true"
+
+/* A VM: 32 vCPUs and 64 GiB in one NUMA node, the VF on bus 01 behind QEMU's root port. */
+#define GUEST_VM                                                                        \
+        "'cpu': { 'sockets': 1, 'cores_per_socket': 16, 'threads_per_core': 2,"        \
+        " 'memory_bytes_per_socket': 68719476736 }, 'gpus': [ { 'bdf': '0000:01:00.0' } ]"
+
 const struct sim_preset sim_presets[] = {
         {
                 "mi300x-8",
@@ -347,6 +358,53 @@ const struct sim_preset sim_presets[] = {
                 " " CPU_2S ","
                 " 'gpu_defaults': { 'product': 'MI355X', 'hive_id': '0x0b7de3261fa95c40' },"
                 " " GPUS_MI350X_BUSES " }",
+        },
+        /* SR-IOV (spec §7, virtualization.md §1.5, §2): gim hosts, VMs, and a synthetic host */
+        {
+                "mi300x-gim-1vf",
+                "{ 'name': 'mi300x-gim-1vf',"
+                " 'description': '8x MI300X host under gim, 1 VF per GPU (SPX/NPS1), VFs unbound',"
+                " " KERNEL_MI300X " }, " CPU_2S ","
+                " 'gpu_defaults': { 'product': 'MI300X', 'hive_id': '0x3f5a1c8e92b7d461',"
+                " 'role': 'host-pf', 'driver': 'gim', 'vf_num': 1 },"
+                " " GPUS_MI300X_BUSES " }",
+        },
+        {
+                "mi300x-gim-8vf",
+                "{ 'name': 'mi300x-gim-8vf',"
+                " 'description':"
+                " '8x MI300X host under gim, 8 VFs per GPU (CPX/NPS4), VFs bound to vfio-pci',"
+                " " KERNEL_MI300X ", 'vfio_pci_ids': '1002:74b5' }, " CPU_2S ","
+                " 'gpu_defaults': { 'product': 'MI300X', 'hive_id': '0x3f5a1c8e92b7d461',"
+                " 'role': 'host-pf', 'driver': 'gim', 'vf_num': 8 },"
+                " " GPUS_MI300X_BUSES " }",
+        },
+        {
+                "mi300x-guest-1vf",
+                "{ 'name': 'mi300x-guest-1vf',"
+                " 'description': 'a VM given one MI300X VF in one-VF mode (read-only hwmon)',"
+                " " KERNEL_MI300X " },"
+                " 'gpu_defaults': { 'product': 'MI300X', 'role': 'vf-guest-1vf' },"
+                " " GUEST_VM " }",
+        },
+        {
+                "mi300x-guest-multivf",
+                "{ 'name': 'mi300x-guest-multivf',"
+                " 'description':"
+                " 'a VM given one of 8 MI300X VFs (multi-VF: 1 XCC, no hwmon, no pm files)',"
+                " " KERNEL_MI300X " },"
+                " 'gpu_defaults': { 'product': 'MI300X', 'role': 'vf-guest-multi', 'vf_num': 8 },"
+                " " GUEST_VM " }",
+        },
+        {
+                "mi300x-sriov",
+                "{ 'name': 'mi300x-sriov',"
+                " 'description': 'SYNTHETIC: the mi300x-8 server with an amdgpu that implements"
+                " sriov_configure (real MI300 hosts use gim), and vfio-pci.enable_sriov',"
+                " " KERNEL_MI300X ", 'amdgpu_sriov_configure': true,"
+                " 'vfio_pci_enable_sriov': true }, " CPU_2S ","
+                " 'gpu_defaults': { 'product': 'MI300X', 'hive_id': '0x3f5a1c8e92b7d461' },"
+                " " GPUS_MI300X_BUSES " }",
         },
 };
 const size_t sim_n_presets = ELEMENTSOF(sim_presets);

@@ -8,9 +8,18 @@
  * the GPU's KFD nodes are removed and the new partitions' nodes appended (generation_id moves
  * by one per node removed and one per node added).
  *
- * An injected EIO (KFD re-init failure) leaves a defined state: the hardware is in the new mode
- * (current_compute_partition shows it) and the GPU has no KFD nodes, until a successful switch
- * to another mode or an unbind and bind of the GPU brings them back.
+ * A switch holds the partition mutex while it runs (switch_ms, set by the control socket):
+ * reads of current_compute_partition and other writes of that GPU wait for its end, without
+ * the fs lock, so that every other file is served meanwhile (the reads are parked and hold no
+ * worker; the writer, and another writer of that GPU, do).
+ *
+ * An injected EIO (KFD re-init failure, ctl switch-error) leaves the state the kernel leaves
+ * (amdgpu_xcp_switch_partition_mode(): on failure "get whatever mode it's at now"): the
+ * hardware switched, so current_compute_partition shows the new mode; KFD init failed, so the
+ * GPU has no KFD nodes; available_compute_partition is not recomputed. KFD stays down until the
+ * driver is loaded again (unbind and bind, or replug): later switches skip KFD as the kernel
+ * does without kfd.init_complete, so they succeed (no EBUSY check) and change the mode, but
+ * bring no nodes back.
  */
 #include <strings.h>
 
@@ -22,6 +31,8 @@ static int compute_show(struct sim_node *n, const struct sim_caller *c, char *bu
 
         if (g->m->kernel.dkms && g->in_reset)
                 return -EPERM;
+        if (g->switching)
+                return SIM_SHOW_LATER; /* the partition mutex: read again after the switch */
         return sim_emit(buf, "%s\n", sim_compute_names[g->compute]);
 }
 
@@ -50,14 +61,32 @@ static int partition_switch(struct sim_gpu *g, enum sim_compute mode) {
                 return -err; /* refused before anything happened */
 
         sim_topology_remove_gpu(g);
-        g->compute = mode;
-        g->xcp_config_view = mode;
-        for (int p = 0; p < SIM_MAX_XCP; p++)
-                g->enforce_isolation[p] = 0;
-        g->kfd_lost = err == EIO;
-        if (!g->kfd_lost)
-                sim_topology_add_gpu(g);
-        sim_topology_refresh(g->m);
+        if (g->switch_ms > 0) {
+                /* KFD is down; the hardware switch and the KFD re-init take their time */
+                sim_topology_refresh(g->m);
+                g->switching = true;
+                sim_fs_sleep(g->m->fs, g->switch_ms);
+        }
+        if (g->attached) { /* (the driver may have gone meanwhile) */
+                g->compute = mode;
+                g->xcp_config_view = mode;
+                for (int p = 0; p < SIM_MAX_XCP; p++)
+                        g->enforce_isolation[p] = 0;
+                if (err == EIO)
+                        g->kfd_lost = true;
+                if (!g->kfd_lost)
+                        sim_topology_add_gpu(g);
+                sim_topology_refresh(g->m);
+                if (!err) /* the xcp sysfs entries follow a successful switch only */
+                        sim_xcp_metrics_refresh(g, true);
+        }
+        if (g->switching) {
+                /* the partition mutex is released: readers and writers waiting go on */
+                g->switching = false;
+                sim_fs_wake(g->m->fs);
+        }
+        if (!g->attached)
+                return -ENODEV;
         return err ? -err : 0;
 }
 
@@ -74,11 +103,16 @@ static int compute_store(struct sim_node *n, const struct sim_caller *c, const c
                 return r;
         if (g->m->kernel.dkms && g->in_reset)
                 return -EPERM;
+        while (g->switching) /* another switch of this GPU runs: the partition mutex */
+                sim_fs_wait(g->m->fs);
+        if (!g->attached)
+                return -ENODEV;
         if (mode == g->compute)
                 return 0;
         if (!(sim_compute_available(g, g->nps_current) & (1u << mode)))
                 return -EINVAL;
-        if (g->kfd_users > 0)
+        /* without KFD (its init failed) the kernel neither checks nor re-inits it */
+        if (!g->kfd_lost && sim_kfd_users_of(g) > 0)
                 return -EBUSY;
         return partition_switch(g, mode);
 }

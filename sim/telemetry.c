@@ -92,6 +92,8 @@ static void step(struct sim_machine *m, struct sim_gpu *g) {
             noise(h >> 32, 20);
         t->sclk_mhz = (unsigned) CLAMP(v, (int) p->sclk.mhz[0], (int) p->sclk.mhz[p->sclk.n - 1]);
         t->mclk_mhz = p->mclk.mhz[t->mem_busy * p->mclk.n / 101];
+        if (g->pinned)
+                sim_sensors_apply_pins(g); /* sensors set through the control socket */
 
         /* counters */
         t->energy_acc += (uint64_t) t->power_w * 65536 / 10; /* W x 0.1 s in 2^-16 J */
@@ -242,6 +244,10 @@ static void fill_metrics(const struct sim_gpu *g, struct sim_metrics *mt) {
                         x->vcn_busy[j] = t->gpu_busy / 3;
         }
         mt->pcie_lc_perf_other_end_recovery = 0;
+}
+
+void sim_telemetry_metrics(const struct sim_gpu *g, struct sim_metrics *mt) {
+        fill_metrics(g, mt);
 }
 
 static int metrics_show(struct sim_node *n, const struct sim_caller *c, char *buf) {

@@ -86,6 +86,7 @@ void sim_topology_remove_gpu(struct sim_gpu *g) {
         struct sim_machine *m = g->m;
         size_t out = 0;
 
+        sim_kfd_users_forget_gpu(g); /* processes lose the device with its nodes */
         for (size_t i = 0; i < m->n_kfd; i++) {
                 if (m->kfd[i].gpu == g) {
                         m->kfd_generation++;

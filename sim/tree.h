@@ -23,6 +23,26 @@ void sim_bus_build(struct sim_machine *m);
 /* Binds @f to @drv (probe) or unbinds it (remove); what bind, unbind and drivers_probe do. */
 int sim_bus_probe(struct sim_func *f, int drv);
 void sim_bus_remove(struct sim_func *f);
+/* A function plugged in again (control.c): its PCI core files, no driver yet. */
+void sim_bus_add_func(struct sim_func *f);
+
+/* bus.c, for SR-IOV: device_attach() (the first matching driver that probes); a VF's PCI
+ * core files and links removed (its directory, bus/pci/devices, its IOMMU group). */
+void sim_bus_attach(struct sim_func *f);
+void sim_bus_del_func(struct sim_func *f);
+
+/* rule-sriov.c: the PCI core's SR-IOV files of a PF; VFs made and removed (sriov_enable() and
+ * sriov_disable(): VFs bound to a driver are unbound first); whether a VF may be probed
+ * (sriov_drivers_autoprobe or driver_override); gim's probe and remove, its driver files and
+ * the modules' parameters. */
+void sim_sriov_build_pf(struct sim_func *pf);
+int sim_sriov_enable(struct sim_func *pf, unsigned n);
+void sim_sriov_disable(struct sim_func *pf);
+bool sim_sriov_can_probe(const struct sim_func *f);
+int sim_gim_probe(struct sim_func *f);
+void sim_gim_remove(struct sim_func *f);
+void sim_gim_driver_build(struct sim_machine *m, struct sim_node *drv);
+void sim_sriov_modules_build(struct sim_machine *m);
 
 /* gpu.c: what amdgpu creates when it binds a GPU, and removes when it unbinds. */
 int sim_gpu_attach(struct sim_gpu *g);
@@ -96,4 +116,10 @@ extern const struct sim_attr_ops sim_hwmon_ops;
 void sim_telemetry_init(struct sim_machine *m);
 /* Brings every GPU's sensors and counters to now (no-op when frozen). */
 void sim_telemetry_sync(struct sim_machine *m);
+/* The GPU's gpu_metrics values as of the last sync. */
+struct sim_metrics;
+void sim_telemetry_metrics(const struct sim_gpu *g, struct sim_metrics *mt);
+
+/* xcp-metrics.c: xcp/xcp_metrics of the valid partitions (§5.5); none when !@present. */
+void sim_xcp_metrics_refresh(struct sim_gpu *g, bool present);
 extern const struct sim_attr_ops sim_gpu_metrics_ops, sim_busy_ops;

@@ -23,7 +23,11 @@ import unittest
 SIM = os.environ.get("AMDSMI_SIM", "")
 CLI = os.environ.get("AMDSMI_CLI", "")
 SCHEMA = os.environ.get("AMDSMI_SCHEMA", "")
-PRESETS = ["mi300x-8", "mi300x-8-bmc", "mi325x-8", "mi300a-4", "mi350x-8", "mi355x-8"]
+BAREMETAL_PRESETS = ["mi300x-8", "mi300x-8-bmc", "mi325x-8", "mi300a-4", "mi350x-8", "mi355x-8"]
+# SR-IOV (test-sim-sriov.py): gim hosts, VMs, and the synthetic amdgpu host with sriov_configure
+SRIOV_PRESETS = ["mi300x-gim-1vf", "mi300x-gim-8vf", "mi300x-guest-1vf", "mi300x-guest-multivf",
+                 "mi300x-sriov"]
+PRESETS = BAREMETAL_PRESETS + SRIOV_PRESETS     # every built-in machine, in list-machines order
 GPU0 = "0000:05:00.0"
 GPU1 = "0000:26:00.0"
 MI300X_BDFS = ["0000:05:00.0", "0000:26:00.0", "0000:46:00.0", "0000:65:00.0",

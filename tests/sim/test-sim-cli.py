@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 """The repository's CLI reads every built-in machine through the mounted simulator
 (AMDSMI_SYSFS_ROOT): list, static and metric --json succeed, report every GPU and validate
-against the amdsmi/1 JSON Schema."""
+against the amdsmi/1 JSON Schema; on the SR-IOV machines with the roles of spec §7 (host-pf,
+vf, vf-guest-1vf, vf-guest-multi)."""
 
 import json
 import os
@@ -13,7 +14,7 @@ import unittest
 import jsonschema
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from simtest import CLI, PRESETS, SCHEMA, Mount, main  # noqa: E402
+from simtest import BAREMETAL_PRESETS, CLI, SCHEMA, SRIOV_PRESETS, Mount, main  # noqa: E402
 
 
 class Cli(unittest.TestCase):
@@ -34,7 +35,7 @@ class Cli(unittest.TestCase):
         return doc
 
     def test_presets(self):
-        for name in PRESETS:
+        for name in BAREMETAL_PRESETS + ["mi300x-sriov"]:   # bare metal at load
             with self.subTest(machine=name), Mount("-m", name, "--seed", "2") as m:
                 count = 4 if name.startswith("mi300a") else 8
                 doc = self.run_cli(m, "list", "--json")
@@ -52,6 +53,60 @@ class Cli(unittest.TestCase):
                     self.assertEqual(g["power"]["ppt1"] is not None, name.startswith("mi35"))
                 doc = self.run_cli(m, "static", "--json")
                 self.assertEqual(len(doc["gpus"]), count)
+
+
+    def test_sriov_presets(self):
+        """PFs under gim followed by their VFs (physfn), a VF in a VM, and the synthetic host
+        whose PF turns host-pf once it has VFs."""
+        roles = {
+            "mi300x-gim-1vf": (["host-pf"] + ["vf"]) * 8,
+            "mi300x-gim-8vf": (["host-pf"] + ["vf"] * 8) * 8,
+            "mi300x-guest-1vf": ["vf-guest-1vf"],
+            "mi300x-guest-multivf": ["vf-guest-multi"],
+        }
+        self.assertEqual(sorted(roles), sorted(set(SRIOV_PRESETS) - {"mi300x-sriov"}))
+        for name, want in roles.items():
+            with self.subTest(machine=name), Mount("-m", name, "--seed", "2") as m:
+                vf_driver = "vfio-pci" if name == "mi300x-gim-8vf" else "none"
+                drivers = {"host-pf": "gim", "vf": vf_driver, "vf-guest-1vf": "amdgpu",
+                           "vf-guest-multi": "amdgpu"}
+                doc = self.run_cli(m, "list", "--json")
+                self.assertEqual(doc["errors"], [])
+                self.assertEqual([g["role"] for g in doc["gpus"]], want)
+                for g in doc["gpus"]:
+                    self.assertEqual(g["driver"], drivers[g["role"]], g["bdf"])
+                    self.assertEqual(g["product"],
+                                     "MI300X" if g["role"] == "host-pf" else "MI300X VF")
+                doc = self.run_cli(m, "static", "--json")
+                self.assertEqual([g["role"] for g in doc["gpus"]], want)
+                pf = None
+                for g in doc["gpus"]:
+                    self.assertEqual(g["is_vf"], g["role"] != "host-pf")
+                    if g["role"] == "host-pf":
+                        pf = g["bdf"]
+                    self.assertEqual(g["physfn_bdf"], pf if g["role"] == "vf" else None)
+                    guest = g["role"].startswith("vf-guest")
+                    self.assertEqual(g["render_minor"], 128 if guest else None)
+                    self.assertEqual(g["fru"]["product_name"], None)
+                doc = self.run_cli(m, "metric", "--json")
+                self.assertEqual(len(doc["gpus"]), len(want))
+                if name == "mi300x-guest-1vf":
+                    power = doc["gpus"][0]["power"]
+                    self.assertEqual((power["cap_w"], power["cap_writable"]), (750, False))
+                    self.assertIsNotNone(doc["gpus"][0]["gpu_metrics"])
+                if name == "mi300x-guest-multivf":
+                    self.assertIsNone(doc["gpus"][0]["power"]["cap_w"])
+                    self.assertIsNone(doc["gpus"][0]["gpu_metrics"])
+        with Mount("-m", "mi300x-sriov", "--seed", "2") as m:
+            self.assertEqual(m.write("bus/pci/devices/0000:26:00.0/sriov_numvfs", "2"), 0)
+            doc = self.run_cli(m, "list", "--json")
+            self.assertEqual([(g["bdf"], g["role"]) for g in doc["gpus"][:5]],
+                             [("0000:05:00.0", "baremetal"), ("0000:26:00.0", "host-pf"),
+                              ("0000:26:02.0", "vf"), ("0000:26:02.1", "vf"),
+                              ("0000:46:00.0", "baremetal")])
+            self.assertEqual(len(doc["gpus"]), 10)
+            doc = self.run_cli(m, "static", "--json")
+            self.assertEqual(doc["gpus"][2]["physfn_bdf"], "0000:26:00.0")
 
 
 if __name__ == "__main__":

@@ -135,7 +135,7 @@ class Machine(unittest.TestCase):
         self.bad(variant(lambda d: d["gpus"][0].update(compute_partition="XPX")),
                  "gpus[0].compute_partition: \"XPX\" is not one of SPX DPX TPX QPX CPX")
         self.bad(variant(lambda d: d["gpus"][0].update(role="host-pf")),
-                 "gpus[0].role: \"host-pf\" is not simulated yet")
+                 "gpus[0].driver: a host-pf GPU is bound to gim or to none")
         self.bad(variant(lambda d: d["gpus"][0].update(numa_node=2)),
                  "gpus[0].numa_node: 2, but the machine has 2 NUMA nodes")
         self.bad(variant(lambda d: d["gpus"][0].update(hive_id="12")),

@@ -149,10 +149,16 @@ class Partition(unittest.TestCase):
             self.assertEqual(m.gpu_nodes(GPU0), [])
             self.assertEqual(m.generation(), gen + 1)
             self.assertEqual(len(m.kfd_nodes()), 2 + 7)
-            # the same mode changes nothing; another mode succeeds and brings the nodes back
+            # the same mode changes nothing; another mode succeeds, but KFD stays down (the
+            # kernel skips KFD while kfd.init_complete is false) until the driver is loaded again
             self.assertEqual(m.write(m.gpu(GPU0, CCP), "CPX"), 0)
             self.assertEqual(m.gpu_nodes(GPU0), [])
             self.assertEqual(m.write(m.gpu(GPU0, CCP), "QPX"), 0)
+            self.assertEqual(m.value(m.gpu(GPU0, CCP)), "QPX")
+            self.assertEqual(m.gpu_nodes(GPU0), [])
+            self.assertEqual(m.generation(), gen + 1)
+            self.assertEqual(m.write("bus/pci/drivers/amdgpu/unbind", GPU0), 0)
+            self.assertEqual(m.write("bus/pci/drivers/amdgpu/bind", GPU0), 0)
             self.assertEqual(len(m.gpu_nodes(GPU0)), 4)
             self.assertEqual(m.generation(), gen + 1 + 4)
         with Mount("--seed", "1", "--inject-switch-error", GPU0 + "=EBUSY:always") as m:
