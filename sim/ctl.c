@@ -1171,8 +1171,14 @@ int sim_ctl_main(int argc, char **argv) {
         if (!line)
                 return client_fail(EXIT_CONNECT, "out of memory");
         len = 0;
-        for (int i = 0; i < argc; i++)
-                len += (size_t) sprintf(line + len, "%s%s", argv[i], i + 1 < argc ? " " : "\n");
+        for (int i = 0; i < argc; i++) {
+                size_t n = strlen(argv[i]);
+
+                memcpy(line + len, argv[i], n);
+                len += n;
+                line[len++] = i + 1 < argc ? ' ' : '\n';
+        }
+        line[len] = '\0';
 
         fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (fd < 0 || connect(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0)
