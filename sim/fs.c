@@ -116,12 +116,18 @@ struct sim_fs {
         struct parked_read *parked;
         size_t n_parked, cap_parked;
 
+        /* open handles; the kernel does not release those still open when the connection
+         * ends (an unmount, an abort): freed at sim_fs_unmount() */
+        struct open_file *files;
+        struct dir_handle *dirs;
+
         struct fuse_session *se;
         char *mountpoint;
         bool signals;
 };
 
 struct open_file {
+        struct open_file *prev, *next; /* fs->files */
         struct sim_node *node;
         struct sim_caller caller;
         char *buf; /* the last rendering, SIM_PAGE_SIZE bytes */
@@ -135,9 +141,30 @@ struct dir_entry {
 };
 
 struct dir_handle {
+        struct dir_handle *prev, *next; /* fs->dirs */
         struct dir_entry *entries;
         size_t n;
 };
+
+/* A handle on a list of open handles (with the fs lock). */
+#define LIST_LINK(head, x)                  \
+        do {                                \
+                (x)->prev = NULL;           \
+                (x)->next = (head);         \
+                if (head)                   \
+                        (head)->prev = (x); \
+                (head) = (x);               \
+        } while (0)
+#define LIST_UNLINK(head, x)                         \
+        do {                                         \
+                if ((x)->prev)                       \
+                        (x)->prev->next = (x)->next; \
+                else                                 \
+                        (head) = (x)->next;          \
+                if ((x)->next)                       \
+                        (x)->next->prev = (x)->prev; \
+                (x)->prev = (x)->next = NULL;        \
+        } while (0)
 
 /* ---------------------------------------------------------------------------------------- */
 /* Nodes */
@@ -730,7 +757,9 @@ static bool hand_over(struct sim_fs *fs, fuse_req_t req, int result) {
                 fs->pending = p;
                 fs->cap_pending = cap;
         }
-        memcpy(fs->pending + fs->n_pending, fs->inval, fs->n_inval * sizeof(*fs->inval));
+        /* (nothing queued but a reply: fs->inval is NULL, and memcpy() wants a pointer) */
+        if (fs->n_inval > 0)
+                memcpy(fs->pending + fs->n_pending, fs->inval, fs->n_inval * sizeof(*fs->inval));
         fs->n_pending += fs->n_inval;
         if (req)
                 fs->pending[fs->n_pending++] = (struct inval){ .req = req, .result = result };
@@ -1040,7 +1069,8 @@ static int node_render(struct sim_node *n, const struct sim_caller *c, char *buf
                 r = n->file.ops->show(n, c, buf);
                 return r > SIM_PAGE_SIZE ? -ENOSPC : r;
         }
-        memcpy(buf, n->file.data, n->file.len);
+        if (n->file.len > 0) /* (an empty file has no data) */
+                memcpy(buf, n->file.data, n->file.len);
         return (int) n->file.len;
 }
 
@@ -1287,6 +1317,7 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
         if (err == 0) {
                 n->opens++;
                 h->node = n;
+                LIST_LINK(fs->files, h);
         }
         sim_fs_unlock(fs);
         if (err) {
@@ -1299,6 +1330,7 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
         fi->keep_cache = 0;
         if (fuse_reply_open(req, fi) != 0) {
                 sim_fs_lock(fs);
+                LIST_UNLINK(fs->files, h);
                 n->opens--;
                 node_maybe_free(n);
                 sim_fs_unlock(fs);
@@ -1374,6 +1406,7 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
         struct open_file *h = (struct open_file *) (uintptr_t) fi->fh;
 
         sim_fs_lock(fs);
+        LIST_UNLINK(fs->files, h);
         h->node->opens--;
         node_maybe_free(h->node);
         sim_fs_unlock(fs);
@@ -1434,8 +1467,15 @@ static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
                 return;
         }
         fi->fh = (uint64_t) (uintptr_t) d;
-        if (fuse_reply_open(req, fi) != 0)
+        pthread_mutex_lock(&fs->lock);
+        LIST_LINK(fs->dirs, d);
+        pthread_mutex_unlock(&fs->lock);
+        if (fuse_reply_open(req, fi) != 0) {
+                pthread_mutex_lock(&fs->lock);
+                LIST_UNLINK(fs->dirs, d);
+                pthread_mutex_unlock(&fs->lock);
                 dir_handle_free(d);
+        }
 }
 
 static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
@@ -1462,7 +1502,13 @@ static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 }
 
 static void op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
-        dir_handle_free((struct dir_handle *) (uintptr_t) fi->fh);
+        struct sim_fs *fs = fuse_req_userdata(req);
+        struct dir_handle *d = (struct dir_handle *) (uintptr_t) fi->fh;
+
+        pthread_mutex_lock(&fs->lock);
+        LIST_UNLINK(fs->dirs, d);
+        pthread_mutex_unlock(&fs->lock);
+        dir_handle_free(d);
         fuse_reply_err(req, 0);
 }
 
@@ -1611,6 +1657,28 @@ void sim_fs_unmount(struct sim_fs *fs) {
         fuse_session_unmount(fs->se);
         fuse_session_destroy(fs->se);
         fs->se = NULL;
+
+        /* The loop has ended: no request comes any more, and the handles the kernel did not
+         * release (still open, or their release lost with the connection) go now, with the
+         * reads parked on them (their requests went with the session). */
+        pthread_mutex_lock(&fs->lock);
+        fs->n_parked = 0;
+        while (fs->files) {
+                struct open_file *h = fs->files;
+
+                LIST_UNLINK(fs->files, h);
+                h->node->opens--;
+                node_maybe_free(h->node);
+                free(h->buf);
+                free(h);
+        }
+        while (fs->dirs) {
+                struct dir_handle *d = fs->dirs;
+
+                LIST_UNLINK(fs->dirs, d);
+                dir_handle_free(d);
+        }
+        pthread_mutex_unlock(&fs->lock);
 }
 
 /* ---------------------------------------------------------------------------------------- */
