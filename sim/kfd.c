@@ -27,8 +27,7 @@
 #include <string.h>
 
 #include "kfd.h"
-
-#define TEXT_MAX 4096 /* one sysfs page */
+#include "text.h"
 
 #define GFX_TARGET_GFX950 90500
 
@@ -55,44 +54,12 @@
 /* io link flags: the link is enabled */
 #define IOLINK_FLAGS_ENABLED 1
 
-struct text {
-        char buf[TEXT_MAX];
-        size_t len;
-        bool overflow;
-};
-
-static void text_add(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void text_add(struct text *t, const char *fmt, ...) {
-        va_list ap;
-        int n;
-
-        if (t->overflow)
-                return;
-        va_start(ap, fmt);
-        n = vsnprintf(t->buf + t->len, sizeof(t->buf) - t->len, fmt, ap);
-        va_end(ap);
-        if (n < 0 || (size_t) n >= sizeof(t->buf) - t->len) {
-                t->overflow = true;
-                return;
-        }
-        t->len += (size_t) n;
+static void prop32(struct sim_text *t, const char *key, uint32_t v) {
+        sim_text_add(t, "%s %u\n", key, (unsigned) v);
 }
 
-static void prop32(struct text *t, const char *key, uint32_t v) {
-        text_add(t, "%s %u\n", key, (unsigned) v);
-}
-
-static void prop64(struct text *t, const char *key, uint64_t v) {
-        text_add(t, "%s %llu\n", key, (unsigned long long) v);
-}
-
-/* Copies the text with its NUL into @buf; the caller's buffer is untouched on failure. */
-static int text_finish(const struct text *t, char *buf, size_t size) {
-        if (t->overflow || t->len + 1 > size)
-                return -ENOSPC;
-        memcpy(buf, t->buf, t->len + 1);
-        return (int) t->len;
+static void prop64(struct sim_text *t, const char *key, uint64_t v) {
+        sim_text_add(t, "%s %llu\n", key, (unsigned long long) v);
 }
 
 static uint64_t debug_prop(const struct sim_kfd_node *n) {
@@ -113,7 +80,7 @@ static unsigned cu_per_simd_array(const struct sim_kfd_node *n) {
 
 int sim_kfd_properties(const struct sim_kfd_node *n, char *buf, size_t size) {
         bool gpu = n->is_gpu;
-        struct text t = { .len = 0 };
+        struct sim_text t = { .len = 0 };
 
         prop32(&t, "cpu_cores_count", n->cpu_cores_count);
         prop32(&t, "simd_count", gpu ? n->simd_count : 0);
@@ -159,7 +126,7 @@ int sim_kfd_properties(const struct sim_kfd_node *n, char *buf, size_t size) {
                 prop32(&t, "num_xcc", n->num_xcc);
         }
         prop32(&t, "max_engine_clk_ccompute", n->max_engine_clk_ccompute);
-        return text_finish(&t, buf, size);
+        return sim_text_finish(&t, buf, size);
 }
 
 /* CRC-16 with polynomial 0x8005, processed least significant bit first (reflected form
@@ -202,19 +169,19 @@ uint16_t sim_kfd_gpu_id(uint8_t devfn, uint16_t subsystem_vendor, uint16_t subsy
 
 int sim_kfd_mem_bank(unsigned heap_type, uint64_t size_in_bytes, unsigned width,
                      unsigned mem_clk_max, char *buf, size_t size) {
-        struct text t = { .len = 0 };
+        struct sim_text t = { .len = 0 };
 
         prop32(&t, "heap_type", heap_type);
         prop64(&t, "size_in_bytes", size_in_bytes);
         prop32(&t, "flags", 0);
         prop32(&t, "width", width);
         prop32(&t, "mem_clk_max", mem_clk_max);
-        return text_finish(&t, buf, size);
+        return sim_text_finish(&t, buf, size);
 }
 
 int sim_kfd_io_link(unsigned type, unsigned node_from, unsigned node_to, unsigned weight,
                     unsigned min_bandwidth, unsigned max_bandwidth, char *buf, size_t size) {
-        struct text t = { .len = 0 };
+        struct sim_text t = { .len = 0 };
 
         prop32(&t, "type", type);
         prop32(&t, "version_major", 0);
@@ -229,5 +196,5 @@ int sim_kfd_io_link(unsigned type, unsigned node_from, unsigned node_to, unsigne
         prop32(&t, "recommended_transfer_size", 0);
         prop32(&t, "recommended_sdma_engine_id_mask", 0);
         prop32(&t, "flags", IOLINK_FLAGS_ENABLED);
-        return text_finish(&t, buf, size);
+        return sim_text_finish(&t, buf, size);
 }

@@ -39,6 +39,7 @@
 #include <string.h>
 
 #include "pci.h"
+#include "text.h"
 
 #define CFG_SIZE 4096
 
@@ -131,8 +132,6 @@
 
 #define RESOURCES_ENDPOINT 13 /* 6 BARs, ROM, 6 SR-IOV VF BARs */
 #define RESOURCES_BRIDGE 17   /* the same plus 4 bridge windows */
-
-#define TEXT_MAX 4096 /* one sysfs page */
 
 static void put8(uint8_t *cfg, unsigned off, uint8_t v) {
         cfg[off] = v;
@@ -336,73 +335,41 @@ void sim_pci_config(const struct sim_pci_func *f, uint8_t buf[4096]) {
 
 /* ---- text files ---- */
 
-struct text {
-        char buf[TEXT_MAX];
-        size_t len;
-        bool overflow;
-};
-
-static void text_add(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void text_add(struct text *t, const char *fmt, ...) {
-        va_list ap;
-        int n;
-
-        if (t->overflow)
-                return;
-        va_start(ap, fmt);
-        n = vsnprintf(t->buf + t->len, sizeof(t->buf) - t->len, fmt, ap);
-        va_end(ap);
-        if (n < 0 || (size_t) n >= sizeof(t->buf) - t->len) {
-                t->overflow = true;
-                return;
-        }
-        t->len += (size_t) n;
-}
-
-/* Copies the text with its NUL into @buf; the caller's buffer is untouched on failure. */
-static int text_finish(const struct text *t, char *buf, size_t size) {
-        if (t->overflow || t->len + 1 > size)
-                return -ENOSPC;
-        memcpy(buf, t->buf, t->len + 1);
-        return (int) t->len;
-}
-
-static void add_modalias(struct text *t, const struct sim_pci_func *f) {
-        text_add(t, "pci:v%08Xd%08Xsv%08Xsd%08Xbc%02Xsc%02Xi%02X", (unsigned) f->vendor,
-                 (unsigned) f->device, (unsigned) f->subsystem_vendor,
-                 (unsigned) f->subsystem_device, (unsigned) (f->class_code >> 16) & 0xff,
-                 (unsigned) (f->class_code >> 8) & 0xff, (unsigned) f->class_code & 0xff);
+static void add_modalias(struct sim_text *t, const struct sim_pci_func *f) {
+        sim_text_add(t, "pci:v%08Xd%08Xsv%08Xsd%08Xbc%02Xsc%02Xi%02X", (unsigned) f->vendor,
+                     (unsigned) f->device, (unsigned) f->subsystem_vendor,
+                     (unsigned) f->subsystem_device, (unsigned) (f->class_code >> 16) & 0xff,
+                     (unsigned) (f->class_code >> 8) & 0xff, (unsigned) f->class_code & 0xff);
 }
 
 int sim_pci_modalias(const struct sim_pci_func *f, char *buf, size_t size) {
-        struct text t = { .len = 0 };
+        struct sim_text t = { .len = 0 };
 
         add_modalias(&t, f);
-        return text_finish(&t, buf, size);
+        return sim_text_finish(&t, buf, size);
 }
 
 int sim_pci_uevent(const struct sim_pci_func *f, char *buf, size_t size) {
-        struct text t = { .len = 0 };
+        struct sim_text t = { .len = 0 };
 
         /* the driver core adds DRIVER= before the bus's own variables */
         if (f->driver)
-                text_add(&t, "DRIVER=%s\n", f->driver);
+                sim_text_add(&t, "DRIVER=%s\n", f->driver);
         /* the whole 24-bit class, at least 4 upper-case hex digits */
-        text_add(&t, "PCI_CLASS=%04X\n", (unsigned) f->class_code & 0xffffff);
-        text_add(&t, "PCI_ID=%04X:%04X\n", (unsigned) f->vendor, (unsigned) f->device);
-        text_add(&t, "PCI_SUBSYS_ID=%04X:%04X\n", (unsigned) f->subsystem_vendor,
-                 (unsigned) f->subsystem_device);
-        text_add(&t, "PCI_SLOT_NAME=%s\n", f->slot_name ? f->slot_name : "");
-        text_add(&t, "MODALIAS=");
+        sim_text_add(&t, "PCI_CLASS=%04X\n", (unsigned) f->class_code & 0xffffff);
+        sim_text_add(&t, "PCI_ID=%04X:%04X\n", (unsigned) f->vendor, (unsigned) f->device);
+        sim_text_add(&t, "PCI_SUBSYS_ID=%04X:%04X\n", (unsigned) f->subsystem_vendor,
+                     (unsigned) f->subsystem_device);
+        sim_text_add(&t, "PCI_SLOT_NAME=%s\n", f->slot_name ? f->slot_name : "");
+        sim_text_add(&t, "MODALIAS=");
         add_modalias(&t, f);
-        text_add(&t, "\n");
-        return text_finish(&t, buf, size);
+        sim_text_add(&t, "\n");
+        return sim_text_finish(&t, buf, size);
 }
 
 int sim_pci_resource(const struct sim_pci_func *f, char *buf, size_t size) {
         unsigned lines = f->header_type == 1 ? RESOURCES_BRIDGE : RESOURCES_ENDPOINT;
-        struct text t = { .len = 0 };
+        struct sim_text t = { .len = 0 };
 
         for (unsigned i = 0; i < lines; i++) {
                 unsigned long long start = 0, end = 0, flags = 0;
@@ -414,13 +381,13 @@ int sim_pci_resource(const struct sim_pci_func *f, char *buf, size_t size) {
                         if (bar_is_64(f, i))
                                 flags |= RES_PREFETCH | RES_MEM_64;
                 }
-                text_add(&t, "0x%016llx 0x%016llx 0x%016llx\n", start, end, flags);
+                sim_text_add(&t, "0x%016llx 0x%016llx 0x%016llx\n", start, end, flags);
 
                 /* the upper half of a 64-bit BAR is no resource of its own */
                 if (i < bar_count(f) && bar_is_64(f, i) && i + 1 < lines) {
-                        text_add(&t, "0x%016llx 0x%016llx 0x%016llx\n", 0ULL, 0ULL, 0ULL);
+                        sim_text_add(&t, "0x%016llx 0x%016llx 0x%016llx\n", 0ULL, 0ULL, 0ULL);
                         i++;
                 }
         }
-        return text_finish(&t, buf, size);
+        return sim_text_finish(&t, buf, size);
 }
