@@ -472,7 +472,7 @@ _public_ int amdsmi_gpu_read_memory_info(struct amdsmi_gpu *gpu,
 }
 
 /* Partition files: EPERM from the driver means a reset is in progress, not a permission. */
-static int read_mode_file(struct amdsmi_gpu *gpu, const char *attr, char *buf, size_t size) {
+int gpu_read_partition_attr(struct amdsmi_gpu *gpu, const char *attr, char *buf, size_t size) {
         char path[256];
         int r;
 
@@ -491,7 +491,7 @@ _public_ int amdsmi_gpu_read_compute_mode(struct amdsmi_gpu *gpu,
         char buf[32];
         int r;
 
-        r = read_mode_file(gpu, "current_compute_partition", buf, sizeof(buf));
+        r = gpu_read_partition_attr(gpu, "current_compute_partition", buf, sizeof(buf));
         if (r < 0)
                 return r;
         if (amdsmi_compute_mode_from_string(buf, &m) < 0) {
@@ -509,7 +509,7 @@ _public_ int amdsmi_gpu_read_memory_mode(struct amdsmi_gpu *gpu,
         char buf[32];
         int r;
 
-        r = read_mode_file(gpu, "current_memory_partition", buf, sizeof(buf));
+        r = gpu_read_partition_attr(gpu, "current_memory_partition", buf, sizeof(buf));
         if (r < 0)
                 return r;
         if (amdsmi_memory_mode_from_string(buf, &m) < 0) {

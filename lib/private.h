@@ -89,6 +89,9 @@ void amdsmi_log(struct amdsmi_ctx *ctx, int priority, const char *fmt, ...) _pri
 struct amdsmi_gpu *gpu_new(struct amdsmi_ctx *ctx, const char *bdf);
 int gpu_probe(struct amdsmi_gpu *gpu);
 void gpu_load_drm(struct amdsmi_gpu *gpu);
+/* Reads a partition/pm text attribute of the GPU with the driver's errno turned into the
+ * domain's: absent → -ENODATA, EPERM (a reset in progress, not a permission) → -EBUSY. */
+int gpu_read_partition_attr(struct amdsmi_gpu *gpu, const char *attr, char *buf, size_t size);
 const char *product_from_device_id(uint16_t device);
 
 /* kfd.c: maps KFD topology nodes to the context's GPUs, once per enumeration (lazily). */

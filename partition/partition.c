@@ -15,26 +15,12 @@ static void attr_path(struct amdsmi_gpu *gpu, const char *attr, char *buf, size_
         snprintf(buf, size, "%s/%s", gpu->syspath, attr);
 }
 
-/* Reads a partition text file: ENOENT → -ENODATA, EPERM (reset in progress) → -EBUSY. */
-static int read_text(struct amdsmi_gpu *gpu, const char *attr, char *buf, size_t size) {
-        char path[256];
-        int r;
-
-        attr_path(gpu, attr, path, sizeof(path));
-        r = sysfs_read_text(gpu->ctx, path, buf, size);
-        if (r == -ENOENT)
-                return -ENODATA;
-        if (r == -EPERM)
-                return -EBUSY;
-        return r;
-}
-
 static int read_list(struct amdsmi_gpu *gpu, const char *attr, bool compute, uint32_t *ret) {
         char buf[256];
         uint32_t mask;
         int r;
 
-        r = read_text(gpu, attr, buf, sizeof(buf));
+        r = gpu_read_partition_attr(gpu, attr, buf, sizeof(buf));
         if (r < 0)
                 return r;
         r = compute ? partition_parse_compute_list(buf, &mask)
@@ -136,7 +122,7 @@ _public_ int amdsmi_gpu_read_engine_shares(struct amdsmi_gpu *gpu,
         char buf[32];
         int r;
 
-        r = read_text(gpu, "compute_partition_config/xcp_config", buf, sizeof(buf));
+        r = gpu_read_partition_attr(gpu, "compute_partition_config/xcp_config", buf, sizeof(buf));
         if (r < 0)
                 return r;
         if (amdsmi_compute_mode_from_string(buf, &view) < 0) {
