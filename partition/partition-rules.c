@@ -378,6 +378,10 @@ _public_ const char *amdsmi_plan_reason_to_string(enum amdsmi_plan_reason reason
                 return "no-change";
         case AMDSMI_PLAN_RELOAD_REQUIRED:
                 return "reload-required";
+        case AMDSMI_PLAN_DESTROYS_VFS:
+                return "destroys-vfs";
+        case AMDSMI_PLAN_MEMORY_FIRST:
+                return "memory-first";
         case AMDSMI_PLAN_HIVE_WIDE:
                 return "hive-wide";
         case AMDSMI_PLAN_COMPUTE_AFTER_RELOAD:

@@ -119,6 +119,13 @@ enum amdsmi_plan_reason {
         AMDSMI_PLAN_COMPUTE_AFTER_RELOAD,  /**< note "compute-after-reload": the compute mode
                                                 is set after the reload (the driver boots in
                                                 its AUTO choice first) */
+        AMDSMI_PLAN_DESTROYS_VFS,          /**< note "destroys-vfs": a gim host tears every
+                                                VF of the GPU down and makes vfs_after new
+                                                ones (refused without
+                                                AMDSMI_CHANGE_FORCE while VFs exist) */
+        AMDSMI_PLAN_MEMORY_FIRST,          /**< note "memory-first": on a gim host the memory
+                                                mode changes before the compute mode (the
+                                                other order passes an invalid pair) */
 };
 
 /** "ok", "not-supported", ... as listed at enum amdsmi_plan_reason. @since 0.1 */
@@ -161,6 +168,8 @@ struct amdsmi_partition_plan {
         /** GPUs the change applies to: this one first, with a memory change its whole hive */
         char affected_bdfs[AMDSMI_PLAN_MAX_HIVE][16];
         unsigned n_affected_bdfs;
+        /** gim hosts: VFs now and after the change (one per partition); 0 elsewhere */
+        unsigned vfs_before, vfs_after;
 };
 
 /** amdsmi_gpu_plan_partition() flags: force one compatibility rule instead of detecting it. */
@@ -187,6 +196,158 @@ int amdsmi_gpu_plan_partition(struct amdsmi_gpu *gpu, enum amdsmi_compute_mode c
                               enum amdsmi_memory_mode memory, uint64_t flags,
                               struct amdsmi_partition_plan *ret_plan)
         AMDSMI_WARN_UNUSED AMDSMI_NONNULL(1, 5);
+
+/**
+ * Reads the memory mode requested through amdsmi that waits for a driver reload. The kernel
+ * keeps such a request without showing it anywhere (current_memory_partition goes on showing
+ * the mode the hardware runs in), so amdsmi_gpu_set_memory_mode() records it under the runtime
+ * directory ($RUNTIME_DIRECTORY, else /run/amdsmi; cleared by a reboot, as the request is). A
+ * record that the hardware has reached, or made for another sysfs root, does not count.
+ * Requests written to the kernel by other tools are not known.
+ * @return 0 with the requested mode, or AMDSMI_MEMORY_UNKNOWN when none is pending; or a
+ * negative errno.
+ * @since 0.1
+ */
+int amdsmi_gpu_read_pending_memory_mode(struct amdsmi_gpu *gpu, enum amdsmi_memory_mode *ret_mode)
+        AMDSMI_WARN_UNUSED AMDSMI_NONNULL(1, 2);
+
+/** A process that uses a GPU through KFD: it blocks compute switches and the driver reload. */
+struct amdsmi_kfd_process {
+        int32_t pid;         /**< as class/kfd/kfd/proc/ names it */
+        char comm[32];       /**< /proc/PID/comm, "" if unknown (the process ended, or hidden) */
+        char bdf[16];        /**< the GPU it uses */
+        uint64_t vram_bytes; /**< its VRAM on that GPU (all partitions), AMDSMI_NA if unknown */
+};
+
+/**
+ * Lists the processes that use the GPU through KFD: those with a class/kfd/kfd/proc/PID/
+ * vram_GPUID file for one of the GPU's partitions (KFD gpu_ids). Processes that only opened a
+ * render node (DRM users) do not block a switch and are not listed.
+ * @return the number of processes (which may exceed @p max; only @p max are stored), 0 when
+ * the GPU has no KFD nodes, or a negative errno.
+ * @since 0.1
+ */
+int amdsmi_gpu_list_kfd_processes(struct amdsmi_gpu *gpu, struct amdsmi_kfd_process *ret,
+                                  size_t max) AMDSMI_WARN_UNUSED AMDSMI_NONNULL(1);
+
+/** Where a change stopped (amdsmi_partition_change.stage). */
+enum amdsmi_change_stage {
+        AMDSMI_STAGE_DONE = 0,  /**< "done": nothing failed */
+        AMDSMI_STAGE_PREFLIGHT, /**< "preflight": refused before anything was written */
+        AMDSMI_STAGE_WRITE,     /**< "write": the driver refused or failed the write */
+        AMDSMI_STAGE_SETTLE,    /**< "settle": KFD topology did not settle in time */
+        AMDSMI_STAGE_VERIFY,    /**< "verify": the device reads back another mode */
+        AMDSMI_STAGE_UNBIND,    /**< "unbind": a driver reload could not unbind a GPU */
+        AMDSMI_STAGE_BIND,      /**< "bind": a driver reload could not bind a GPU again */
+};
+
+/** "done", "preflight", ... as listed at enum amdsmi_change_stage. @since 0.1 */
+const char *amdsmi_change_stage_to_string(enum amdsmi_change_stage stage);
+
+/** Flags of the change functions. */
+#define AMDSMI_CHANGE_DRY_RUN (UINT64_C(1) << 0) /**< preflight only: nothing is written */
+#define AMDSMI_CHANGE_FORCE (UINT64_C(1) << 1)   /**< gim: change although VFs exist */
+
+/** Most processes a change report names, GPUs it describes. */
+#define AMDSMI_CHANGE_MAX_PROCESSES 32
+
+/** The modes of one GPU after a driver reload. */
+struct amdsmi_gpu_modes {
+        char bdf[16];
+        int error; /**< 0, or why this GPU did not come back (then the modes are unknown) */
+        enum amdsmi_compute_mode compute;
+        enum amdsmi_memory_mode memory;
+        unsigned partitions;
+};
+
+/**
+ * The report of a change: filled by the change functions whenever @p size is valid, on
+ * success and on failure alike (it says why a change failed). The caller sets size =
+ * sizeof(struct amdsmi_partition_change); later versions only append fields.
+ */
+struct amdsmi_partition_change {
+        uint32_t size;                   /**< in: sizeof(struct amdsmi_partition_change) */
+        int error;                       /**< the function's return value */
+        enum amdsmi_change_stage stage;  /**< where it failed, AMDSMI_STAGE_DONE if it did not */
+        int rollback_error;              /**< 0, or why restoring the previous mode failed */
+        int rolled_back;                 /**< 1: the previous mode was restored and verified */
+        int kfd_lost;                    /**< 1: the GPU has no KFD nodes after a failed
+                                              switch: only a driver reload brings them back */
+        int changed;                     /**< 1: the hardware changed (0: no-op or refused) */
+        int reload_required;             /**< 1: a memory request now waits for a reload */
+        enum amdsmi_compute_mode compute_before, compute_after; /**< after: read back */
+        enum amdsmi_memory_mode memory_before, memory_after;
+        enum amdsmi_memory_mode memory_pending; /**< AMDSMI_MEMORY_UNKNOWN: none */
+        unsigned partitions_before, partitions_after;           /**< KFD nodes of the GPU */
+        unsigned vfs_before, vfs_after;                         /**< gim hosts */
+        uint64_t generation_before, generation_after;           /**< KFD generation_id */
+        uint32_t elapsed_ms;             /**< from the first write to the end */
+        /** processes that blocked the change (-EBUSY) */
+        struct amdsmi_kfd_process blockers[AMDSMI_CHANGE_MAX_PROCESSES];
+        unsigned n_blockers;             /**< may exceed AMDSMI_CHANGE_MAX_PROCESSES */
+        /** driver reload: every GPU of the hive, in BDF order */
+        struct amdsmi_gpu_modes gpus[AMDSMI_PLAN_MAX_HIVE];
+        unsigned n_gpus;
+        /** one line for the operator saying what happened and what to do, "" on success */
+        char message[256];
+};
+
+/**
+ * Switches the compute partition mode. Bare metal (amdgpu): checks the mode against
+ * available_compute_partition and the KFD users of the GPU (-EBUSY with the processes in
+ * the report), writes current_compute_partition, waits up to @p timeout_ms until the KFD
+ * topology has settled (generation_id stable and one node per new partition), reads the mode
+ * back, and re-reads the context's KFD topology: the GPU's partitions are the new ones, and
+ * handles to the old ones answer -ESTALE (amdsmi_partition_check()). On a failure after the
+ * write it restores the previous mode and reports both errors. gim host: writes the
+ * accelerator profile of that mode; refused with -EBUSY while VFs exist unless
+ * AMDSMI_CHANGE_FORCE (the VFs are torn down and made again, one per partition).
+ * The caller serialises changes of one GPU (amdsmid, or the per-GPU lock of the CLI).
+ *
+ * @param timeout_ms 0 for the default (30 s)
+ * @return 0 (also when the GPU is in that mode already: change.changed is 0), or -EINVAL (a
+ * mode not in the hardware's set, or not valid under the memory mode), -EBUSY (KFD users, a
+ * reset in progress, VFs on a gim host), -EOPNOTSUPP (no partition support, a VF), -EIO (the
+ * driver failed the switch, or the device reads back another mode), -ETIMEDOUT, -ENODEV (the
+ * GPU went away), -EACCES (not root), or another negative errno. The report says more.
+ * @since 0.1
+ */
+int amdsmi_gpu_set_compute_mode(struct amdsmi_gpu *gpu, enum amdsmi_compute_mode mode,
+                                uint64_t flags, unsigned timeout_ms,
+                                struct amdsmi_partition_change *ret_change)
+        AMDSMI_WARN_UNUSED AMDSMI_NONNULL(1, 5);
+
+/**
+ * Requests a memory partition (NPS) mode. Bare metal: writes current_memory_partition, which
+ * the kernel only records for the whole XGMI hive; the request is kept (see
+ * amdsmi_gpu_read_pending_memory_mode()) and takes effect with amdsmi_gpu_reload_driver().
+ * gim host: writes memory_partition_mode, which takes effect at once (VFs are made again;
+ * refused while VFs exist unless AMDSMI_CHANGE_FORCE), and reads it back.
+ * @return 1 when the request waits for a driver reload (change.reload_required), 0 when done
+ * or nothing to do, or a negative errno as amdsmi_gpu_set_compute_mode().
+ * @since 0.1
+ */
+int amdsmi_gpu_set_memory_mode(struct amdsmi_gpu *gpu, enum amdsmi_memory_mode mode,
+                               uint64_t flags, struct amdsmi_partition_change *ret_change)
+        AMDSMI_WARN_UNUSED AMDSMI_NONNULL(1, 4);
+
+/**
+ * Reloads amdgpu on every GPU of the XGMI hive of @p gpu (the GPU alone without a hive) so
+ * that a pending memory mode takes effect: refuses (-EBUSY, processes in the report) while
+ * any of them has KFD users, unbinds them all through bus/pci/drivers/amdgpu/unbind, binds
+ * them again through .../bind, waits up to @p timeout_ms until each is back with its KFD
+ * nodes, and reports every GPU's new modes (the driver picks the compute mode from the memory
+ * mode). It never runs modprobe. A GPU that fails to unbind makes the others bind again.
+ * Afterwards the context's GPU objects describe the old driver instance: call
+ * amdsmi_ctx_enumerate().
+ * @param timeout_ms 0 for the default (120 s)
+ * @return 0, -EBUSY, -EOPNOTSUPP (not bound to amdgpu: a gim host, a VF), -ETIMEDOUT,
+ * -EACCES, or another negative errno.
+ * @since 0.1
+ */
+int amdsmi_gpu_reload_driver(struct amdsmi_gpu *gpu, uint64_t flags, unsigned timeout_ms,
+                             struct amdsmi_partition_change *ret_change)
+        AMDSMI_WARN_UNUSED AMDSMI_NONNULL(1, 4);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "runtime-dir.h"
+
+int runtime_dir(char *buf, size_t size) {
+        const char *env = getenv("RUNTIME_DIRECTORY");
+        size_t len;
+
+        if (!env || env[0] != '/') /* unset, empty or relative: not systemd's */
+                env = "/run/amdsmi";
+        len = strcspn(env, ":");
+        if (len + 1 > size)
+                return -ENAMETOOLONG;
+        memcpy(buf, env, len);
+        buf[len] = '\0';
+        return 0;
+}
+
+int runtime_dir_mkdir(const char *path) {
+        char tmp[4096];
+        size_t len = strlen(path);
+
+        if (len == 0 || len >= sizeof(tmp))
+                return -ENAMETOOLONG;
+        memcpy(tmp, path, len + 1);
+        for (char *p = tmp + 1; *p; p++) {
+                if (*p != '/')
+                        continue;
+                *p = '\0';
+                if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
+                        return -errno;
+                *p = '/';
+        }
+        if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
+                return -errno;
+        return 0;
+}
