@@ -1,0 +1,8 @@
+/* SPDX-License-Identifier: MIT */
+/* Placeholder: not written yet. */
+#include <stdio.h>
+
+int main(void) {
+        fprintf(stderr, "not written yet\n");
+        return 1;
+}
