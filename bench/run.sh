@@ -35,6 +35,8 @@ echo "== whole process (plain snapshot tree, AMDSMI_SYSFS_ROOT)"
 AMDSMI_SYSFS_ROOT=$SPX "$EXEC" -n "$RUNS" -l "amdsmi metric --json, 8 GPUs" -- "$AMDSMI" metric --json
 AMDSMI_SYSFS_ROOT=$SPX "$EXEC" -n "$RUNS" -l "amdsmi list --json, 8 GPUs" -- "$AMDSMI" list --json
 AMDSMI_SYSFS_ROOT=$CPX "$EXEC" -n "$RUNS" -l "amdsmi static --json, 8 GPUs x CPX" -- "$AMDSMI" static --json
+AMDSMI_SYSFS_ROOT=$CPX "$EXEC" -n "$RUNS" -l "amdsmi partition --json, 8 GPUs x CPX" -- "$AMDSMI" partition --json
+AMDSMI_SYSFS_ROOT=$SPX "$EXEC" -n "$RUNS" -l "amdsmi partition --json, 8 GPUs x SPX" -- "$AMDSMI" partition --json
 
 median() { sed -n 's/.*median \([0-9]*\) us.*/\1/p'; }
 
@@ -74,4 +76,16 @@ if [ "$(id -u)" = 0 ] && [ -e /dev/fuse ]; then
         [ -z "$worst" ] || echo "ratio: amdsmi-sim / empty FUSE handler <= ${worst}x (budget 1.5x)"
 else
         echo "== amdsmi-sim skipped (needs root and /dev/fuse)"
+fi
+
+if [ "$(id -u)" = 0 ] && [ -e /dev/fuse ]; then
+        echo "== compute-mode change on a simulator mount (mi300x-8), library against a bare write"
+        mnt=$(mktemp -d)
+        "$B/sim/amdsmi-sim" mount --frozen "$mnt"
+        RUNTIME_DIRECTORY=$mnt.run AMDSMI_SYSFS_ROOT=$mnt "$B/bench/bench-partition" "${SWITCH_RUNS:-10}" || true
+        fusermount3 -u "$mnt"
+        rmdir "$mnt"
+        rm -rf "$mnt.run"
+else
+        echo "== compute-mode change skipped (needs root and /dev/fuse)"
 fi
