@@ -82,8 +82,12 @@ _public_ struct amdsmi_ctx *amdsmi_ctx_ref(struct amdsmi_ctx *ctx) {
 }
 
 static void ctx_clear_gpus(struct amdsmi_ctx *ctx) {
-        for (size_t i = 0; i < ctx->n_gpus; i++)
+        for (size_t i = 0; i < ctx->n_gpus; i++) {
+                /* the old partitions of a GPU that goes now go with it */
+                if (ctx->gpus[i]->n_ref == 1)
+                        kfd_free_retired(ctx, ctx->gpus[i]);
                 amdsmi_gpu_unref(ctx->gpus[i]);
+        }
         free(ctx->gpus);
         ctx->gpus = NULL;
         ctx->n_gpus = 0;
@@ -93,6 +97,7 @@ _public_ struct amdsmi_ctx *amdsmi_ctx_unref(struct amdsmi_ctx *ctx) {
         if (!ctx || --ctx->n_ref > 0)
                 return NULL;
         ctx_clear_gpus(ctx);
+        kfd_free_retired(ctx, NULL);
         if (ctx->root_fd >= 0)
                 close(ctx->root_fd);
         free(ctx->sysfs_root);

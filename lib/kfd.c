@@ -152,6 +152,40 @@ static int cmp_uint(const void *a, const void *b) {
         return x < y ? -1 : (x > y);
 }
 
+static int retire_partitions(struct amdsmi_ctx *ctx, struct amdsmi_gpu *gpu, uint64_t generation,
+                             bool no_kfd) {
+        struct amdsmi_partition **l;
+
+        if (!gpu->partitions)
+                return 0;
+        l = realloc(ctx->retired, (ctx->n_retired + 1) * sizeof(*l));
+        if (!l)
+                return -ENOMEM;
+        ctx->retired = l;
+        for (size_t k = 0; k < gpu->n_partitions; k++)
+                if (no_kfd || gpu->partitions[k].generation != generation)
+                        gpu->partitions[k].stale = true;
+        ctx->retired[ctx->n_retired++] = TAKE_PTR(gpu->partitions);
+        gpu->n_partitions = 0;
+        return 0;
+}
+
+void kfd_free_retired(struct amdsmi_ctx *ctx, struct amdsmi_gpu *gpu) {
+        size_t kept = 0;
+
+        for (size_t i = 0; i < ctx->n_retired; i++) {
+                if (!gpu || ctx->retired[i][0].gpu == gpu)
+                        free(ctx->retired[i]);
+                else
+                        ctx->retired[kept++] = ctx->retired[i];
+        }
+        ctx->n_retired = kept;
+        if (kept == 0) {
+                free(ctx->retired);
+                ctx->retired = NULL;
+        }
+}
+
 int kfd_enumerate(struct amdsmi_ctx *ctx) {
         _cleanup_strv_free_ char **names = NULL;
         _cleanup_free_ struct kfd_node *nodes = NULL;
@@ -160,18 +194,24 @@ int kfd_enumerate(struct amdsmi_ctx *ctx) {
         size_t n_nodes = 0;
         int count, r, orphan_error = 0;
 
-        for (size_t i = 0; i < ctx->n_gpus; i++) {
-                free(ctx->gpus[i]->partitions);
-                ctx->gpus[i]->partitions = NULL;
-                ctx->gpus[i]->n_partitions = 0;
-                ctx->gpus[i]->partitions_error = 0;
-        }
-
         r = kfd_read_generation(ctx, &generation);
-        if (r == -ENOENT)
-                return 0; /* no KFD: no partitions */
-        if (r < 0)
+        /* The old partitions stay valid memory for the handles callers hold; at another
+         * generation (or without a readable KFD) they are stale and never describe a node
+         * again. */
+        for (size_t i = 0; i < ctx->n_gpus; i++) {
+                struct amdsmi_gpu *gpu = ctx->gpus[i];
+                int k = retire_partitions(ctx, gpu, r < 0 ? 0 : generation, r < 0);
+
+                if (k < 0)
+                        return k;
+                gpu->partitions_error = 0;
+        }
+        if (r < 0 && r != -ENOENT)
                 return r;
+        if (r == -ENOENT) {
+                ctx->kfd_present = false; /* no KFD: no partitions */
+                return 0;
+        }
 
         count = sysfs_list_dir(ctx, TOPOLOGY "/nodes", NULL, &names);
         if (count < 0)
@@ -313,11 +353,9 @@ int kfd_enumerate(struct amdsmi_ctx *ctx) {
         return 0;
 }
 
-void kfd_ensure_loaded(struct amdsmi_ctx *ctx) {
+static int kfd_load(struct amdsmi_ctx *ctx) {
         int r;
 
-        if (ctx->kfd_loaded)
-                return;
         ctx->kfd_loaded = true;
         r = kfd_enumerate(ctx);
         if (r < 0) {
@@ -326,6 +364,26 @@ void kfd_ensure_loaded(struct amdsmi_ctx *ctx) {
                 for (size_t i = 0; i < ctx->n_gpus; i++)
                         ctx->gpus[i]->partitions_error = r;
         }
+        return r;
+}
+
+void kfd_ensure_loaded(struct amdsmi_ctx *ctx) {
+        if (!ctx->kfd_loaded)
+                (void) kfd_load(ctx);
+}
+
+int kfd_refresh(struct amdsmi_ctx *ctx) {
+        uint64_t gen;
+        int r;
+
+        if (ctx->kfd_loaded) {
+                r = kfd_read_generation(ctx, &gen);
+                if (r == -ENOENT && !ctx->kfd_present)
+                        return 0;
+                if (r == 0 && ctx->kfd_present && gen == ctx->kfd_generation)
+                        return 0;
+        }
+        return kfd_load(ctx);
 }
 
 _public_ int amdsmi_gpu_get_partitions_error(struct amdsmi_gpu *gpu) {
@@ -380,12 +438,24 @@ _public_ unsigned amdsmi_partition_get_xcc_count(struct amdsmi_partition *part) 
         return part->num_xcc;
 }
 
+/* KFD renumbers nodes when partitions change: a node number is only this partition's while the
+ * generation is the one of the enumeration, so it is checked before and after the read. */
 _public_ uint64_t amdsmi_partition_get_memory_bytes(struct amdsmi_partition *part) {
-        if (!part->memory_loaded) {
-                part->memory_loaded = true;
-                part->memory_bytes = node_memory(part->gpu->ctx, part->kfd_node);
-        }
-        return part->memory_bytes;
+        struct amdsmi_ctx *ctx = part->gpu->ctx;
+        uint64_t gen, bytes;
+
+        if (part->memory_loaded)
+                return part->memory_bytes;
+        if (part->stale)
+                return AMDSMI_NA;
+        if (kfd_read_generation(ctx, &gen) < 0 || gen != part->generation)
+                return AMDSMI_NA;
+        bytes = node_memory(ctx, part->kfd_node);
+        if (kfd_read_generation(ctx, &gen) < 0 || gen != part->generation)
+                return AMDSMI_NA;
+        part->memory_loaded = true;
+        part->memory_bytes = bytes;
+        return bytes;
 }
 
 _public_ uint32_t amdsmi_partition_get_gfx_target_version(struct amdsmi_partition *part) {
@@ -398,7 +468,11 @@ _public_ uint64_t amdsmi_partition_get_unique_id(struct amdsmi_partition *part) 
 
 _public_ int amdsmi_partition_check(struct amdsmi_partition *part) {
         uint64_t gen;
-        int r = kfd_read_generation(part->gpu->ctx, &gen);
+        int r;
+
+        if (part->stale)
+                return -ESTALE;
+        r = kfd_read_generation(part->gpu->ctx, &gen);
 
         if (r == -ENOENT)
                 return -ESTALE;

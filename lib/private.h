@@ -25,6 +25,7 @@ struct amdsmi_partition {
         uint64_t unique_id;
         uint64_t location_id;
         uint64_t generation;   /* KFD generation_id at enumeration */
+        bool stale;            /* replaced by a later enumeration at another generation */
 };
 
 struct amdsmi_gpu {
@@ -77,6 +78,10 @@ struct amdsmi_ctx {
         uint64_t kfd_generation;
         bool kfd_present;       /* the topology directory exists */
         bool kfd_loaded;        /* partitions mapped since the last enumeration */
+        /* Partition arrays replaced by kfd_enumerate(): kept until the context goes, so that
+         * a caller's old handle stays valid memory and answers -ESTALE. */
+        struct amdsmi_partition **retired;
+        size_t n_retired;
 };
 
 void amdsmi_log(struct amdsmi_ctx *ctx, int priority, const char *fmt, ...) _printf_(3, 4);
@@ -98,6 +103,11 @@ const char *product_from_device_id(uint16_t device);
 int kfd_enumerate(struct amdsmi_ctx *ctx);
 void kfd_ensure_loaded(struct amdsmi_ctx *ctx);
 int kfd_read_generation(struct amdsmi_ctx *ctx, uint64_t *ret);
+/* Maps the KFD nodes again if generation_id moved since the last mapping (or none was made):
+ * the GPU objects get their new partitions in place, the old handles turn stale. */
+int kfd_refresh(struct amdsmi_ctx *ctx);
+/* Frees the retired partition arrays of gpu (all of them with gpu NULL). */
+void kfd_free_retired(struct amdsmi_ctx *ctx, struct amdsmi_gpu *gpu);
 
 /* firmware.c / drm-ioctl.c */
 void gpu_free_firmware(struct amdsmi_gpu *gpu);
