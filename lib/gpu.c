@@ -484,39 +484,3 @@ int gpu_read_partition_attr(struct amdsmi_gpu *gpu, const char *attr, char *buf,
                 return -EBUSY;
         return r;
 }
-
-_public_ int amdsmi_gpu_read_compute_mode(struct amdsmi_gpu *gpu,
-                                          enum amdsmi_compute_mode *ret_mode) {
-        enum amdsmi_compute_mode m;
-        char buf[32];
-        int r;
-
-        r = gpu_read_partition_attr(gpu, "current_compute_partition", buf, sizeof(buf));
-        if (r < 0)
-                return r;
-        if (amdsmi_compute_mode_from_string(buf, &m) < 0) {
-                log_warning(gpu->ctx, "%s/%s/current_compute_partition: unexpected value \"%s\"",
-                            gpu->ctx->sysfs_root, gpu->syspath, buf);
-                return -EBADMSG;
-        }
-        *ret_mode = m;
-        return 0;
-}
-
-_public_ int amdsmi_gpu_read_memory_mode(struct amdsmi_gpu *gpu,
-                                         enum amdsmi_memory_mode *ret_mode) {
-        enum amdsmi_memory_mode m;
-        char buf[32];
-        int r;
-
-        r = gpu_read_partition_attr(gpu, "current_memory_partition", buf, sizeof(buf));
-        if (r < 0)
-                return r;
-        if (amdsmi_memory_mode_from_string(buf, &m) < 0) {
-                log_warning(gpu->ctx, "%s/%s/current_memory_partition: unexpected value \"%s\"",
-                            gpu->ctx->sysfs_root, gpu->syspath, buf);
-                return -EBADMSG;
-        }
-        *ret_mode = m;
-        return 0;
-}

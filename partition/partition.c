@@ -2,11 +2,13 @@
 /*
  * Partition modes of a GPU read from sysfs (spec amdgpu-sysfs §2, §3) and the plan of a
  * change. Reads only: compute_partition_config/xcp_config, a view selector, is never written.
+ * Every partition read of the library is here; on a gim host each goes to partition-gim.c.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "partition-private.h"
 #include "partition-rules.h"
 #include "private.h"
 #include "sysfs.h"
@@ -43,11 +45,53 @@ static unsigned gpu_xcc_count(struct amdsmi_gpu *gpu) {
         return xcc;
 }
 
+_public_ int amdsmi_gpu_read_compute_mode(struct amdsmi_gpu *gpu,
+                                          enum amdsmi_compute_mode *ret_mode) {
+        enum amdsmi_compute_mode m;
+        char buf[32];
+        int r;
+
+        if (gpu_is_gim_host(gpu))
+                return gim_read_compute_mode(gpu, ret_mode);
+        r = gpu_read_partition_attr(gpu, "current_compute_partition", buf, sizeof(buf));
+        if (r < 0)
+                return r;
+        if (amdsmi_compute_mode_from_string(buf, &m) < 0) {
+                log_warning(gpu->ctx, "%s/%s/current_compute_partition: unexpected value \"%s\"",
+                            gpu->ctx->sysfs_root, gpu->syspath, buf);
+                return -EBADMSG;
+        }
+        *ret_mode = m;
+        return 0;
+}
+
+_public_ int amdsmi_gpu_read_memory_mode(struct amdsmi_gpu *gpu,
+                                         enum amdsmi_memory_mode *ret_mode) {
+        enum amdsmi_memory_mode m;
+        char buf[32];
+        int r;
+
+        if (gpu_is_gim_host(gpu))
+                return gim_read_memory_mode(gpu, ret_mode);
+        r = gpu_read_partition_attr(gpu, "current_memory_partition", buf, sizeof(buf));
+        if (r < 0)
+                return r;
+        if (amdsmi_memory_mode_from_string(buf, &m) < 0) {
+                log_warning(gpu->ctx, "%s/%s/current_memory_partition: unexpected value \"%s\"",
+                            gpu->ctx->sysfs_root, gpu->syspath, buf);
+                return -EBADMSG;
+        }
+        *ret_mode = m;
+        return 0;
+}
+
 _public_ int amdsmi_gpu_get_supported_compute_modes(struct amdsmi_gpu *gpu, uint32_t *ret_mask) {
         char path[256];
         uint32_t mask;
         int r;
 
+        if (gpu_is_gim_host(gpu))
+                return gim_supported_compute_modes(gpu, ret_mask);
         r = read_list(gpu, "compute_partition_config/supported_xcp_configs", true, &mask);
         if (r != -ENODATA) {
                 if (r == 0)
@@ -69,6 +113,8 @@ _public_ int amdsmi_gpu_get_supported_compute_modes(struct amdsmi_gpu *gpu, uint
 }
 
 _public_ int amdsmi_gpu_read_available_compute_modes(struct amdsmi_gpu *gpu, uint32_t *ret_mask) {
+        if (gpu_is_gim_host(gpu))
+                return gim_available_compute_modes(gpu, ret_mask);
         return read_list(gpu, "available_compute_partition", true, ret_mask);
 }
 
@@ -77,6 +123,8 @@ _public_ int amdsmi_gpu_read_available_memory_modes(struct amdsmi_gpu *gpu, uint
         uint32_t mask;
         int r;
 
+        if (gpu_is_gim_host(gpu))
+                return gim_available_memory_modes(gpu, ret_mask);
         r = read_list(gpu, "available_memory_partition", false, &mask);
         if (r == 0) {
                 *ret_mask = mask;
@@ -254,6 +302,11 @@ _public_ int amdsmi_gpu_plan_partition(struct amdsmi_gpu *gpu, enum amdsmi_compu
         r = partition_plan(&s, compute, memory, flags, &plan);
         if (r < 0)
                 return r;
+        if (gpu_is_gim_host(gpu)) {
+                r = gim_plan(gpu, compute, memory, flags, &plan);
+                if (r < 0)
+                        return r;
+        }
         *ret_plan = plan;
         return 0;
 }
