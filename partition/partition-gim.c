@@ -346,6 +346,12 @@ int gim_plan(struct amdsmi_gpu *gpu, enum amdsmi_compute_mode compute,
             !(after->memory_caps & MBIT(plan->memory_before)) &&
             (before->memory_caps & MBIT(plan->memory_after)))
                 plan->notes |= NOTE(AMDSMI_PLAN_MEMORY_FIRST);
+        /* Neither order works (e.g. DPX/NPS2 -> QPX/NPS4): say so rather than fail halfway. */
+        if (plan->reason == AMDSMI_PLAN_OK && plan->compute_after != plan->compute_before &&
+            plan->memory_after != plan->memory_before && after && before &&
+            !(after->memory_caps & MBIT(plan->memory_before)) &&
+            !(before->memory_caps & MBIT(plan->memory_after)))
+                plan->reason = AMDSMI_PLAN_NO_PATH;
         return 0;
 }
 

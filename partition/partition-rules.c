@@ -374,6 +374,8 @@ _public_ const char *amdsmi_plan_reason_to_string(enum amdsmi_plan_reason reason
                 return "memory-not-changeable";
         case AMDSMI_PLAN_INCOMPATIBLE:
                 return "incompatible";
+        case AMDSMI_PLAN_NO_PATH:
+                return "no-path";
         case AMDSMI_PLAN_NO_CHANGE:
                 return "no-change";
         case AMDSMI_PLAN_RELOAD_REQUIRED:

@@ -113,6 +113,9 @@ enum amdsmi_plan_reason {
         AMDSMI_PLAN_MEMORY_NOT_CHANGEABLE, /**< "memory-not-changeable": one NPS mode only */
         AMDSMI_PLAN_INCOMPATIBLE,          /**< "incompatible": compute mode not valid under
                                                 the memory mode (kernel generation rule) */
+        AMDSMI_PLAN_NO_PATH,               /**< "no-path": a gim host changes one mode at a
+                                                time, and either order passes a pair gim
+                                                refuses: go through an intermediate mode */
         AMDSMI_PLAN_NO_CHANGE = 16,        /**< note "no-change": already in these modes */
         AMDSMI_PLAN_RELOAD_REQUIRED,       /**< note "reload-required": memory mode change */
         AMDSMI_PLAN_HIVE_WIDE,             /**< note "hive-wide": every GPU of the hive */

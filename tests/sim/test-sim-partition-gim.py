@@ -169,6 +169,15 @@ class Gim(unittest.TestCase):
             c = probe(m, self.rt, "set-memory", GPU0, "NPS1")
             self.assertEqual((c["r"], c["changed"]), (0, 0))
             self.assertEqual(probe(m, self.rt, "reload", GPU1)["r"], -errno.EOPNOTSUPP)
+            # DPX/NPS2 -> QPX/NPS4: QPX is refused under NPS2 and DPX under NPS4, so no order
+            # of the two writes works: the plan says so instead of failing halfway
+            c = probe(m, self.rt, "set-compute", GPU0, "DPX", "--force")
+            self.assertEqual(c["r"], 0, c["message"])
+            c = probe(m, self.rt, "set-memory", GPU0, "NPS2", "--force")
+            self.assertEqual(c["r"], 0, c["message"])
+            plan = probe(m, self.rt, "plan", GPU0, "QPX", "NPS4")
+            self.assertEqual(plan["reason"], "no-path")
+            self.assertEqual(probe(m, self.rt, "plan", GPU0, "QPX", "NPS1")["reason"], "ok")
 
     def test_gim_file_formats(self):
         """gim's tables parsed robustly, on a plain snapshot tree whose files are edited:
