@@ -299,29 +299,26 @@ static int read_mode(struct amdsmi_gpu *gpu, enum amdsmi_compute_mode *ret) {
         return r;
 }
 
-/* Waits until the KFD topology has settled with @want nodes of gpu: generation_id equal in
- * two reads one poll apart and the context's mapping redone at that generation. */
+/* Waits until the KFD topology has settled with @want nodes of gpu: the context's mapping
+ * redone, and generation_id unchanged from before that mapping to after it. The kernel's
+ * store returns after KFD re-init, so this normally holds at once, without sleeping. */
 static int settle(struct amdsmi_gpu *gpu, unsigned want, uint64_t deadline) {
         struct amdsmi_ctx *ctx = gpu->ctx;
-        uint64_t prev = 0;
-        bool have_prev = false;
 
         for (;;) {
-                uint64_t gen = 0;
-                int r = kfd_read_generation(ctx, &gen);
+                int r = kfd_refresh(ctx);
 
-                if (r == 0 && have_prev && gen == prev) {
-                        (void) kfd_refresh(ctx);
-                        if (ctx->kfd_present && ctx->kfd_generation == gen &&
-                            gpu->partitions_error == 0 && gpu->n_partitions == want)
+                if (r == 0 && ctx->kfd_present && gpu->partitions_error == 0 &&
+                    gpu->n_partitions == want) {
+                        uint64_t gen = 0;
+
+                        if (kfd_read_generation(ctx, &gen) == 0 && gen == ctx->kfd_generation)
                                 return 0;
                 }
                 if (gpu_gone(gpu))
                         return -ENODEV;
                 if (now_ms() >= deadline)
                         return -ETIMEDOUT;
-                have_prev = r == 0;
-                prev = gen;
                 sleep_ms(SETTLE_POLL_MS);
         }
 }
