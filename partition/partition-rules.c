@@ -202,6 +202,11 @@ int partition_plan(const struct partition_state *s, enum amdsmi_compute_mode com
         p.memory_before = s->memory;
         p.compute_after = compute == AMDSMI_COMPUTE_UNKNOWN ? s->compute : compute;
         p.memory_after = memory == AMDSMI_MEMORY_UNKNOWN ? s->memory : memory;
+        /* Keeping the compute mode across a memory change on bare metal: the driver picks it
+         * at the reload (the AUTO rule), so that is what the GPU comes back in. */
+        if (compute == AMDSMI_COMPUTE_UNKNOWN && p.memory_after != s->memory && !s->gim &&
+            partition_auto_mode(p.memory_after, s->xcc, s->apu) != AMDSMI_COMPUTE_UNKNOWN)
+                p.compute_after = partition_auto_mode(p.memory_after, s->xcc, s->apu);
         p.supported_compute = s->supported;
         p.partitions_before = s->n_partitions;
         if (flags & AMDSMI_PLAN_FLAG_RULES_NPS_SETS)

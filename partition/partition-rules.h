@@ -16,6 +16,7 @@ struct partition_state {
         bool gc950;         /* GC 9.5.0 (MI350/MI355) */
         bool apu;           /* MI300A: NPS4 means 3 memory partitions */
         bool vf;            /* an SR-IOV VF: cannot switch */
+        bool gim;           /* a gim host: a memory change keeps the compute mode (no reload) */
         uint32_t supported; /* hardware compute set; 0 = no partition support */
         uint32_t available; /* available_compute_partition (current memory mode) */
         bool available_known;

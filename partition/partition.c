@@ -299,6 +299,7 @@ _public_ int amdsmi_gpu_plan_partition(struct amdsmi_gpu *gpu, enum amdsmi_compu
         r = read_state(gpu, &s);
         if (r < 0)
                 return r;
+        s.gim = gpu_is_gim_host(gpu);
         r = partition_plan(&s, compute, memory, flags, &plan);
         if (r < 0)
                 return r;

@@ -310,6 +310,23 @@ static void test_plan_effects_memory(void **state) {
         p = plan(&s, AMDSMI_COMPUTE_CPX, AMDSMI_MEMORY_NPS8, 0);
         assert_int_equal(p.reason, AMDSMI_PLAN_MEMORY_NOT_SUPPORTED);
 
+        /* Memory alone: the GPU comes back in the driver's AUTO mode (SPX is not valid
+         * under NPS4, and is not what the reload gives): CPX, 8 partitions of 24 GiB */
+        p = plan(&s, AMDSMI_COMPUTE_UNKNOWN, AMDSMI_MEMORY_NPS4, 0);
+        assert_int_equal(p.reason, AMDSMI_PLAN_OK);
+        assert_int_equal(p.compute_after, AMDSMI_COMPUTE_CPX);
+        assert_int_equal(p.partitions_after, 8);
+        assert_int_equal(p.notes, NOTE(RELOAD_REQUIRED) | NOTE(HIVE_WIDE));
+        assert_int_equal(p.memory_per_partition_after, 24 * GiB);
+        p = plan(&s, AMDSMI_COMPUTE_UNKNOWN, AMDSMI_MEMORY_NPS2, 0);
+        assert_int_equal(p.compute_after, AMDSMI_COMPUTE_DPX);
+        /* a gim host keeps the compute mode across a memory change */
+        s.gim = true;
+        p = plan(&s, AMDSMI_COMPUTE_UNKNOWN, AMDSMI_MEMORY_NPS4, 0);
+        assert_int_equal(p.compute_after, AMDSMI_COMPUTE_SPX);
+        assert_int_equal(p.reason, AMDSMI_PLAN_INCOMPATIBLE);
+        s.gim = false;
+
         s.n_hive = 0; /* a lone GPU */
         p = plan(&s, AMDSMI_COMPUTE_CPX, AMDSMI_MEMORY_NPS4, 0);
         assert_int_equal(p.notes, NOTE(RELOAD_REQUIRED));
