@@ -21,6 +21,14 @@ struct cli {
         struct selection selection;
         uint64_t interval_ns; /* watch mode if > 0 */
         uint64_t count;       /* samples in watch mode, 0 = until interrupted */
+        /* change verbs (set, reset, partition set) */
+        enum amdsmi_compute_mode compute;  /* --compute / -C, AMDSMI_COMPUTE_UNKNOWN: none */
+        enum amdsmi_memory_mode memory;    /* --memory / -M, AMDSMI_MEMORY_UNKNOWN: none */
+        bool dry_run;
+        bool force;
+        bool reload_driver;
+        unsigned timeout_ms;               /* --timeout, 0: the library's default */
+        bool json_printed;                 /* the verb printed its own (result) document */
 
         /* run time */
         struct amdsmi_ctx *ctx;
@@ -37,6 +45,15 @@ struct cli {
 int verb_list(struct cli *c);
 int verb_static(struct cli *c);
 int verb_metric(struct cli *c);
+int verb_set(struct cli *c);   /* verb-set.c: amdsmi set */
+int verb_reset(struct cli *c); /* verb-set.c: amdsmi reset */
+/* partition/cli-partition.c */
+int verb_partition(struct cli *c);
+int verb_partition_set(struct cli *c);
+/* The partition parts of set (-C / -M) and reset (--reload-driver): run the change for the
+ * selected GPUs and print its document. @return 0 or a negative errno (already reported). */
+int partition_cli_set(struct cli *c);
+int partition_cli_reset(struct cli *c);
 
 /*
  * Reports a fatal error: "amdsmi: <message>" on stderr, and keeps the message for the JSON

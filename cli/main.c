@@ -2,7 +2,7 @@
 /*
  * amdsmi: the administration CLI of libamdsmi.
  *
- *   amdsmi [OPTIONS] VERB
+ *   amdsmi [OPTIONS] VERB [SUB-VERB] [OPTIONS]
  *
  * Data goes to stdout and nothing else does; errors and library messages go to stderr (and,
  * with --json, into the document). The exit status is documented in exit-codes.h; every
@@ -20,41 +20,79 @@
 #include "cli.h"
 #include "exit-codes.h"
 
+/* The options a verb accepts (struct verb.options). -h, --version, -g, --json and --csv are
+ * accepted by every verb. */
 enum {
-        VERB_WATCH = 1u << 0, /* accepts -w / -n */
+        OPT_WATCH = 1u << 0,             /* -w / -n */
+        OPT_COMPUTE = 1u << 1,           /* --compute MODE (partition set) */
+        OPT_MEMORY = 1u << 2,            /* --memory MODE (partition set) */
+        OPT_COMPUTE_PARTITION = 1u << 3, /* -C / --compute-partition MODE (set) */
+        OPT_MEMORY_PARTITION = 1u << 4,  /* -M / --memory-partition MODE (set) */
+        OPT_DRY_RUN = 1u << 5,
+        OPT_FORCE = 1u << 6,
+        OPT_TIMEOUT = 1u << 7,
+        OPT_RELOAD_DRIVER = 1u << 8,
 };
 
 struct verb {
         const char *name;
+        const char *sub; /* a sub-verb ("partition set"), NULL for the verb itself */
         int (*fn)(struct cli *c);
-        unsigned flags;
+        unsigned options;
         const char *help;
 };
 
 /* Feature slices add their verbs here. */
 static const struct verb verbs[] = {
-        { "list", verb_list, 0, "one line per GPU: address, product, role, driver, modes" },
-        { "static", verb_static, 0, "identity, PCIe, memory, firmware and partitions" },
-        { "metric", verb_metric, VERB_WATCH, "power, temperatures, clocks, activity, counters" },
+        { "list", NULL, verb_list, 0, "one line per GPU: address, product, role, driver, modes" },
+        { "static", NULL, verb_static, 0, "identity, PCIe, memory, firmware and partitions" },
+        { "metric", NULL, verb_metric, OPT_WATCH,
+          "power, temperatures, clocks, activity, counters" },
+        { "partition", NULL, verb_partition, 0,
+          "compute and memory partition modes, what is available, the partitions" },
+        { "partition", "set", verb_partition_set,
+          OPT_COMPUTE | OPT_MEMORY | OPT_DRY_RUN | OPT_FORCE | OPT_TIMEOUT,
+          "change the compute (--compute) and memory (--memory) partition modes" },
+        { "set", NULL, verb_set,
+          OPT_COMPUTE_PARTITION | OPT_MEMORY_PARTITION | OPT_DRY_RUN | OPT_FORCE | OPT_TIMEOUT,
+          "change settings: -C compute partition mode, -M memory partition mode" },
+        { "reset", NULL, verb_reset, OPT_RELOAD_DRIVER | OPT_DRY_RUN | OPT_TIMEOUT,
+          "--reload-driver: reload amdgpu on a GPU's hive (pending memory mode)" },
 };
 
 static void help(void) {
-        printf("Usage: amdsmi [OPTIONS] VERB\n"
+        printf("Usage: amdsmi [OPTIONS] VERB [SUB-VERB]\n"
                "\n"
                "System management of AMD Instinct GPUs.\n"
                "\n"
                "Verbs:\n");
-        for (size_t i = 0; i < ELEMENTSOF(verbs); i++)
-                printf("  %-10s %s\n", verbs[i].name, verbs[i].help);
+        for (size_t i = 0; i < ELEMENTSOF(verbs); i++) {
+                char name[32];
+
+                snprintf(name, sizeof(name), "%s%s%s", verbs[i].name, verbs[i].sub ? " " : "",
+                         verbs[i].sub ? verbs[i].sub : "");
+                printf("  %-14s %s\n", name, verbs[i].help);
+        }
         printf("\n"
                "Options:\n"
                "  -g, --gpu SEL        select GPUs: N, N.P (partition P of GPU N), a PCI address\n"
                "                       (0000:c1:00.0 or c1:00.0) or all; repeatable, or a comma\n"
-               "                       list (default: all)\n"
+               "                       list (default: all; changes need an explicit -g)\n"
                "      --json           one JSON document (schema amdsmi/1) on stdout\n"
                "      --csv            CSV: a header line and one line per GPU\n"
                "  -w, --watch SECONDS  metric: repeat every SECONDS (e.g. 0.5) until interrupted\n"
                "  -n, --count COUNT    with --watch: stop after COUNT samples\n"
+               "      --compute MODE   partition set: compute mode SPX, DPX, TPX, QPX or CPX\n"
+               "      --memory MODE    partition set: memory mode NPS1, NPS2, NPS4 or NPS8\n"
+               "  -C, --compute-partition MODE\n"
+               "                       set: the compute partition mode (as --compute)\n"
+               "  -M, --memory-partition MODE\n"
+               "                       set: the memory partition mode (as --memory)\n"
+               "      --dry-run        changes: print the plan, change nothing\n"
+               "      --force          changes on gim hosts: although VFs exist\n"
+               "      --timeout SECONDS\n"
+               "                       changes: how long to wait for the driver\n"
+               "      --reload-driver  reset: reload amdgpu on the GPU's XGMI hive\n"
                "  -h, --help           show this help\n"
                "      --version        show the version\n"
                "\n"
@@ -62,11 +100,19 @@ static void help(void) {
                "6 permission denied, 7 out of range, 8 reload required, 9 device error.\n");
 }
 
-static const struct verb *find_verb(const char *name) {
+static const struct verb *find_verb(const char *name, const char *sub) {
         for (size_t i = 0; i < ELEMENTSOF(verbs); i++)
-                if (strcmp(verbs[i].name, name) == 0)
+                if (strcmp(verbs[i].name, name) == 0 &&
+                    (sub ? verbs[i].sub && strcmp(verbs[i].sub, sub) == 0 : !verbs[i].sub))
                         return &verbs[i];
         return NULL;
+}
+
+static bool verb_has_subs(const char *name) {
+        for (size_t i = 0; i < ELEMENTSOF(verbs); i++)
+                if (verbs[i].sub && strcmp(verbs[i].name, name) == 0)
+                        return true;
+        return false;
 }
 
 static const char *verb_names(void) {
@@ -74,8 +120,9 @@ static const char *verb_names(void) {
         size_t n = 0;
 
         for (size_t i = 0; i < ELEMENTSOF(verbs) && n < sizeof(buf); i++)
-                n += (size_t) snprintf(buf + n, sizeof(buf) - n, "%s%s", i ? ", " : "",
-                                       verbs[i].name);
+                if (!verbs[i].sub)
+                        n += (size_t) snprintf(buf + n, sizeof(buf) - n, "%s%s", n ? ", " : "",
+                                               verbs[i].name);
         return buf;
 }
 
@@ -97,7 +144,51 @@ enum {
         ARG_JSON = 0x100,
         ARG_CSV,
         ARG_VERSION,
+        ARG_COMPUTE,
+        ARG_MEMORY,
+        ARG_DRY_RUN,
+        ARG_FORCE,
+        ARG_TIMEOUT,
+        ARG_RELOAD_DRIVER,
 };
+
+/* A verb-specific option as the user spelled it, for "not valid for" messages. */
+struct given_option {
+        unsigned bit;
+        char spelling[32];
+};
+
+#define COMPUTE_NAMES "SPX, DPX, TPX, QPX, CPX"
+#define MEMORY_NAMES "NPS1, NPS2, NPS3, NPS4, NPS6, NPS8"
+
+/* Mode names: exact, case-insensitive ("cpx" is CPX); no prefixes, no "UNKNOWN". */
+static int parse_compute(const char *s, enum amdsmi_compute_mode *ret) {
+        enum amdsmi_compute_mode m;
+
+        if (amdsmi_compute_mode_from_string(s, &m) < 0 || m == AMDSMI_COMPUTE_UNKNOWN)
+                return -EINVAL;
+        *ret = m;
+        return 0;
+}
+
+static int parse_memory(const char *s, enum amdsmi_memory_mode *ret) {
+        enum amdsmi_memory_mode m;
+
+        if (amdsmi_memory_mode_from_string(s, &m) < 0 || m == AMDSMI_MEMORY_UNKNOWN)
+                return -EINVAL;
+        *ret = m;
+        return 0;
+}
+
+/* --timeout: positive seconds (fractions allowed), at most one hour; rounded up to ms. */
+static int parse_timeout(const char *s, unsigned *ret_ms) {
+        uint64_t ns;
+
+        if (parse_interval(s, &ns) < 0 || ns > UINT64_C(3600) * 1000000000u)
+                return -EINVAL;
+        *ret_ms = (unsigned) ((ns + 999999u) / 1000000u);
+        return 0;
+}
 
 /* @return 0 to run *ret_verb, 1 to exit with success (help, version), or -EINVAL. */
 static int parse_argv(struct cli *c, int argc, char **argv, const struct verb **ret_verb) {
@@ -108,18 +199,30 @@ static int parse_argv(struct cli *c, int argc, char **argv, const struct verb **
                 { "csv", no_argument, NULL, ARG_CSV },
                 { "watch", required_argument, NULL, 'w' },
                 { "count", required_argument, NULL, 'n' },
+                { "compute", required_argument, NULL, ARG_COMPUTE },
+                { "memory", required_argument, NULL, ARG_MEMORY },
+                { "compute-partition", required_argument, NULL, 'C' },
+                { "memory-partition", required_argument, NULL, 'M' },
+                { "dry-run", no_argument, NULL, ARG_DRY_RUN },
+                { "force", no_argument, NULL, ARG_FORCE },
+                { "timeout", required_argument, NULL, ARG_TIMEOUT },
+                { "reload-driver", no_argument, NULL, ARG_RELOAD_DRIVER },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, ARG_VERSION },
                 {}
         };
         /* clang-format on */
+        struct given_option given[16];
+        size_t n_given = 0;
         bool json = false, csv = false, want_help = false, want_version = false;
         const struct verb *verb = NULL;
-        const char *watch_arg = NULL, *count_arg = NULL;
+        const char *count_arg = NULL;
         int opt, r = 0;
 
         opterr = 0;
-        while ((opt = getopt_long(argc, argv, ":g:w:n:h", options, NULL)) >= 0) {
+        while ((opt = getopt_long(argc, argv, ":g:w:n:C:M:h", options, NULL)) >= 0) {
+                unsigned bit = 0;
+
                 switch (opt) {
                 case 'g': {
                         int k = selection_add(&c->selection, optarg);
@@ -140,7 +243,7 @@ static int parse_argv(struct cli *c, int argc, char **argv, const struct verb **
                         csv = true;
                         break;
                 case 'w':
-                        watch_arg = optarg;
+                        bit = OPT_WATCH;
                         if (parse_interval(optarg, &c->interval_ns) < 0)
                                 USAGE(c, r,
                                       "invalid watch interval '%s': expected positive "
@@ -152,6 +255,40 @@ static int parse_argv(struct cli *c, int argc, char **argv, const struct verb **
                         if (parse_count(optarg, &c->count) < 0)
                                 USAGE(c, r, "invalid count '%s': expected a positive integer",
                                       optarg);
+                        break;
+                case ARG_COMPUTE:
+                case 'C':
+                        bit = opt == 'C' ? OPT_COMPUTE_PARTITION : OPT_COMPUTE;
+                        if (parse_compute(optarg, &c->compute) < 0)
+                                USAGE(c, r, "invalid compute partition mode '%s' (modes: %s)",
+                                      optarg, COMPUTE_NAMES);
+                        break;
+                case ARG_MEMORY:
+                case 'M':
+                        bit = opt == 'M' ? OPT_MEMORY_PARTITION : OPT_MEMORY;
+                        if (parse_memory(optarg, &c->memory) < 0)
+                                USAGE(c, r, "invalid memory partition mode '%s' (modes: %s)",
+                                      optarg, MEMORY_NAMES);
+                        break;
+                case ARG_DRY_RUN:
+                        bit = OPT_DRY_RUN;
+                        c->dry_run = true;
+                        break;
+                case ARG_FORCE:
+                        bit = OPT_FORCE;
+                        c->force = true;
+                        break;
+                case ARG_TIMEOUT:
+                        bit = OPT_TIMEOUT;
+                        if (parse_timeout(optarg, &c->timeout_ms) < 0)
+                                USAGE(c, r,
+                                      "invalid timeout '%s': expected positive seconds, at "
+                                      "most 3600",
+                                      optarg);
+                        break;
+                case ARG_RELOAD_DRIVER:
+                        bit = OPT_RELOAD_DRIVER;
+                        c->reload_driver = true;
                         break;
                 case 'h':
                         want_help = true;
@@ -180,6 +317,22 @@ static int parse_argv(struct cli *c, int argc, char **argv, const struct verb **
                                 USAGE(c, r, "unknown option '-%c'", optopt);
                         break;
                 }
+                if (bit && n_given < ELEMENTSOF(given)) {
+                        /* the option as typed: "--compute", "-C" (also "-Ccpx", "--compute=x") */
+                        const char *a = argv[optind - 1];
+
+                        if (optarg && a == optarg && optind >= 2 &&
+                            !(bit & (OPT_DRY_RUN | OPT_FORCE | OPT_RELOAD_DRIVER)))
+                                a = argv[optind - 2];
+                        given[n_given].bit = bit;
+                        if (strncmp(a, "--", 2) == 0)
+                                snprintf(given[n_given].spelling, sizeof(given[0].spelling),
+                                         "%.*s", (int) strcspn(a, "="), a);
+                        else
+                                snprintf(given[n_given].spelling, sizeof(given[0].spelling),
+                                         "-%c", opt);
+                        n_given++;
+                }
         }
 
         if (json && csv)
@@ -190,13 +343,28 @@ static int parse_argv(struct cli *c, int argc, char **argv, const struct verb **
                 c->format = OUTPUT_CSV;
 
         if (optind < argc) {
-                verb = find_verb(argv[optind]);
+                const char *name = argv[optind], *sub = NULL;
+                int next = optind + 1;
+
+                if (next < argc && verb_has_subs(name) && find_verb(name, argv[next])) {
+                        sub = argv[next];
+                        next++;
+                }
+                verb = find_verb(name, sub);
                 if (verb)
-                        c->command = verb->name;
+                        c->command = verb->sub ? (strcmp(verb->name, "partition") == 0
+                                                          ? "partition set"
+                                                          : verb->name)
+                                               : verb->name;
                 else
-                        USAGE(c, r, "unknown verb '%s' (verbs: %s)", argv[optind], verb_names());
-                if (optind + 1 < argc)
-                        USAGE(c, r, "unexpected argument '%s'", argv[optind + 1]);
+                        USAGE(c, r, "unknown verb '%s' (verbs: %s)", name, verb_names());
+                if (next < argc) {
+                        if (verb && verb_has_subs(verb->name) && !verb->sub)
+                                USAGE(c, r, "unknown sub-verb '%s' of '%s'", argv[next],
+                                      verb->name);
+                        else
+                                USAGE(c, r, "unexpected argument '%s'", argv[next]);
+                }
         }
 
         if (r < 0)
@@ -211,9 +379,30 @@ static int parse_argv(struct cli *c, int argc, char **argv, const struct verb **
         }
         if (!verb)
                 return cli_fail(c, -EINVAL, "missing verb (verbs: %s); see --help", verb_names());
-        if (watch_arg && !(verb->flags & VERB_WATCH))
-                return cli_fail(c, -EINVAL, "--watch is not supported by '%s'", verb->name);
-        if (count_arg && !watch_arg)
+        for (size_t i = 0; i < n_given; i++) {
+                if (verb->options & given[i].bit)
+                        continue;
+                if (given[i].bit == OPT_WATCH)
+                        return cli_fail(c, -EINVAL, "--watch is not supported by '%s'",
+                                        c->command);
+                if (given[i].bit & (OPT_COMPUTE | OPT_MEMORY) &&
+                    verb->options & (OPT_COMPUTE_PARTITION | OPT_MEMORY_PARTITION))
+                        return cli_fail(c, -EINVAL,
+                                        "option '%s' is not valid for '%s' (use %s)",
+                                        given[i].spelling, c->command,
+                                        given[i].bit == OPT_COMPUTE ? "-C/--compute-partition"
+                                                                    : "-M/--memory-partition");
+                if (given[i].bit & (OPT_COMPUTE_PARTITION | OPT_MEMORY_PARTITION) &&
+                    verb->options & (OPT_COMPUTE | OPT_MEMORY))
+                        return cli_fail(c, -EINVAL,
+                                        "option '%s' is not valid for '%s' (use %s)",
+                                        given[i].spelling, c->command,
+                                        given[i].bit == OPT_COMPUTE_PARTITION ? "--compute"
+                                                                              : "--memory");
+                return cli_fail(c, -EINVAL, "option '%s' is not valid for '%s'",
+                                given[i].spelling, c->command);
+        }
+        if (count_arg && c->interval_ns == 0)
                 return cli_fail(c, -EINVAL, "--count needs --watch");
 
         *ret_verb = verb;
@@ -221,7 +410,11 @@ static int parse_argv(struct cli *c, int argc, char **argv, const struct verb **
 }
 
 int main(int argc, char **argv) {
-        struct cli c = { .format = OUTPUT_TABLE };
+        struct cli c = {
+                .format = OUTPUT_TABLE,
+                .compute = AMDSMI_COMPUTE_UNKNOWN,
+                .memory = AMDSMI_MEMORY_UNKNOWN,
+        };
         const struct verb *verb = NULL;
         int r;
 
@@ -232,7 +425,7 @@ int main(int argc, char **argv) {
         if (r == 0)
                 r = verb->fn(&c);
 
-        if (r < 0 && c.format == OUTPUT_JSON) {
+        if (r < 0 && c.format == OUTPUT_JSON && !c.json_printed) {
                 json_object *doc = cli_error_document(&c, r);
 
                 if (doc)

@@ -44,6 +44,10 @@ def run_cli(validate, amdsmi, trees):
             continue
         for verb in ("list", "static", "metric"):
             runs.append((root, [verb, "--json"], 0))
+        runs.append((root, ["partition", "--json"], 0))
+        runs.append((root, ["partition", "--json", "-g", "0.0"], None))
+        runs.append((root, ["partition", "set", "--json", "-g", "0", "--compute", "CPX",
+                            "--dry-run"], None))
         runs.append((root, ["static", "--json", "-g", "0.0"], None))
         runs.append((root, ["metric", "--json", "-g", "0.0"], None))
         runs.append((root, ["metric", "--json", "-w", "0.01", "-n", "2"], 0))

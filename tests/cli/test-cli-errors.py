@@ -331,6 +331,136 @@ class Cli(unittest.TestCase):
             self.assertIn("ENOMSG", [e["errno"] for e in doc["errors"]])
 
 
+    # --- partition verbs, set, reset ------------------------------------------------------
+
+    def test_partition_json_every_tree(self):
+        for name in sorted(os.listdir(FIXTURES_DIR)):
+            if not os.path.isdir(tree(name)):
+                continue
+            with self.subTest(tree=name):
+                doc = self.json_doc(["partition"], tree(name))
+                self.assertEqual(doc["command"], "partition")
+                self.assertEqual(doc["errors"], [])
+                for g in doc["gpus"]:
+                    self.assertEqual(len(g["partitions"]), g["partition_count"])
+
+    def test_partition_selection(self):
+        doc = self.json_doc(["partition", "-g", "0.3,1.5"], tree(CPX))
+        self.assertEqual([[p["partition"] for p in g["partitions"]] for g in doc["gpus"]],
+                         [[3], [5]])
+        self.assertEqual(doc["gpus"][0]["partition_count"], 8)
+
+    def test_partition_csv_one_line_per_partition(self):
+        p = self.expect(["partition", "--csv"], EXIT_OK, root=tree(CPX))
+        rows = list(csv.DictReader(io.StringIO(p.stdout)))
+        header = p.stdout.splitlines()[0].split(",")
+        self.assertEqual(len(header), len(set(header)), "unique column names")
+        self.assertEqual(len(rows), 64)
+        self.assertEqual(rows[9]["gpu"], "1")
+        self.assertEqual(rows[9]["partition"], "1")
+        self.assertEqual(rows[0]["supported_compute_modes"], "SPX DPX QPX CPX")
+
+    def test_partition_unknown_sub_verb(self):
+        self.usage_error(["partition", "frob"], "unknown sub-verb 'frob' of 'partition'")
+        self.usage_error(["partition", "set", "extra", "-g", "0", "--compute", "cpx"],
+                         "unexpected argument 'extra'")
+
+    def test_change_needs_gpu(self):
+        msg = "-g missing: changes need an explicit GPU selection (-g 0, -g all)"
+        self.usage_error(["set", "-C", "cpx"], msg)
+        self.usage_error(["partition", "set", "--compute", "cpx"], msg)
+        self.usage_error(["reset", "--reload-driver"], msg)
+        p = self.expect(["set", "-C", "cpx", "--json"], EXIT_USAGE, [msg])
+        doc = json.loads(p.stdout)
+        self.valid(doc, "set --json")
+        self.assertEqual(doc["error"]["exit_code"], EXIT_USAGE)
+
+    def test_change_refuses_partition_selector(self):
+        self.usage_error(["set", "-g", "0.3", "-C", "cpx"], "-g 0.3 selects a partition")
+        self.usage_error(["reset", "-g", "1.0", "--reload-driver"], "-g 1.0 selects a partition")
+
+    def test_mode_names(self):
+        for bad in ("CP", "CPXX", "", "xpc", "UNKNOWN", "spx,cpx", "NPS4"):
+            with self.subTest(mode=bad):
+                self.usage_error(["set", "-g", "0", "-C", bad, "--dry-run"],
+                                 "invalid compute partition mode '%s'" % bad,
+                                 "SPX, DPX, TPX, QPX, CPX")
+        for bad in ("NPS", "NPS44", "nps 4", "", "CPX", "4"):
+            with self.subTest(mode=bad):
+                self.usage_error(["partition", "set", "-g", "0", "--compute", "cpx",
+                                  "--memory", bad], "invalid memory partition mode '%s'" % bad,
+                                 "NPS1, NPS2, NPS3, NPS4, NPS6, NPS8")
+
+    def test_mode_names_case_insensitive(self):
+        # accepted by the parser: the dry run gets as far as the plan on a read-only tree
+        # (amd-smi rejected valid lower-case names, ROCm/amdsmi#132)
+        for args in (["-C", "cpx"], ["-C", "Cpx"], ["-C", "SPX"], ["-M", "nps1"]):
+            with self.subTest(args=args):
+                p = run(["set", "-g", "0", "--dry-run"] + args)
+                self.assertNotEqual(p.returncode, EXIT_USAGE, p.stderr)
+                self.assertNotIn("invalid", p.stderr)
+
+    def test_nps3_is_not_supported_not_usage(self):
+        p = self.expect(["set", "-g", "0", "-M", "NPS3", "--dry-run"], 4,
+                        ["NPS3", "NPS1, NPS2, NPS4"])
+        self.assertIn("NPS3", p.stdout)
+
+    def test_options_on_wrong_verbs(self):
+        self.usage_error(["list", "--compute", "cpx"],
+                         "option '--compute' is not valid for 'list'")
+        self.usage_error(["partition", "--dry-run"],
+                         "option '--dry-run' is not valid for 'partition'")
+        self.usage_error(["static", "-C", "cpx"], "option '-C' is not valid for 'static'")
+        self.usage_error(["metric", "--reload-driver"],
+                         "option '--reload-driver' is not valid for 'metric'")
+        self.usage_error(["reset", "-g", "0", "--reload-driver", "--force"],
+                         "option '--force' is not valid for 'reset'")
+        self.usage_error(["partition", "-w", "1"], "--watch is not supported by 'partition'")
+        # each change verb has one spelling of the modes
+        self.usage_error(["set", "-g", "0", "--compute", "cpx"],
+                         "option '--compute' is not valid for 'set' (use -C/--compute-partition)")
+        self.usage_error(["set", "-g", "0", "--memory=nps4"],
+                         "option '--memory' is not valid for 'set' (use -M/--memory-partition)")
+        self.usage_error(["partition", "set", "-g", "0", "-C", "cpx"],
+                         "option '-C' is not valid for 'partition set' (use --compute)")
+        self.usage_error(["partition", "set", "-g", "0", "--memory-partition", "nps4"],
+                         "option '--memory-partition' is not valid for 'partition set' "
+                         "(use --memory)")
+
+    def test_nothing_to_change(self):
+        self.usage_error(["set", "-g", "0"], "nothing to set")
+        self.usage_error(["reset", "-g", "0"], "nothing to reset")
+        self.usage_error(["partition", "set", "-g", "0", "--memory", "nps1"],
+                         "partition set needs --compute")
+
+    def test_bad_timeout(self):
+        for bad in ("0", "-1", "abc", "3601"):
+            with self.subTest(timeout=bad):
+                self.usage_error(["partition", "set", "-g", "0", "--compute", "cpx",
+                                  "--timeout", bad], "invalid timeout '%s'" % bad)
+
+    def test_dry_run_plans_on_fixture(self):
+        # a read-only tree: plans work, exit codes as the change would have them
+        doc = self.json_doc(["set", "-g", "0", "-C", "tpx", "--dry-run"], status=4)
+        self.assertTrue(doc["dry_run"])
+        self.assertEqual(doc["result"]["exit_code"], 4)
+        self.assertEqual(doc["gpus"][0]["plan"]["reason"], "compute-not-supported")
+        self.assertEqual(doc["gpus"][0]["plan"]["supported_compute_modes"],
+                         ["SPX", "DPX", "QPX", "CPX"])
+        doc = self.json_doc(["partition", "set", "-g", "0", "--compute", "spx", "--memory",
+                             "nps4", "--dry-run"], status=7)
+        self.assertEqual(doc["gpus"][0]["plan"]["reason"], "incompatible")
+        self.assertEqual(doc["result"]["errno"], "ERANGE")
+        self.assertIn("not valid under memory mode NPS4", doc["result"]["message"])
+        self.expect(["set", "-g", "0", "-C", "cpx", "--dry-run"], 4, ["VF"], root=tree(SMALL))
+
+    def test_help_lists_partition_verbs(self):
+        p = self.expect(["--help"], EXIT_OK)
+        for s in ("partition set", "--compute MODE", "--reload-driver", "--dry-run",
+                  "-C, --compute-partition"):
+            self.assertIn(s, p.stdout)
+
+
 def main(argv):
     global AMDSMI
     if len(argv) < 2 or not os.path.isdir(FIXTURES_DIR) or not os.path.isdir(SRCDIR):

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 #
-# Compares the human table and the CSV of `amdsmi list|static|metric` on one fixture tree with
+# Compares the human table and the CSV of `amdsmi list|static|metric|partition` on one fixture tree with
 # the golden files tests/cli/golden/TREE/VERB.{txt,csv} (diff -u). Neither form holds a time
 # stamp outside watch mode, and on a clean tree nothing may go to stderr. After an intended
 # change of the output, regenerate the golden files with tests/cli/update-golden.sh BUILD and
@@ -44,7 +44,7 @@ elif [ ! -d "$golden" ]; then
 fi
 
 failed=0
-for verb in list static metric; do
+for verb in list static metric partition; do
         for format in txt csv; do
                 args=("$verb")
                 [ "$format" = csv ] && args+=(--csv)

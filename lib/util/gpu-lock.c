@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include "gpu-lock.h"
+#include "macro.h"
+#include "runtime-dir.h"
+
+static bool bdf_valid(const char *bdf) {
+        size_t n = strlen(bdf);
+
+        if (n == 0 || n >= sizeof(((struct gpu_lock *) NULL)->bdf))
+                return false;
+        for (const char *p = bdf; *p; p++)
+                if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f') ||
+                      (*p >= 'A' && *p <= 'F') || *p == ':' || *p == '.'))
+                        return false;
+        return true;
+}
+
+int gpu_lock_path(const char *bdf, char *buf, size_t size) {
+        char dir[4096];
+        int r, n;
+
+        r = runtime_dir(dir, sizeof(dir));
+        if (r < 0)
+                return r;
+        n = snprintf(buf, size, "%s/lock/%s", dir, bdf);
+        if (n < 0 || (size_t) n >= size)
+                return -ENAMETOOLONG;
+        return 0;
+}
+
+static pid_t read_holder(int fd) {
+        char buf[32];
+        ssize_t n;
+        long v;
+        char *end;
+
+        n = pread(fd, buf, sizeof(buf) - 1, 0);
+        if (n <= 0)
+                return 0;
+        buf[n] = '\0';
+        errno = 0;
+        v = strtol(buf, &end, 10);
+        if (errno != 0 || end == buf || v <= 0 || v > INT32_MAX)
+                return 0;
+        return (pid_t) v;
+}
+
+int gpu_lock_acquire(struct gpu_lock *l, const char *bdf, pid_t *ret_holder) {
+        char path[4200], dir[4200], pid[32];
+        _cleanup_close_ int fd = -1;
+        int r, n;
+
+        if (!bdf_valid(bdf))
+                return -EINVAL;
+        r = gpu_lock_path(bdf, path, sizeof(path));
+        if (r < 0)
+                return r;
+        snprintf(dir, sizeof(dir), "%s", path);
+        *strrchr(dir, '/') = '\0';
+        r = runtime_dir_mkdir(dir);
+        if (r < 0)
+                return r;
+
+        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+        if (fd < 0)
+                return -errno;
+        if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+                r = -errno;
+                if (r == -EWOULDBLOCK) {
+                        if (ret_holder)
+                                *ret_holder = read_holder(fd);
+                        return -EBUSY;
+                }
+                return r;
+        }
+        /* Ours now: say who holds it. A failure here only loses the message's PID. */
+        n = snprintf(pid, sizeof(pid), "%ld\n", (long) getpid());
+        if (ftruncate(fd, 0) == 0)
+                (void) !pwrite(fd, pid, (size_t) n, 0);
+
+        l->fd = TAKE_FD(fd);
+        snprintf(l->bdf, sizeof(l->bdf), "%s", bdf);
+        return 0;
+}
+
+void gpu_lock_release(struct gpu_lock *l) {
+        if (l->fd < 0)
+                return;
+        /* Empty the file first: nobody holds it once we close. */
+        (void) !ftruncate(l->fd, 0);
+        (void) close(l->fd);
+        l->fd = -1;
+}
+
+static int cmp_str(const void *a, const void *b) {
+        return strcmp(*(const char *const *) a, *(const char *const *) b);
+}
+
+int gpu_locks_acquire(struct gpu_lock *locks, const char *const *bdfs, size_t n,
+                      char *ret_busy_bdf, pid_t *ret_holder) {
+        _cleanup_free_ const char **sorted = NULL;
+        size_t k = 0;
+        int r = 0;
+
+        if (n == 0)
+                return 0;
+        sorted = calloc(n, sizeof(*sorted));
+        if (!sorted)
+                return -ENOMEM;
+        memcpy(sorted, bdfs, n * sizeof(*sorted));
+        qsort(sorted, n, sizeof(*sorted), cmp_str);
+
+        for (size_t i = 0; i < n; i++) {
+                pid_t holder = 0;
+
+                if (i > 0 && strcmp(sorted[i], sorted[i - 1]) == 0)
+                        continue;
+                r = gpu_lock_acquire(&locks[k], sorted[i], &holder);
+                if (r < 0) {
+                        if (r == -EBUSY) {
+                                if (ret_busy_bdf)
+                                        snprintf(ret_busy_bdf, 16, "%s", sorted[i]);
+                                if (ret_holder)
+                                        *ret_holder = holder;
+                        }
+                        gpu_locks_release(locks, k);
+                        return r;
+                }
+                k++;
+        }
+        return 0;
+}
+
+void gpu_locks_release(struct gpu_lock *locks, size_t n) {
+        for (size_t i = n; i > 0; i--)
+                gpu_lock_release(&locks[i - 1]);
+}
