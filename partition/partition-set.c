@@ -346,6 +346,20 @@ static void fill_after(struct amdsmi_partition_change *c, struct amdsmi_gpu *gpu
         }
 }
 
+/* After a verified switch: the mode just read back, the topology just mapped (the settle
+ * step re-read it at a stable generation) and the memory mode, which a compute switch never
+ * changes; no file is read again. */
+static void fill_after_switched(struct amdsmi_partition_change *c, struct amdsmi_gpu *gpu,
+                                enum amdsmi_compute_mode seen, uint64_t start) {
+        uint64_t ms = now_ms() - start;
+
+        c->compute_after = seen;
+        c->memory_after = c->memory_before;
+        c->partitions_after = (unsigned) gpu->n_partitions;
+        c->generation_after = gpu->ctx->kfd_generation;
+        c->elapsed_ms = ms > UINT32_MAX ? UINT32_MAX : (uint32_t) ms;
+}
+
 /* Nothing was written: the state after is the state before. */
 static int finish_unchanged(struct amdsmi_partition_change *c, int r,
                             enum amdsmi_change_stage stage) {
@@ -586,9 +600,9 @@ _public_ int amdsmi_gpu_set_compute_mode(struct amdsmi_gpu *gpu, enum amdsmi_com
         if (r < 0 && r != -ENODATA)
                 return preflight_read_error(c, gpu, "memory partition mode", r);
         c->memory_before = r < 0 ? AMDSMI_MEMORY_UNKNOWN : memory;
-        c->partitions_before = current_partitions(gpu);
-        r = kfd_read_generation(gpu->ctx, &gen);
-        c->generation_before = r == 0 ? gen : 0;
+        c->partitions_before = current_partitions(gpu); /* maps the topology if it moved */
+        c->generation_before = gpu->ctx->kfd_present ? gpu->ctx->kfd_generation : 0;
+        (void) gen;
 
         /* Valid for the hardware and the memory mode? */
         r = amdsmi_gpu_plan_partition(gpu, mode, AMDSMI_MEMORY_UNKNOWN, 0, &plan);
@@ -681,9 +695,11 @@ _public_ int amdsmi_gpu_set_compute_mode(struct amdsmi_gpu *gpu, enum amdsmi_com
                                timeout_ms, &stage, &seen);
                 c->changed = seen != before || r == 0;
                 if (r == 0) {
-                        if (c->partitions_before == 0)
+                        if (c->partitions_before == 0) {
                                 c->kfd_lost = 1; /* KFD was down already: still no nodes */
-                        fill_after(c, gpu, start);
+                                fill_after(c, gpu, start);
+                        } else
+                                fill_after_switched(c, gpu, seen, start);
                         return change_finish(c, 0, AMDSMI_STAGE_DONE);
                 }
                 if (r == -ENODEV) {
