@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 #
-# The main job: builds amdsmi (see build.sh) and runs `amdsmi list` and `amdsmi metric` on a
-# simulated 8 x MI300X server (amdsmi-sim's default machine, mi300x-8), then on this machine's
+# The main job: builds amdsmi (see build.sh) and runs `amdsmi list`, `amdsmi metric` and
+# `amdsmi partition` on a simulated 8 x MI300X server (amdsmi-sim's default machine, mi300x-8), then on this machine's
 # own /sys if it has an AMD GPU bound to amdgpu.
 #
 # The simulator runs in the first way this machine allows, and says which on stderr:
@@ -78,6 +78,7 @@ if [ ! -s "$tmp/err" ] && "$sim" run -m "$machine" -- true 2>"$tmp/err"; then
              "private mount namespace)" >&2
         run "$sim" run -m "$machine" -- "$amdsmi" list
         run "$sim" run -m "$machine" -- "$amdsmi" metric
+        run "$sim" run -m "$machine" -- "$amdsmi" partition -g 0
 else
         echo "main-job: not amdsmi-sim run: $(why "it failed")" >&2
         root=$tmp/sys
@@ -101,11 +102,13 @@ else
         fi
         run env AMDSMI_SYSFS_ROOT="$root" "$amdsmi" list
         run env AMDSMI_SYSFS_ROOT="$root" "$amdsmi" metric
+        run env AMDSMI_SYSFS_ROOT="$root" "$amdsmi" partition -g 0
 fi
 
 if has_amd_gpu; then
         run "$amdsmi" list
         run "$amdsmi" metric
+        run "$amdsmi" partition
 else
         echo "main-job: no AMD GPU bound to amdgpu in /sys; ran on the simulator only"
 fi
