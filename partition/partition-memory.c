@@ -217,11 +217,16 @@ static unsigned hive_members(struct amdsmi_gpu *gpu, struct amdsmi_gpu **ret, un
         return n;
 }
 
+/* Appends s to the string in buf, cut to fit. */
 static void append(char *buf, size_t size, const char *s) {
-        size_t len = strlen(buf);
+        size_t len = strnlen(buf, size), n = strlen(s);
 
-        if (len < size)
-                snprintf(buf + len, size - len, "%s", s);
+        if (len + 1 >= size)
+                return;
+        if (n > size - len - 1)
+                n = size - len - 1;
+        memcpy(buf + len, s, n);
+        buf[len + n] = '\0';
 }
 
 /* The pending mode, AMDSMI_MEMORY_UNKNOWN if none or unknown. */
