@@ -1082,6 +1082,33 @@ static int set_one(struct change_run *run, size_t index, struct amdsmi_gpu *gpu,
         return 0;
 }
 
+/* Starts a change and runs @one for every selected GPU, each with its JSON entry. @return
+ * 0, or the failure of change_begin() (then nothing is left to free). */
+typedef int (*change_one_fn)(struct change_run *run, size_t index, struct amdsmi_gpu *gpu,
+                             json_object *entry);
+static int run_each_gpu(struct cli *c, struct change_run *run, change_one_fn one) {
+        int r = change_begin(c, run);
+
+        if (r < 0) {
+                json_object_put(run->gpus);
+                free(run->covered);
+                free(run->covered_by);
+                return r;
+        }
+        FOREACH_SELECTED_GPU(c, i, gpu) {
+                json_object *entry = entry_new(i, gpu);
+
+                if (!entry) {
+                        run_fail(run, cli_fail(c, -ENOMEM, "out of memory"));
+                        break;
+                }
+                r = one(run, i, gpu, entry);
+                entry_result(entry, r < 0 ? r : 0);
+                json_object_array_add(run->gpus, entry);
+        }
+        return 0;
+}
+
 int partition_cli_set(struct cli *c) {
         struct change_run run = {};
         int r;
@@ -1089,24 +1116,9 @@ int partition_cli_set(struct cli *c) {
         if (c->compute == AMDSMI_COMPUTE_UNKNOWN && c->memory == AMDSMI_MEMORY_UNKNOWN)
                 return cli_fail(c, -EINVAL, "nothing to change: give --compute MODE and/or "
                                             "--memory MODE");
-        r = change_begin(c, &run);
-        if (r < 0) {
-                json_object_put(run.gpus);
-                free(run.covered);
-                free(run.covered_by);
+        r = run_each_gpu(c, &run, set_one);
+        if (r < 0)
                 return r;
-        }
-        FOREACH_SELECTED_GPU(c, i, gpu) {
-                json_object *entry = entry_new(i, gpu);
-
-                if (!entry) {
-                        run_fail(&run, cli_fail(c, -ENOMEM, "out of memory"));
-                        break;
-                }
-                r = set_one(&run, i, gpu, entry);
-                entry_result(entry, r < 0 ? r : 0);
-                json_object_array_add(run.gpus, entry);
-        }
         if (run.result == 0 && run.reload_pending)
                 cli_fail(c, -ERELOAD_REQUIRED,
                          "the memory mode request waits for a driver reload (amdsmi reset -g N "
@@ -1197,24 +1209,9 @@ int partition_cli_reset(struct cli *c) {
         struct change_run run = {};
         int r;
 
-        r = change_begin(c, &run);
-        if (r < 0) {
-                json_object_put(run.gpus);
-                free(run.covered);
-                free(run.covered_by);
+        r = run_each_gpu(c, &run, reset_one);
+        if (r < 0)
                 return r;
-        }
-        FOREACH_SELECTED_GPU(c, i, gpu) {
-                json_object *entry = entry_new(i, gpu);
-
-                if (!entry) {
-                        run_fail(&run, cli_fail(c, -ENOMEM, "out of memory"));
-                        break;
-                }
-                r = reset_one(&run, i, gpu, entry);
-                entry_result(entry, r < 0 ? r : 0);
-                json_object_array_add(run.gpus, entry);
-        }
         /* the context describes the old driver instance now */
         if (!c->dry_run && amdsmi_ctx_enumerate(c->ctx) < 0)
                 fprintf(stderr, "amdsmi: cannot enumerate the GPUs again after the reload\n");
