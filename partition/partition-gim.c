@@ -15,6 +15,7 @@
 
 #include "parse-util.h"
 #include "partition-private.h"
+#include "time-util.h"
 #include "sysfs.h"
 
 #define CBIT(m) AMDSMI_COMPUTE_MODE_BIT(m)
@@ -353,19 +354,6 @@ int gim_plan(struct amdsmi_gpu *gpu, enum amdsmi_compute_mode compute,
             !(before->memory_caps & MBIT(plan->memory_after)))
                 plan->reason = AMDSMI_PLAN_NO_PATH;
         return 0;
-}
-
-static void sleep_ms(unsigned ms) {
-        struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long) (ms % 1000) * 1000000L };
-
-        (void) nanosleep(&ts, NULL);
-}
-
-static uint64_t now_ms(void) {
-        struct timespec ts;
-
-        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000u + (uint64_t) ts.tv_nsec / 1000000u;
 }
 
 /* gim re-makes the VFs as part of the store; wait (bounded) until their count settles. */

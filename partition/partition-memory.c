@@ -19,25 +19,13 @@
 #include <unistd.h>
 
 #include "partition-private.h"
+#include "time-util.h"
 #include "runtime-dir.h"
 #include "sysfs.h"
 
 #define RELOAD_TIMEOUT_MS_DEFAULT 120000u
 #define POLL_MS 20u
 #define RECORD_MAX 4096
-
-static uint64_t now_ms(void) {
-        struct timespec ts;
-
-        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000u + (uint64_t) ts.tv_nsec / 1000000u;
-}
-
-static void sleep_ms(unsigned ms) {
-        struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long) (ms % 1000) * 1000000L };
-
-        (void) nanosleep(&ts, NULL);
-}
 
 /* ---- the pending record ---- */
 
@@ -201,22 +189,6 @@ _public_ int amdsmi_gpu_read_pending_memory_mode(struct amdsmi_gpu *gpu,
 
 /* ---- hives ---- */
 
-/* The GPUs of gpu's XGMI hive in context (BDF) order: the GPU alone without a hive. */
-static unsigned hive_members(struct amdsmi_gpu *gpu, struct amdsmi_gpu **ret, unsigned max) {
-        uint64_t hive = amdsmi_gpu_get_hive_id(gpu);
-        struct amdsmi_ctx *ctx = gpu->ctx;
-        unsigned n = 0;
-
-        if (hive == 0) {
-                ret[0] = gpu;
-                return 1;
-        }
-        for (size_t i = 0; i < ctx->n_gpus && n < max; i++)
-                if (ctx->gpus[i] == gpu || amdsmi_gpu_get_hive_id(ctx->gpus[i]) == hive)
-                        ret[n++] = ctx->gpus[i];
-        return n;
-}
-
 /* Appends s to the string in buf, cut to fit. */
 static void append(char *buf, size_t size, const char *s) {
         size_t len = strnlen(buf, size), n = strlen(s);
@@ -311,7 +283,7 @@ _public_ int amdsmi_gpu_set_memory_mode(struct amdsmi_gpu *gpu, enum amdsmi_memo
         if (r < 0)
                 return change_finish(c, r, AMDSMI_STAGE_PREFLIGHT);
 
-        n_hive = hive_members(gpu, hive, AMDSMI_PLAN_MAX_HIVE);
+        n_hive = partition_hive_members(gpu, hive, AMDSMI_PLAN_MAX_HIVE);
         if (mode == plan.memory_before) {
                 if (pending != AMDSMI_MEMORY_UNKNOWN && pending != mode) {
                         /* The kernel skips a request of the current mode and keeps the one it
@@ -529,7 +501,7 @@ _public_ int amdsmi_gpu_reload_driver(struct amdsmi_gpu *gpu, uint64_t flags, un
         if (timeout_ms == 0)
                 timeout_ms = RELOAD_TIMEOUT_MS_DEFAULT;
 
-        n = hive_members(gpu, hive, AMDSMI_PLAN_MAX_HIVE);
+        n = partition_hive_members(gpu, hive, AMDSMI_PLAN_MAX_HIVE);
         for (unsigned i = 0; i < n; i++) {
                 free(drv);
                 drv = NULL;

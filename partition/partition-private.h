@@ -19,6 +19,11 @@ static inline bool gpu_is_gim_host(struct amdsmi_gpu *gpu) {
         return gpu->driver == AMDSMI_DRIVER_GIM;
 }
 
+/* partition.c */
+/* The GPUs of gpu's XGMI hive in context (BDF) order, gpu included; gpu alone without a hive.
+ * @return how many were stored (at most max). */
+unsigned partition_hive_members(struct amdsmi_gpu *gpu, struct amdsmi_gpu **ret, unsigned max);
+
 /* partition-set.c */
 /* Zeroes a report (keeping size) and sets every mode to unknown. -EINVAL for a bad size. */
 int change_init(struct amdsmi_partition_change *c);

@@ -22,6 +22,7 @@
 
 #include "parse-util.h"
 #include "partition-private.h"
+#include "time-util.h"
 #include "procfs.h"
 #include "sysfs.h"
 
@@ -251,20 +252,6 @@ static void message_blockers(struct amdsmi_partition_change *c, struct amdsmi_gp
                         return;
         }
         (void) change_message_append(c, ", ...");
-}
-
-static uint64_t now_ms(void) {
-        struct timespec ts;
-
-        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(unsigned ms) {
-        struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long) (ms % 1000) * 1000000 };
-
-        while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-                ;
 }
 
 /* The GPU went away (hot-unplug, or the driver unbound): current_compute_partition, which

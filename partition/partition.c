@@ -207,8 +207,9 @@ _public_ int amdsmi_gpu_read_engine_shares(struct amdsmi_gpu *gpu,
 
 /* Gathers what the plan needs. Partition support is required; everything else degrades. */
 static int read_state(struct amdsmi_gpu *gpu, struct partition_state *s) {
-        struct amdsmi_ctx *ctx = gpu->ctx;
+        struct amdsmi_gpu *hive[AMDSMI_PLAN_MAX_HIVE];
         struct amdsmi_memory_info mi;
+        unsigned n_hive;
         size_t n;
         int r;
 
@@ -276,15 +277,28 @@ static int read_state(struct amdsmi_gpu *gpu, struct partition_state *s) {
         if (s->vram_bytes == AMDSMI_NA && amdsmi_gpu_read_memory_info(gpu, &mi) == 0)
                 s->vram_bytes = mi.vram_total;
 
-        if (amdsmi_gpu_get_hive_id(gpu) != 0)
-                for (size_t i = 0; i < ctx->n_gpus && s->n_hive < AMDSMI_PLAN_MAX_HIVE - 1; i++) {
-                        struct amdsmi_gpu *o = ctx->gpus[i];
-
-                        if (o == gpu || amdsmi_gpu_get_hive_id(o) != amdsmi_gpu_get_hive_id(gpu))
-                                continue;
-                        snprintf(s->hive_bdfs[s->n_hive++], sizeof(s->hive_bdfs[0]), "%s", o->bdf);
-                }
+        n_hive = partition_hive_members(gpu, hive, AMDSMI_PLAN_MAX_HIVE);
+        for (unsigned i = 0; i < n_hive && s->n_hive < AMDSMI_PLAN_MAX_HIVE - 1; i++)
+                if (hive[i] != gpu)
+                        snprintf(s->hive_bdfs[s->n_hive++], sizeof(s->hive_bdfs[0]), "%s",
+                                 hive[i]->bdf);
         return 0;
+}
+
+unsigned partition_hive_members(struct amdsmi_gpu *gpu, struct amdsmi_gpu **ret, unsigned max) {
+        uint64_t id = amdsmi_gpu_get_hive_id(gpu);
+        struct amdsmi_ctx *ctx = gpu->ctx;
+        unsigned n = 0;
+
+        if (id == 0 || max == 0) {
+                if (max > 0)
+                        ret[n++] = gpu;
+                return n;
+        }
+        for (size_t i = 0; i < ctx->n_gpus && n < max; i++)
+                if (ctx->gpus[i] == gpu || amdsmi_gpu_get_hive_id(ctx->gpus[i]) == id)
+                        ret[n++] = ctx->gpus[i];
+        return n;
 }
 
 _public_ int amdsmi_gpu_plan_partition(struct amdsmi_gpu *gpu, enum amdsmi_compute_mode compute,
