@@ -31,6 +31,16 @@ int cli_fail(struct cli *c, int r, const char *format, ...) {
         return r;
 }
 
+int cli_authorise_change(struct cli *c) {
+        if (c->dry_run)
+                return 0;
+        if (geteuid() != 0)
+                return cli_fail(c, -EACCES,
+                                "amdsmid is not running; changes in-process need root");
+        fprintf(stderr, "amdsmi: amdsmid is not running: changing in-process\n");
+        return 0;
+}
+
 static const char *field_error_message(int r) {
         switch (r) {
         case -ENOMSG:

@@ -28,6 +28,13 @@ struct cli {
         bool force;
         bool reload_driver;
         unsigned timeout_ms;               /* --timeout, 0: the library's default */
+        /* power sources (power set / clear, set -o, reset --power-cap); values are the raw
+         * arguments, parsed by the power verbs (NULL: none given) */
+        bool host, apml, vm;               /* --host, --apml, --vm NAME given */
+        const char *host_value, *apml_value, *vm_value, *vm_name;
+        const char *vf_bdf;                /* --vf BDF (power set --vm) */
+        const char *power_cap_value;       /* set -o VALUE */
+        bool power_cap;                    /* set -o / reset --power-cap given */
         bool json_printed;                 /* the verb printed its own (result) document */
 
         /* run time */
@@ -47,6 +54,14 @@ int verb_static(struct cli *c);
 int verb_metric(struct cli *c);
 int verb_set(struct cli *c);   /* verb-set.c: amdsmi set */
 int verb_reset(struct cli *c); /* verb-set.c: amdsmi reset */
+/* power/cli-power.c */
+int verb_power(struct cli *c);
+int verb_power_set(struct cli *c);
+int verb_power_clear(struct cli *c);
+int verb_power_apply(struct cli *c);
+/* set -o VALUE (the host source) and reset --power-cap (clears it). */
+int power_cli_set_cap(struct cli *c);
+int power_cli_reset_cap(struct cli *c);
 /* partition/cli-partition.c */
 int verb_partition(struct cli *c);
 int verb_partition_set(struct cli *c);
@@ -66,6 +81,12 @@ int cli_fail(struct cli *c, int r, const char *format, ...) _printf_(3, 4);
  * "errors" in JSON, a line on stderr otherwise. The value itself becomes null / N/A.
  */
 void cli_field_error(struct cli *c, int gpu, const char *field, int r);
+
+/*
+ * ARCHITECTURE §4 until amdsmid exists: a change runs in-process and needs root (a dry run
+ * does not); says so on stderr. @return 0 or -EACCES (reported).
+ */
+int cli_authorise_change(struct cli *c);
 
 /* Creates the library context with our log handler, enumerates and resolves -g. */
 int cli_open(struct cli *c);

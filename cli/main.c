@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -32,6 +33,11 @@ enum {
         OPT_FORCE = 1u << 6,
         OPT_TIMEOUT = 1u << 7,
         OPT_RELOAD_DRIVER = 1u << 8,
+        OPT_HOST = 1u << 9,       /* --host [VALUE] (power set / clear) */
+        OPT_APML = 1u << 10,      /* --apml [VALUE] */
+        OPT_VM = 1u << 11,        /* --vm NAME [VALUE] */
+        OPT_VF = 1u << 12,        /* --vf BDF (power set --vm) */
+        OPT_POWER_CAP = 1u << 13, /* set -o VALUE, reset --power-cap */
 };
 
 struct verb {
@@ -53,11 +59,20 @@ static const struct verb verbs[] = {
         { "partition", "set", verb_partition_set,
           OPT_COMPUTE | OPT_MEMORY | OPT_DRY_RUN | OPT_FORCE | OPT_TIMEOUT,
           "change the compute (--compute) and memory (--memory) partition modes" },
+        { "power", NULL, verb_power, OPT_WATCH,
+          "power draw, caps and range, the Host/VM/APML sources and which one binds" },
+        { "power", "set", verb_power_set, OPT_HOST | OPT_APML | OPT_VM | OPT_VF | OPT_DRY_RUN,
+          "set power sources: --host W, --vm NAME W [--vf BDF], --apml W" },
+        { "power", "clear", verb_power_clear, OPT_HOST | OPT_APML | OPT_VM | OPT_DRY_RUN,
+          "remove power sources: --host, --vm NAME, --apml" },
+        { "power", "apply", verb_power_apply, OPT_DRY_RUN,
+          "apply the arbitrated cap again (after a GPU reset, a new APML file)" },
         { "set", NULL, verb_set,
-          OPT_COMPUTE_PARTITION | OPT_MEMORY_PARTITION | OPT_DRY_RUN | OPT_FORCE | OPT_TIMEOUT,
-          "change settings: -C compute partition mode, -M memory partition mode" },
-        { "reset", NULL, verb_reset, OPT_RELOAD_DRIVER | OPT_DRY_RUN | OPT_TIMEOUT,
-          "--reload-driver: reload amdgpu on a GPU's hive (pending memory mode)" },
+          OPT_COMPUTE_PARTITION | OPT_MEMORY_PARTITION | OPT_POWER_CAP | OPT_DRY_RUN |
+                  OPT_FORCE | OPT_TIMEOUT,
+          "change settings: -C compute partition, -M memory partition, -o power cap (W)" },
+        { "reset", NULL, verb_reset, OPT_RELOAD_DRIVER | OPT_POWER_CAP | OPT_DRY_RUN | OPT_TIMEOUT,
+          "--reload-driver: reload amdgpu on a GPU's hive; --power-cap: clear the host cap" },
 };
 
 static void help(void) {
@@ -93,6 +108,14 @@ static void help(void) {
                "      --timeout SECONDS\n"
                "                       changes: how long to wait for the driver\n"
                "      --reload-driver  reset: reload amdgpu on the GPU's XGMI hive\n"
+               "      --host [VALUE]   power set: the host's cap (600W, 600000mW, 0.6kW; a bare\n"
+               "                       number is watts); power clear: remove it\n"
+               "      --vm NAME [VALUE]\n"
+               "                       power set / clear: the cap of the VM NAME (name or UUID)\n"
+               "      --vf BDF         power set --vm: the VM's VF\n"
+               "      --apml [VALUE]   power set / clear: the BMC's platform limit (APML)\n"
+               "  -o, --power-cap VALUE\n"
+               "                       set: the host's power cap; reset --power-cap: clear it\n"
                "  -h, --help           show this help\n"
                "      --version        show the version\n"
                "\n"
@@ -150,7 +173,30 @@ enum {
         ARG_FORCE,
         ARG_TIMEOUT,
         ARG_RELOAD_DRIVER,
+        ARG_HOST,
+        ARG_APML,
+        ARG_VM,
+        ARG_VF,
 };
+
+/*
+ * The value of an option whose value is optional or separate ("--host 600W", "--host=600W",
+ * "--vm NAME 450W", "-o 600"): the attached argument, else the next argument when it does not
+ * look like an option ("-5W" is taken, so that it is refused as a value, not as an option).
+ */
+static const char *take_value(int argc, char **argv, const char *attached) {
+        const char *next;
+
+        if (attached)
+                return attached;
+        if (optind >= argc)
+                return NULL;
+        next = argv[optind];
+        if (next[0] == '-' && !(next[1] >= '0' && next[1] <= '9') && next[1] != '.')
+                return NULL;
+        optind++;
+        return next;
+}
 
 /* A verb-specific option as the user spelled it, for "not valid for" messages. */
 struct given_option {
@@ -207,6 +253,11 @@ static int parse_argv(struct cli *c, int argc, char **argv, const struct verb **
                 { "force", no_argument, NULL, ARG_FORCE },
                 { "timeout", required_argument, NULL, ARG_TIMEOUT },
                 { "reload-driver", no_argument, NULL, ARG_RELOAD_DRIVER },
+                { "host", optional_argument, NULL, ARG_HOST },
+                { "apml", optional_argument, NULL, ARG_APML },
+                { "vm", required_argument, NULL, ARG_VM },
+                { "vf", required_argument, NULL, ARG_VF },
+                { "power-cap", optional_argument, NULL, 'o' },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, ARG_VERSION },
                 {}
@@ -220,7 +271,7 @@ static int parse_argv(struct cli *c, int argc, char **argv, const struct verb **
         int opt, r = 0;
 
         opterr = 0;
-        while ((opt = getopt_long(argc, argv, ":g:w:n:C:M:h", options, NULL)) >= 0) {
+        while ((opt = getopt_long(argc, argv, ":g:w:n:C:M:oh", options, NULL)) >= 0) {
                 unsigned bit = 0;
 
                 switch (opt) {
@@ -290,6 +341,42 @@ static int parse_argv(struct cli *c, int argc, char **argv, const struct verb **
                         bit = OPT_RELOAD_DRIVER;
                         c->reload_driver = true;
                         break;
+                case ARG_HOST:
+                        bit = OPT_HOST;
+                        c->host = true;
+                        c->host_value = take_value(argc, argv, optarg);
+                        break;
+                case ARG_APML:
+                        bit = OPT_APML;
+                        c->apml = true;
+                        c->apml_value = take_value(argc, argv, optarg);
+                        break;
+                case ARG_VM:
+                        bit = OPT_VM;
+                        if (c->vm)
+                                USAGE(c, r, "--vm given twice: one VM per command");
+                        c->vm = true;
+                        c->vm_name = optarg;
+                        c->vm_value = take_value(argc, argv, NULL);
+                        break;
+                case ARG_VF:
+                        bit = OPT_VF;
+                        c->vf_bdf = optarg;
+                        break;
+                case 'o':
+                        bit = OPT_POWER_CAP;
+                        c->power_cap = true;
+                        c->power_cap_value = take_value(argc, argv, optarg);
+                        /* amd-smi's newer spelling: -o ppt0 VALUE */
+                        if (c->power_cap_value && (strcasecmp(c->power_cap_value, "ppt0") == 0 ||
+                                                   strcasecmp(c->power_cap_value, "ppt1") == 0)) {
+                                if (strcasecmp(c->power_cap_value, "ppt1") == 0)
+                                        USAGE(c, r,
+                                              "-o ppt1: the PPT1 (fast) limit is shown, not set; "
+                                              "amdsmi arbitrates and sets PPT0");
+                                c->power_cap_value = take_value(argc, argv, NULL);
+                        }
+                        break;
                 case 'h':
                         want_help = true;
                         break;
@@ -324,6 +411,15 @@ static int parse_argv(struct cli *c, int argc, char **argv, const struct verb **
                         if (optarg && a == optarg && optind >= 2 &&
                             !(bit & (OPT_DRY_RUN | OPT_FORCE | OPT_RELOAD_DRIVER)))
                                 a = argv[optind - 2];
+                        /* options whose value was taken by hand: find the option itself */
+                        for (int k = optind - 1; k > 0 && bit & (OPT_HOST | OPT_APML | OPT_VM |
+                                                                 OPT_POWER_CAP);
+                             k--)
+                                if (argv[k][0] == '-' &&
+                                    !(argv[k][1] >= '0' && argv[k][1] <= '9')) {
+                                        a = argv[k];
+                                        break;
+                                }
                         given[n_given].bit = bit;
                         if (strncmp(a, "--", 2) == 0)
                                 snprintf(given[n_given].spelling, sizeof(given[0].spelling),
@@ -351,11 +447,13 @@ static int parse_argv(struct cli *c, int argc, char **argv, const struct verb **
                         next++;
                 }
                 verb = find_verb(name, sub);
-                if (verb)
-                        c->command = verb->sub ? (strcmp(verb->name, "partition") == 0
-                                                          ? "partition set"
-                                                          : verb->name)
-                                               : verb->name;
+                if (verb && verb->sub) {
+                        static char command[64];
+
+                        snprintf(command, sizeof(command), "%s %s", verb->name, verb->sub);
+                        c->command = command;
+                } else if (verb)
+                        c->command = verb->name;
                 else
                         USAGE(c, r, "unknown verb '%s' (verbs: %s)", name, verb_names());
                 if (next < argc) {

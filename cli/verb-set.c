@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * amdsmi set / amdsmi reset: the generic change verbs. Each feature slice handles its own
- * options (partition: -C / -M and --reload-driver, in partition/cli-partition.c); one
- * invocation changes one kind of setting.
+ * options (partition: -C / -M and --reload-driver, in partition/cli-partition.c; power: -o and
+ * --power-cap, in power/cli-power.c); one invocation changes one kind of setting.
  */
 #include "config.h"
 
@@ -11,15 +11,28 @@
 #include "cli.h"
 
 int verb_set(struct cli *c) {
-        if (c->compute != AMDSMI_COMPUTE_UNKNOWN || c->memory != AMDSMI_MEMORY_UNKNOWN)
+        bool partition = c->compute != AMDSMI_COMPUTE_UNKNOWN || c->memory != AMDSMI_MEMORY_UNKNOWN;
+
+        if (partition && c->power_cap)
+                return cli_fail(c, -EINVAL,
+                                "one kind of setting per command: -C/-M (partition) or -o (power "
+                                "cap)");
+        if (partition)
                 return partition_cli_set(c);
+        if (c->power_cap)
+                return power_cli_set_cap(c);
         return cli_fail(c, -EINVAL,
-                        "nothing to set: give -C/--compute-partition MODE or "
-                        "-M/--memory-partition MODE");
+                        "nothing to set: give -C/--compute-partition MODE, "
+                        "-M/--memory-partition MODE or -o/--power-cap WATTS");
 }
 
 int verb_reset(struct cli *c) {
+        if (c->reload_driver && c->power_cap)
+                return cli_fail(c, -EINVAL,
+                                "one kind of reset per command: --reload-driver or --power-cap");
         if (c->reload_driver)
                 return partition_cli_reset(c);
-        return cli_fail(c, -EINVAL, "nothing to reset: give --reload-driver");
+        if (c->power_cap)
+                return power_cli_reset_cap(c);
+        return cli_fail(c, -EINVAL, "nothing to reset: give --reload-driver or --power-cap");
 }

@@ -52,6 +52,8 @@ struct amdsmi_gpu {
         int card_minor;
         int render_minor;
         char *hwmon_path;       /* relative path of the amdgpu hwmon dir, NULL if none */
+        bool power_range_loaded; /* power1_cap_min/_max, read once per driver instance */
+        uint64_t power_cap_min_uw, power_cap_max_uw; /* AMDSMI_NA when unknown */
         uint64_t hive_id;
 
         struct amdsmi_partition *partitions;

@@ -511,17 +511,6 @@ static int check_change_selection(struct cli *c) {
         return 0;
 }
 
-/* ARCHITECTURE §4: without amdsmid, changes run in-process and need root. */
-static int authorise(struct cli *c) {
-        if (c->dry_run)
-                return 0;
-        if (geteuid() != 0)
-                return cli_fail(c, -EACCES,
-                                "amdsmid is not running; changes in-process need root");
-        fprintf(stderr, "amdsmi: amdsmid is not running: changing in-process\n");
-        return 0;
-}
-
 static int lock_gpus(struct cli *c, struct gpu_lock *locks, const char *const *bdfs, size_t n) {
         char busy[16] = "";
         pid_t holder = 0;
@@ -893,7 +882,7 @@ static int change_begin(struct cli *c, struct change_run *run) {
         r = check_change_selection(c);
         if (r < 0)
                 return r;
-        r = authorise(c);
+        r = cli_authorise_change(c);
         if (r < 0)
                 return r;
         r = cli_open(c);

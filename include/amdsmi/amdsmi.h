@@ -17,6 +17,7 @@
 #include <amdsmi/amdsmi-ctx.h>
 #include <amdsmi/amdsmi-gpu.h>
 #include <amdsmi/amdsmi-partition.h>
+#include <amdsmi/amdsmi-power.h>
 #include <amdsmi/amdsmi-telemetry.h>
 
 #undef __AMDSMI_H_INSIDE__

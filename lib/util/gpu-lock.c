@@ -12,6 +12,7 @@
 #include "gpu-lock.h"
 #include "macro.h"
 #include "runtime-dir.h"
+#include "time-util.h"
 
 static bool bdf_valid(const char *bdf) {
         size_t n = strlen(bdf);
@@ -91,6 +92,19 @@ int gpu_lock_acquire(struct gpu_lock *l, const char *bdf, pid_t *ret_holder) {
         l->fd = TAKE_FD(fd);
         snprintf(l->bdf, sizeof(l->bdf), "%s", bdf);
         return 0;
+}
+
+int gpu_lock_acquire_wait(struct gpu_lock *l, const char *bdf, unsigned timeout_ms,
+                          pid_t *ret_holder) {
+        uint64_t deadline = now_ms() + timeout_ms;
+
+        for (;;) {
+                int r = gpu_lock_acquire(l, bdf, ret_holder);
+
+                if (r != -EBUSY || now_ms() >= deadline)
+                        return r;
+                sleep_ms(5);
+        }
 }
 
 void gpu_lock_release(struct gpu_lock *l) {

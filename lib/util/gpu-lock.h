@@ -26,6 +26,11 @@ struct gpu_lock {
  */
 int gpu_lock_acquire(struct gpu_lock *l, const char *bdf, pid_t *ret_holder);
 
+/* As gpu_lock_acquire(), waiting up to @timeout_ms for a holder to finish (short changes,
+ * such as power sources, queue up instead of failing). */
+int gpu_lock_acquire_wait(struct gpu_lock *l, const char *bdf, unsigned timeout_ms,
+                          pid_t *ret_holder);
+
 /* Releases the lock (a no-op when not held). */
 void gpu_lock_release(struct gpu_lock *l);
 

@@ -1,0 +1,1064 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The state file (see power-state.h): the lock, a strict loader that keeps a damaged file aside,
+ * the atomic commit. The whole document stays in memory as json-c objects, so every key this
+ * code does not know is written back as it was read; the power sections are checked on load
+ * and rewritten field by field.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "macro.h"
+#include "power-state.h"
+#include "runtime-dir.h"
+#include "time-util.h"
+
+#define STATE_FILE "state.json"
+#define STATE_TMP ".state.json.tmp"
+#define STATE_LOCK "state.lock"
+/* Far beyond what 64 VMs on a few dozen GPUs take; anything larger is not ours. */
+#define STATE_SIZE_MAX (16u * 1024u * 1024u)
+#define LOCK_POLL_MS 5u
+
+struct state_store {
+        enum state_mode mode;
+        int lock_fd;  /* -1: read without the lock */
+        bool newer;   /* the file is of a newer version: never written */
+        json_object *root;
+        char *warning;
+        char dir[PATH_MAX];
+        char path[PATH_MAX];
+};
+
+static inline void json_object_putp(json_object **p) {
+        json_object_put(*p);
+}
+#define _cleanup_json_ _cleanup_(json_object_putp)
+
+/* dddd:bb:dd.f in lower-case hex, the function 0-7. */
+static bool bdf_valid(const char *s) {
+        static const char pattern[] = "xxxx:xx:xx.f";
+
+        if (!s || strlen(s) != sizeof(pattern) - 1)
+                return false;
+        for (size_t i = 0; pattern[i]; i++) {
+                char c = s[i];
+
+                switch (pattern[i]) {
+                case 'x':
+                        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')))
+                                return false;
+                        break;
+                case 'f':
+                        if (c < '0' || c > '7')
+                                return false;
+                        break;
+                default:
+                        if (c != pattern[i])
+                                return false;
+                }
+        }
+        return true;
+}
+
+int state_dir(char *buf, size_t size) {
+        const char *env = getenv("STATE_DIRECTORY");
+        size_t len;
+
+        if (!env || env[0] != '/') /* unset, empty or relative: not systemd's */
+                env = LOCALSTATEDIR "/lib/amdsmi";
+        len = strcspn(env, ":");
+        if (len + 1 > size)
+                return -ENAMETOOLONG;
+        memcpy(buf, env, len);
+        buf[len] = '\0';
+        return 0;
+}
+
+/* ---- checking and reading the power sections ------------------------------------------- */
+
+/* Why a document is corrupt: "gpus.0000:c1:00.0.power.host.uw: not an integer (a string)". */
+struct verr {
+        char msg[512];
+};
+
+_printf_(3, 4) static int fail(struct verr *e, const char *where, const char *fmt, ...) {
+        char what[384];
+        va_list ap;
+
+        va_start(ap, fmt);
+        (void) vsnprintf(what, sizeof(what), fmt, ap);
+        va_end(ap);
+        if (where && where[0])
+                (void) snprintf(e->msg, sizeof(e->msg), "%s: %s", where, what);
+        else
+                (void) snprintf(e->msg, sizeof(e->msg), "%s", what);
+        return -EINVAL;
+}
+
+static const char *type_name(const json_object *o) {
+        return o ? json_type_to_name(json_object_get_type(o)) : "null";
+}
+
+/* A member "where.key" that must be an unsigned integer. *ret_found false when absent. */
+static int get_uint(struct verr *e, const char *where, const json_object *obj, const char *key,
+                    bool required, uint64_t *ret, bool *ret_found) {
+        char at[512];
+        json_object *v;
+
+        (void) snprintf(at, sizeof(at), "%s.%s", where, key);
+        if (!json_object_object_get_ex(obj, key, &v)) {
+                if (required)
+                        return fail(e, at, "missing");
+                if (ret_found)
+                        *ret_found = false;
+                return 0;
+        }
+        if (!json_object_is_type(v, json_type_int))
+                return fail(e, at, "not an integer (%s)", type_name(v));
+        if (json_object_get_int64(v) < 0)
+                return fail(e, at, "negative (%" PRId64 ")", json_object_get_int64(v));
+        *ret = json_object_get_uint64(v);
+        if (ret_found)
+                *ret_found = true;
+        return 0;
+}
+
+/* A member that must be a string shorter than max bytes (NUL included); "" when absent. */
+static int get_string(struct verr *e, const char *where, const json_object *obj, const char *key,
+                      bool required, size_t max, const char **ret) {
+        char at[512];
+        json_object *v;
+        const char *s;
+
+        (void) snprintf(at, sizeof(at), "%s.%s", where, key);
+        if (!json_object_object_get_ex(obj, key, &v)) {
+                if (required)
+                        return fail(e, at, "missing");
+                *ret = "";
+                return 0;
+        }
+        if (!json_object_is_type(v, json_type_string))
+                return fail(e, at, "not a string (%s)", type_name(v));
+        s = json_object_get_string(v);
+        if ((size_t) json_object_get_string_len(v) != strlen(s))
+                return fail(e, at, "contains a NUL character");
+        if (strlen(s) >= max)
+                return fail(e, at, "longer than %zu bytes", max - 1);
+        *ret = s;
+        return 0;
+}
+
+static int check_uw(struct verr *e, const char *where, uint64_t uw) {
+        char at[512];
+        int r;
+
+        (void) snprintf(at, sizeof(at), "%s.uw", where);
+        r = power_validate(uw);
+        if (r == -ERANGE)
+                return fail(e, at, "%" PRIu64 " µW is more than %" PRIu64 " µW", uw,
+                            POWER_WRITE_MAX_UW);
+        if (r < 0)
+                return fail(e, at, "%" PRIu64 " µW is less than 1 W", uw);
+        return 0;
+}
+
+/* One source object (host, apml or a VM) into ps. */
+static int parse_source(struct verr *e, const char *where, const json_object *obj,
+                        enum power_source_kind kind, struct power_sources *ps) {
+        const char *key = NULL, *vf_bdf = NULL, *setter;
+        uint64_t uw, set_usec;
+        char at[512];
+        int r;
+
+        if (!json_object_is_type(obj, json_type_object))
+                return fail(e, where, "not an object (%s)", type_name(obj));
+
+        if (kind == POWER_SOURCE_VM) {
+                r = get_string(e, where, obj, "key", true, POWER_KEY_MAX, &key);
+                if (r < 0)
+                        return r;
+                (void) snprintf(at, sizeof(at), "%s.key", where);
+                if (key[0] == '\0')
+                        return fail(e, at, "empty");
+                if (power_sources_find_vm(ps, key))
+                        return fail(e, at, "'%s' appears twice", key);
+                r = get_string(e, where, obj, "vf_bdf", false, POWER_BDF_MAX, &vf_bdf);
+                if (r < 0)
+                        return r;
+                (void) snprintf(at, sizeof(at), "%s.vf_bdf", where);
+                if (vf_bdf[0] != '\0' && !bdf_valid(vf_bdf))
+                        return fail(e, at, "'%s' is not a PCI address (dddd:bb:dd.f)", vf_bdf);
+        }
+        r = get_uint(e, where, obj, "uw", true, &uw, NULL);
+        if (r < 0)
+                return r;
+        r = check_uw(e, where, uw);
+        if (r < 0)
+                return r;
+        r = get_string(e, where, obj, "setter", false, POWER_SETTER_MAX, &setter);
+        if (r < 0)
+                return r;
+        r = get_uint(e, where, obj, "set_usec", true, &set_usec, NULL);
+        if (r < 0)
+                return r;
+
+        r = power_sources_set(ps, kind, key, vf_bdf, uw, setter, set_usec);
+        if (r == -ENOSPC)
+                return fail(e, where, "more than %d VMs", POWER_VM_MAX);
+        if (r < 0)
+                return fail(e, where, "refused: %s", strerror(-r));
+        return 0;
+}
+
+/* A "power" object: its sources into ps (may be NULL) and its applied record. */
+static int parse_power(struct verr *e, const char *where, const json_object *power,
+                       struct power_sources *ret_ps, uint64_t *ret_applied_uw,
+                       uint64_t *ret_applied_usec) {
+        struct power_sources ps;
+        uint64_t applied_uw = POWER_UW_UNKNOWN, applied_usec = 0;
+        char at[512];
+        json_object *v;
+        int r;
+
+        if (!json_object_is_type(power, json_type_object))
+                return fail(e, where, "not an object (%s)", type_name(power));
+
+        power_sources_init(&ps);
+        if (json_object_object_get_ex(power, "host", &v)) {
+                (void) snprintf(at, sizeof(at), "%s.host", where);
+                r = parse_source(e, at, v, POWER_SOURCE_HOST, &ps);
+                if (r < 0)
+                        return r;
+        }
+        if (json_object_object_get_ex(power, "apml", &v)) {
+                (void) snprintf(at, sizeof(at), "%s.apml", where);
+                r = parse_source(e, at, v, POWER_SOURCE_APML, &ps);
+                if (r < 0)
+                        return r;
+        }
+        if (json_object_object_get_ex(power, "vms", &v)) {
+                size_t n;
+
+                (void) snprintf(at, sizeof(at), "%s.vms", where);
+                if (!json_object_is_type(v, json_type_array))
+                        return fail(e, at, "not an array (%s)", type_name(v));
+                n = json_object_array_length(v);
+                if (n > POWER_VM_MAX)
+                        return fail(e, at, "%zu VMs, more than %d", n, POWER_VM_MAX);
+                for (size_t i = 0; i < n; i++) {
+                        (void) snprintf(at, sizeof(at), "%s.vms[%zu]", where, i);
+                        r = parse_source(e, at, json_object_array_get_idx(v, i), POWER_SOURCE_VM,
+                                         &ps);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        if (json_object_object_get_ex(power, "applied", &v)) {
+                (void) snprintf(at, sizeof(at), "%s.applied", where);
+                if (!json_object_is_type(v, json_type_object))
+                        return fail(e, at, "not an object (%s)", type_name(v));
+                r = get_uint(e, at, v, "uw", true, &applied_uw, NULL);
+                if (r < 0)
+                        return r;
+                r = check_uw(e, at, applied_uw);
+                if (r < 0)
+                        return r;
+                r = get_uint(e, at, v, "usec", true, &applied_usec, NULL);
+                if (r < 0)
+                        return r;
+        }
+
+        if (ret_ps)
+                *ret_ps = ps;
+        if (ret_applied_uw)
+                *ret_applied_uw = applied_uw;
+        if (ret_applied_usec)
+                *ret_applied_usec = applied_usec;
+        return 0;
+}
+
+/* Checks a whole document. 1 when it is of a newer version (not looked into), 0 when valid,
+ * -EINVAL with e->msg when corrupt. */
+static int check_document(struct verr *e, const json_object *root, int64_t *ret_version) {
+        json_object *v, *gpus;
+        int64_t version;
+
+        if (!json_object_is_type(root, json_type_object))
+                return fail(e, NULL, "the top level is not an object (%s)", type_name(root));
+        if (!json_object_object_get_ex(root, "version", &v))
+                return fail(e, "version", "missing");
+        if (!json_object_is_type(v, json_type_int))
+                return fail(e, "version", "not an integer (%s)", type_name(v));
+        version = json_object_get_int64(v);
+        *ret_version = version;
+        if (version <= 0)
+                return fail(e, "version", "%" PRId64 " is not a version", version);
+        if (version > STATE_VERSION)
+                return 1;
+
+        if (!json_object_object_get_ex(root, "gpus", &gpus))
+                return 0;
+        if (!json_object_is_type(gpus, json_type_object))
+                return fail(e, "gpus", "not an object (%s)", type_name(gpus));
+        json_object_object_foreach(gpus, bdf, gpu) {
+                char at[512];
+                json_object *power;
+                int r;
+
+                if (!bdf_valid(bdf))
+                        return fail(e, "gpus", "'%s' is not a PCI address (dddd:bb:dd.f, lower case)",
+                                    bdf);
+                (void) snprintf(at, sizeof(at), "gpus.%s", bdf);
+                if (!json_object_is_type(gpu, json_type_object))
+                        return fail(e, at, "not an object (%s)", type_name(gpu));
+                if (!json_object_object_get_ex(gpu, "power", &power))
+                        continue;
+                (void) snprintf(at, sizeof(at), "gpus.%s.power", bdf);
+                r = parse_power(e, at, power, NULL, NULL, NULL);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* ---- opening and loading ----------------------------------------------------------------- */
+
+static json_object *new_document(void) {
+        _cleanup_json_ json_object *root = json_object_new_object();
+
+        if (!root)
+                return NULL;
+        if (json_object_object_add(root, "version", json_object_new_int(STATE_VERSION)) < 0)
+                return NULL;
+        return TAKE_PTR(root);
+}
+
+/* The whole file: -ENOENT, -EFBIG (larger than STATE_SIZE_MAX), -ENOMEM or the errno. */
+static int read_all(const char *path, char **ret, size_t *ret_len) {
+        _cleanup_close_ int fd = -1;
+        _cleanup_free_ char *buf = NULL;
+        size_t len = 0, size = 0;
+
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return -errno;
+        for (;;) {
+                ssize_t n;
+
+                if (len == size) {
+                        size_t nsize = size ? size * 2 : 16384;
+                        char *p;
+
+                        if (size > STATE_SIZE_MAX)
+                                return -EFBIG;
+                        p = realloc(buf, nsize + 1);
+                        if (!p)
+                                return -ENOMEM;
+                        buf = p;
+                        size = nsize;
+                }
+                n = read(fd, buf + len, size - len);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (n == 0)
+                        break;
+                len += (size_t) n;
+        }
+        if (len > STATE_SIZE_MAX)
+                return -EFBIG;
+        buf[len] = '\0';
+        *ret = TAKE_PTR(buf);
+        *ret_len = len;
+        return 0;
+}
+
+/* Parses JSON text strictly (RFC 8259, UTF-8): NULL with the reason in e. */
+static json_object *parse_json(struct verr *e, const char *text, size_t len) {
+        json_tokener *tok;
+        json_object *root;
+        enum json_tokener_error err;
+        size_t end;
+
+        if (len == 0) {
+                (void) fail(e, NULL, "empty file, not JSON");
+                return NULL;
+        }
+        if (memchr(text, '\0', len)) {
+                (void) fail(e, NULL, "a NUL byte at byte %zu, not JSON",
+                            (size_t) ((const char *) memchr(text, '\0', len) - text));
+                return NULL;
+        }
+        if (len > INT_MAX) {
+                (void) fail(e, NULL, "too large");
+                return NULL;
+        }
+        tok = json_tokener_new();
+        if (!tok) {
+                (void) fail(e, NULL, "out of memory");
+                return NULL;
+        }
+        json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_ALLOW_TRAILING_CHARS |
+                                            JSON_TOKENER_VALIDATE_UTF8);
+        root = json_tokener_parse_ex(tok, text, (int) len);
+        err = json_tokener_get_error(tok);
+        end = json_tokener_get_parse_end(tok);
+        json_tokener_free(tok);
+        if (root && err == json_tokener_success) {
+                size_t trail = end + strspn(text + end, " \t\r\n");
+
+                if (trail == len)
+                        return root;
+                json_object_put(root);
+                (void) fail(e, NULL, "not valid JSON: text after the document at byte %zu",
+                            trail);
+                return NULL;
+        }
+        json_object_put(root);
+        if (err == json_tokener_continue || err == json_tokener_success)
+                (void) fail(e, NULL, "not valid JSON: the text ends too early");
+        else
+                (void) fail(e, NULL, "not valid JSON at byte %zu: %s", end,
+                            json_tokener_error_desc(err));
+        return NULL;
+}
+
+/* An exclusive opener's damaged file: renamed to state.json.corrupt-<UTC time>[-N]. */
+static int keep_aside(struct state_store *s, const char *why) {
+        char ts[32], aside[PATH_MAX + 64];
+        struct tm tm;
+        time_t t = time(NULL);
+        unsigned n;
+
+        if (!gmtime_r(&t, &tm) || strftime(ts, sizeof(ts), "%Y%m%dT%H%M%SZ", &tm) == 0)
+                (void) snprintf(ts, sizeof(ts), "%lld", (long long) t);
+        (void) snprintf(aside, sizeof(aside), "%s.corrupt-%s", s->path, ts);
+        /* Only the holder of the exclusive lock renames: checking first is race free. */
+        for (n = 1; n < 10000; n++) {
+                struct stat st;
+
+                if (lstat(aside, &st) < 0 && errno == ENOENT)
+                        break;
+                (void) snprintf(aside, sizeof(aside), "%s.corrupt-%s-%u", s->path, ts, n);
+        }
+        if (n >= 10000 || rename(s->path, aside) < 0) {
+                int err = n >= 10000 ? EEXIST : errno;
+
+                if (asprintf(&s->warning,
+                             "%s is corrupt (%s): could not keep it as %s (%s), starting empty",
+                             s->path, why, aside, strerror(err)) < 0) {
+                        s->warning = NULL;
+                        return -ENOMEM;
+                }
+                return 0;
+        }
+        if (asprintf(&s->warning, "%s is corrupt (%s): kept as %s, starting empty", s->path, why,
+                     aside) < 0) {
+                s->warning = NULL;
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+static int state_load(struct state_store *s) {
+        _cleanup_free_ char *text = NULL;
+        _cleanup_json_ json_object *root = NULL;
+        struct verr e = {};
+        int64_t version = 0;
+        size_t len = 0;
+        int r;
+
+        r = read_all(s->path, &text, &len);
+        if (r == -ENOENT) {
+                s->root = new_document();
+                return s->root ? 0 : -ENOMEM;
+        }
+        if (r == -EFBIG)
+                (void) fail(&e, NULL, "larger than %u bytes", STATE_SIZE_MAX);
+        else if (r < 0)
+                return r;
+        else {
+                root = parse_json(&e, text, len);
+                if (root) {
+                        r = check_document(&e, root, &version);
+                        if (r == 0) {
+                                s->root = TAKE_PTR(root);
+                                return 0;
+                        }
+                        if (r > 0) {
+                                s->newer = true;
+                                s->root = new_document();
+                                if (!s->root)
+                                        return -ENOMEM;
+                                if (asprintf(&s->warning,
+                                             "%s is of version %" PRId64
+                                             ", newer than this amdsmi knows (%d): left untouched, "
+                                             "reading an empty state, nothing will be written",
+                                             s->path, version, STATE_VERSION) < 0) {
+                                        s->warning = NULL;
+                                        return -ENOMEM;
+                                }
+                                return 0;
+                        }
+                }
+        }
+
+        /* Corrupt. */
+        s->root = new_document();
+        if (!s->root)
+                return -ENOMEM;
+        if (s->mode == STATE_WRITE)
+                return keep_aside(s, e.msg);
+        if (asprintf(&s->warning, "%s is corrupt (%s): left in place, reading an empty state",
+                     s->path, e.msg) < 0) {
+                s->warning = NULL;
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+static int lock_wait(int fd, int op, unsigned timeout_ms) {
+        uint64_t deadline = now_ms() + timeout_ms;
+
+        for (;;) {
+                uint64_t now;
+
+                if (flock(fd, op | LOCK_NB) == 0)
+                        return 0;
+                if (errno != EWOULDBLOCK && errno != EINTR)
+                        return -errno;
+                now = now_ms();
+                if (now >= deadline)
+                        return -EBUSY;
+                sleep_ms(deadline - now < LOCK_POLL_MS ? (unsigned) (deadline - now)
+                                                       : LOCK_POLL_MS);
+        }
+}
+
+void state_close(struct state_store *s) {
+        if (!s)
+                return;
+        if (s->lock_fd >= 0)
+                (void) close(s->lock_fd); /* releases the flock */
+        json_object_put(s->root);
+        free(s->warning);
+        free(s);
+}
+
+static inline void state_closep(struct state_store **s) {
+        state_close(*s);
+}
+
+int state_open(enum state_mode mode, unsigned timeout_ms, struct state_store **ret) {
+        _cleanup_(state_closep) struct state_store *s = NULL;
+        char lock[PATH_MAX];
+        int r, n;
+
+        if (!ret || (mode != STATE_READ && mode != STATE_WRITE))
+                return -EINVAL;
+        s = calloc(1, sizeof(*s));
+        if (!s)
+                return -ENOMEM;
+        s->mode = mode;
+        s->lock_fd = -1;
+
+        r = state_dir(s->dir, sizeof(s->dir));
+        if (r < 0)
+                return r;
+        n = snprintf(s->path, sizeof(s->path), "%s/" STATE_FILE, s->dir);
+        if (n < 0 || (size_t) n >= sizeof(s->path))
+                return -ENAMETOOLONG;
+        n = snprintf(lock, sizeof(lock), "%s/" STATE_LOCK, s->dir);
+        if (n < 0 || (size_t) n >= sizeof(lock))
+                return -ENAMETOOLONG;
+
+        if (mode == STATE_WRITE) {
+                r = runtime_dir_mkdir(s->dir);
+                if (r < 0)
+                        return r;
+                s->lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY,
+                                  0644);
+                if (s->lock_fd < 0)
+                        return -errno;
+        } else
+                /* Unprivileged or no state yet: read without the lock (the file is only ever
+                 * replaced by rename, never rewritten in place). */
+                s->lock_fd = open(lock, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+
+        if (s->lock_fd >= 0) {
+                r = lock_wait(s->lock_fd, mode == STATE_WRITE ? LOCK_EX : LOCK_SH, timeout_ms);
+                if (r < 0)
+                        return r;
+        }
+
+        r = state_load(s);
+        if (r < 0)
+                return r;
+
+        *ret = TAKE_PTR(s);
+        return 0;
+}
+
+const char *state_warning(const struct state_store *s) {
+        return s ? s->warning : NULL;
+}
+
+const char *state_path(const struct state_store *s) {
+        return s ? s->path : NULL;
+}
+
+/* ---- reading and changing records -------------------------------------------------------- */
+
+static json_object *find_gpu(const struct state_store *s, const char *bdf) {
+        json_object *gpus, *gpu;
+
+        if (!json_object_object_get_ex(s->root, "gpus", &gpus) ||
+            !json_object_object_get_ex(gpus, bdf, &gpu))
+                return NULL;
+        return gpu;
+}
+
+static json_object *find_power(const struct state_store *s, const char *bdf) {
+        json_object *gpu = find_gpu(s, bdf), *power;
+
+        if (!gpu || !json_object_object_get_ex(gpu, "power", &power))
+                return NULL;
+        return power;
+}
+
+static bool power_has_record(const json_object *power) {
+        return json_object_object_get_ex(power, "host", NULL) ||
+               json_object_object_get_ex(power, "apml", NULL) ||
+               json_object_object_get_ex(power, "vms", NULL) ||
+               json_object_object_get_ex(power, "applied", NULL);
+}
+
+int state_get_power(const struct state_store *s, const char *bdf, struct power_sources *ret) {
+        struct verr e;
+        json_object *power;
+        int r;
+
+        if (!s || !ret || !bdf_valid(bdf))
+                return -EINVAL;
+        power = find_power(s, bdf);
+        if (!power) {
+                power_sources_init(ret);
+                return 0;
+        }
+        /* Checked when loaded and when set: this cannot fail. */
+        r = parse_power(&e, "power", power, ret, NULL, NULL);
+        return r < 0 ? -EIO : 0;
+}
+
+int state_get_applied(const struct state_store *s, const char *bdf, uint64_t *ret_uw,
+                      uint64_t *ret_usec) {
+        uint64_t uw, usec;
+        struct verr e;
+        json_object *power;
+
+        if (!s || !bdf_valid(bdf))
+                return -EINVAL;
+        power = find_power(s, bdf);
+        if (!power)
+                return -ENOENT;
+        if (parse_power(&e, "power", power, NULL, &uw, &usec) < 0)
+                return -EIO;
+        if (uw == POWER_UW_UNKNOWN)
+                return -ENOENT;
+        if (ret_uw)
+                *ret_uw = uw;
+        if (ret_usec)
+                *ret_usec = usec;
+        return 0;
+}
+
+static int set_member(json_object *obj, const char *key, json_object *v) {
+        if (!v)
+                return -ENOMEM;
+        if (json_object_object_add(obj, key, v) < 0) {
+                json_object_put(v);
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+/* Writes a source's fields into obj, keeping every other member. */
+static int fill_entry(json_object *obj, const struct power_source *p, bool vm) {
+        int r;
+
+        if (vm) {
+                r = set_member(obj, "key", json_object_new_string(p->key));
+                if (r < 0)
+                        return r;
+                if (p->vf_bdf[0]) {
+                        r = set_member(obj, "vf_bdf", json_object_new_string(p->vf_bdf));
+                        if (r < 0)
+                                return r;
+                } else
+                        json_object_object_del(obj, "vf_bdf");
+        }
+        r = set_member(obj, "uw", json_object_new_uint64(p->uw));
+        if (r < 0)
+                return r;
+        r = set_member(obj, "setter", json_object_new_string(p->setter));
+        if (r < 0)
+                return r;
+        return set_member(obj, "set_usec", json_object_new_uint64(p->set_usec));
+}
+
+/* host / apml in power: replaced field by field, or removed when p is NULL. */
+static int update_single(json_object *power, const char *name, const struct power_source *p) {
+        json_object *old;
+        _cleanup_json_ json_object *obj = NULL;
+        int r;
+
+        if (!p) {
+                json_object_object_del(power, name);
+                return 0;
+        }
+        if (json_object_object_get_ex(power, name, &old))
+                obj = json_object_get(old);
+        else {
+                obj = json_object_new_object();
+                if (!obj)
+                        return -ENOMEM;
+        }
+        r = fill_entry(obj, p, false);
+        if (r < 0)
+                return r;
+        return set_member(power, name, TAKE_PTR(obj));
+}
+
+static json_object *find_vm_entry(const json_object *vms, const char *key) {
+        size_t n;
+
+        if (!vms)
+                return NULL;
+        n = json_object_array_length(vms);
+        for (size_t i = 0; i < n; i++) {
+                json_object *o = json_object_array_get_idx(vms, i), *k;
+
+                if (json_object_object_get_ex(o, "key", &k) &&
+                    strcmp(json_object_get_string(k), key) == 0)
+                        return o;
+        }
+        return NULL;
+}
+
+static int update_vms(json_object *power, const struct power_sources *ps) {
+        _cleanup_json_ json_object *arr = NULL;
+        json_object *old = NULL;
+        int r;
+
+        if (ps->n_vms == 0) {
+                json_object_object_del(power, "vms");
+                return 0;
+        }
+        (void) json_object_object_get_ex(power, "vms", &old);
+        arr = json_object_new_array_ext((int) ps->n_vms);
+        if (!arr)
+                return -ENOMEM;
+        for (size_t i = 0; i < ps->n_vms; i++) {
+                json_object *prev = find_vm_entry(old, ps->vms[i].key);
+                _cleanup_json_ json_object *obj = prev ? json_object_get(prev)
+                                                       : json_object_new_object();
+
+                if (!obj)
+                        return -ENOMEM;
+                r = fill_entry(obj, &ps->vms[i], true);
+                if (r < 0)
+                        return r;
+                if (json_object_array_add(arr, obj) < 0)
+                        return -ENOMEM;
+                obj = NULL;
+        }
+        return set_member(power, "vms", TAKE_PTR(arr));
+}
+
+/* Checks a caller's sources as the loader would and rebuilds them sorted. */
+static int check_sources(const struct power_sources *src, struct power_sources *ret) {
+        const struct power_source *singles[2] = { &src->host, &src->apml };
+        static const enum power_source_kind kinds[2] = { POWER_SOURCE_HOST, POWER_SOURCE_APML };
+        struct power_sources v;
+        int r;
+
+        if (src->n_vms > POWER_VM_MAX)
+                return -EINVAL;
+        power_sources_init(&v);
+        for (size_t i = 0; i < 2; i++) {
+                const struct power_source *p = singles[i];
+
+                if (!p->present)
+                        continue;
+                if (strnlen(p->setter, sizeof(p->setter)) == sizeof(p->setter))
+                        return -EINVAL;
+                r = power_sources_set(&v, kinds[i], NULL, NULL, p->uw, p->setter, p->set_usec);
+                if (r < 0)
+                        return -EINVAL;
+        }
+        for (size_t i = 0; i < src->n_vms; i++) {
+                const struct power_source *p = &src->vms[i];
+
+                if (strnlen(p->key, sizeof(p->key)) == sizeof(p->key) ||
+                    strnlen(p->vf_bdf, sizeof(p->vf_bdf)) == sizeof(p->vf_bdf) ||
+                    strnlen(p->setter, sizeof(p->setter)) == sizeof(p->setter))
+                        return -EINVAL;
+                if (p->vf_bdf[0] && !bdf_valid(p->vf_bdf))
+                        return -EINVAL;
+                r = power_sources_set(&v, POWER_SOURCE_VM, p->key, p->vf_bdf, p->uw, p->setter,
+                                      p->set_usec);
+                if (r <= 0) /* 0: a key twice */
+                        return -EINVAL;
+        }
+        *ret = v;
+        return 0;
+}
+
+/* The GPU's object and a private copy of its power object (new ones when absent): changes are
+ * made on the copy, which replaces the original only when complete. */
+static int edit_begin(struct state_store *s, const char *bdf, json_object **ret_gpus,
+                      json_object **ret_gpu, json_object **ret_power) {
+        json_object *gpus, *gpu = NULL, *power = NULL, *copy = NULL;
+
+        if (!json_object_object_get_ex(s->root, "gpus", &gpus)) {
+                gpus = json_object_new_object();
+                if (set_member(s->root, "gpus", gpus) < 0)
+                        return -ENOMEM;
+        }
+        (void) json_object_object_get_ex(gpus, bdf, &gpu);
+        if (gpu && json_object_object_get_ex(gpu, "power", &power)) {
+                if (json_object_deep_copy(power, &copy, NULL) < 0)
+                        return -ENOMEM;
+        } else {
+                copy = json_object_new_object();
+                if (!copy)
+                        return -ENOMEM;
+        }
+        *ret_gpus = gpus;
+        *ret_gpu = gpu;
+        *ret_power = copy;
+        return 0;
+}
+
+/* Puts the edited power object in place, dropping what holds nothing any more. */
+static int edit_end(json_object *gpus, json_object *gpu, const char *bdf, json_object *power) {
+        _cleanup_json_ json_object *p = power;
+        _cleanup_json_ json_object *newgpu = NULL;
+
+        if (json_object_object_length(p) == 0) {
+                if (gpu) {
+                        json_object_object_del(gpu, "power");
+                        if (json_object_object_length(gpu) == 0)
+                                json_object_object_del(gpus, bdf);
+                }
+                return 0;
+        }
+        if (!gpu) {
+                newgpu = json_object_new_object();
+                if (!newgpu)
+                        return -ENOMEM;
+                gpu = newgpu;
+        }
+        if (set_member(gpu, "power", TAKE_PTR(p)) < 0)
+                return -ENOMEM;
+        if (newgpu)
+                return set_member(gpus, bdf, TAKE_PTR(newgpu));
+        return 0;
+}
+
+int state_set_power(struct state_store *s, const char *bdf, const struct power_sources *src) {
+        struct power_sources v;
+        json_object *gpus, *gpu;
+        _cleanup_json_ json_object *power = NULL;
+        int r;
+
+        if (!s || !src || !bdf_valid(bdf))
+                return -EINVAL;
+        r = check_sources(src, &v);
+        if (r < 0)
+                return r;
+
+        r = edit_begin(s, bdf, &gpus, &gpu, &power);
+        if (r < 0)
+                return r;
+        r = update_single(power, "host", v.host.present ? &v.host : NULL);
+        if (r < 0)
+                return r;
+        r = update_single(power, "apml", v.apml.present ? &v.apml : NULL);
+        if (r < 0)
+                return r;
+        r = update_vms(power, &v);
+        if (r < 0)
+                return r;
+        return edit_end(gpus, gpu, bdf, TAKE_PTR(power));
+}
+
+int state_set_applied(struct state_store *s, const char *bdf, uint64_t uw, uint64_t usec) {
+        json_object *gpus, *gpu, *old;
+        _cleanup_json_ json_object *power = NULL;
+        int r;
+
+        if (!s || !bdf_valid(bdf))
+                return -EINVAL;
+        if (uw != POWER_UW_UNKNOWN && power_validate(uw) < 0)
+                return -EINVAL;
+
+        r = edit_begin(s, bdf, &gpus, &gpu, &power);
+        if (r < 0)
+                return r;
+        if (uw == POWER_UW_UNKNOWN)
+                json_object_object_del(power, "applied");
+        else {
+                _cleanup_json_ json_object *applied = NULL;
+
+                if (json_object_object_get_ex(power, "applied", &old))
+                        applied = json_object_get(old);
+                else {
+                        applied = json_object_new_object();
+                        if (!applied)
+                                return -ENOMEM;
+                }
+                r = set_member(applied, "uw", json_object_new_uint64(uw));
+                if (r < 0)
+                        return r;
+                r = set_member(applied, "usec", json_object_new_uint64(usec));
+                if (r < 0)
+                        return r;
+                r = set_member(power, "applied", TAKE_PTR(applied));
+                if (r < 0)
+                        return r;
+        }
+        return edit_end(gpus, gpu, bdf, TAKE_PTR(power));
+}
+
+static int cmp_str(const void *a, const void *b) {
+        return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+int state_list_gpus(const struct state_store *s, char ***ret) {
+        _cleanup_strv_free_ char **l = NULL;
+        json_object *gpus;
+        size_t n = 0;
+
+        if (!s || !ret)
+                return -EINVAL;
+        if (!json_object_object_get_ex(s->root, "gpus", &gpus))
+                gpus = NULL;
+        l = calloc((gpus ? (size_t) json_object_object_length(gpus) : 0) + 1, sizeof(char *));
+        if (!l)
+                return -ENOMEM;
+        if (gpus) {
+                json_object_object_foreach(gpus, bdf, gpu) {
+                        json_object *power;
+
+                        if (!json_object_object_get_ex(gpu, "power", &power) ||
+                            !power_has_record(power))
+                                continue;
+                        l[n] = strdup(bdf);
+                        if (!l[n])
+                                return -ENOMEM;
+                        n++;
+                }
+        }
+        qsort(l, n, sizeof(char *), cmp_str);
+        *ret = TAKE_PTR(l);
+        return (int) n;
+}
+
+/* ---- commit ------------------------------------------------------------------------------ */
+
+static int write_all(int fd, const char *p, size_t len) {
+        while (len > 0) {
+                ssize_t n = write(fd, p, len);
+
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (n == 0)
+                        return -EIO;
+                p += n;
+                len -= (size_t) n;
+        }
+        return 0;
+}
+
+static int write_temp(const char *tmp, const char *text) {
+        _cleanup_close_ int fd = -1;
+        int r;
+
+        fd = open(tmp, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0644);
+        if (fd < 0)
+                return -errno;
+        r = write_all(fd, text, strlen(text));
+        if (r < 0)
+                return r;
+        r = write_all(fd, "\n", 1);
+        if (r < 0)
+                return r;
+        if (fsync(fd) < 0)
+                return -errno;
+        r = close(TAKE_FD(fd));
+        if (r < 0 && errno != EINTR)
+                return -errno;
+        return 0;
+}
+
+int state_commit(struct state_store *s) {
+        char tmp[PATH_MAX];
+        const char *text;
+        _cleanup_close_ int dfd = -1;
+        int r, n;
+
+        if (!s)
+                return -EINVAL;
+        if (s->mode != STATE_WRITE)
+                return -EBADF;
+        if (s->newer)
+                return -EPROTONOSUPPORT;
+
+        n = snprintf(tmp, sizeof(tmp), "%s/" STATE_TMP, s->dir);
+        if (n < 0 || (size_t) n >= sizeof(tmp))
+                return -ENAMETOOLONG;
+        text = json_object_to_json_string_ext(s->root, JSON_C_TO_STRING_PRETTY |
+                                                               JSON_C_TO_STRING_NOSLASHESCAPE);
+        if (!text)
+                return -ENOMEM;
+
+        r = write_temp(tmp, text);
+        if (r < 0) {
+                (void) unlink(tmp);
+                return r;
+        }
+        if (rename(tmp, s->path) < 0) {
+                r = -errno;
+                (void) unlink(tmp);
+                return r;
+        }
+        /* The rename itself must survive a crash. */
+        dfd = open(s->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd < 0)
+                return -errno;
+        if (fsync(dfd) < 0)
+                return -errno;
+        return 0;
+}
