@@ -384,7 +384,10 @@ static void build_hwmon(struct sim_gpu *g) {
         sim_gpu_own(g, sim_mkdir(sim_lookup(m->fs, g->func->path), "hwmon"));
         h = sim_mkdir(sim_fs_root(m->fs), dir);
         for (int a = 0; a < _SIM_HW_MAX; a++) {
-                bool rw = (a == SIM_HW_POWER1_CAP || a == SIM_HW_POWER2_CAP) && !guest(g);
+                /* one-VF guests: every write bit removed, unless the host granted power-limit
+                 * control (newer kernels set power1_cap 0644 again) */
+                bool rw = (a == SIM_HW_POWER1_CAP || a == SIM_HW_POWER2_CAP) &&
+                          (!guest(g) || (a == SIM_HW_POWER1_CAP && m->kernel.vf_power_limit));
 
                 if (a >= SIM_HW_POWER2_CAP && a <= SIM_HW_POWER2_LABEL && !p->ppt1)
                         continue;

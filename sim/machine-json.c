@@ -7,7 +7,8 @@
  *   { "name", "description",
  *     "kernel": { "gpu_metrics_revision", "nps_compat": "newer"|"older", "dkms",
  *                 "partition_config", "amdgpu_sriov_configure" (synthetic),
- *                 "vfio_pci_enable_sriov", "vfio_pci_ids": "1002:74b5,..." or null },
+ *                 "vfio_pci_enable_sriov", "vfio_pci_ids": "1002:74b5,..." or null,
+ *                 "vf_power_limit" (a one-VF guest's power1_cap is writable) },
  *     "cpu": { "sockets", "cores_per_socket", "threads_per_core", "memory_bytes_per_socket",
  *              "max_clock_mhz" },
  *     "bmc_vga": bool,
@@ -173,6 +174,7 @@ static const struct field fields_kernel[] = {
         FLD("amdgpu_sriov_configure", F_BOOL, struct sim_kernel, amdgpu_sriov_configure),
         FLD("vfio_pci_enable_sriov", F_BOOL, struct sim_kernel, vfio_pci_enable_sriov),
         FLD("vfio_pci_ids", F_STR_NULL, struct sim_kernel, vfio_pci_ids),
+        FLD("vf_power_limit", F_BOOL, struct sim_kernel, vf_power_limit),
         END,
 };
 

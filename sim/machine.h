@@ -146,6 +146,8 @@ struct sim_kernel {
         bool amdgpu_sriov_configure; /* SYNTHETIC: amdgpu implements sriov_configure */
         bool vfio_pci_enable_sriov;  /* vfio-pci.enable_sriov */
         char *vfio_pci_ids;          /* vfio-pci.ids "1002:74b5,..." (NULL: none) */
+        bool vf_power_limit;         /* the host grants one-VF guests power-limit control
+                                        (AMDGPU_VIRT_CAP_POWER_LIMIT): power1_cap 0644 */
 };
 
 struct sim_cpu {
