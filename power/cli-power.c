@@ -856,6 +856,11 @@ static int apply_error(struct power_run *run, size_t index, struct amdsmi_gpu *g
                                 amdsmi_power_control_explain(v->info.control)
                                         ?: "the power cap cannot be applied");
         case -ERANGE:
+                if (res->write_error == -EINVAL)
+                        return cli_fail(run->c, r,
+                                        "GPU %zu (%s): the driver refused %s (EINVAL: outside "
+                                        "the range it enforces now, or the firmware rejected it)",
+                                        index, bdf, fmt_w(res->requested_uw, w, sizeof(w)));
                 return cli_fail(run->c, r, "GPU %zu (%s): %s is out of range: valid %s to %s",
                                 index, bdf, fmt_w(res->requested_uw, w, sizeof(w)),
                                 fmt_w(res->floor_uw, lo, sizeof(lo)),
@@ -865,11 +870,6 @@ static int apply_error(struct power_run *run, size_t index, struct amdsmi_gpu *g
                                 "GPU %zu (%s): busy (a reset in progress or the device "
                                 "suspended): try again",
                                 index, bdf);
-        case -EINVAL:
-                return cli_fail(run->c, r,
-                                "GPU %zu (%s): the driver refused %s (outside the range it "
-                                "enforces now, or the firmware rejected it)",
-                                index, bdf, fmt_w(res->requested_uw, w, sizeof(w)));
         case -EIO:
                 if (res->written && res->readback_uw != AMDSMI_NA)
                         return cli_fail(run->c, r,

@@ -153,7 +153,6 @@ _public_ int amdsmi_gpu_read_power(struct amdsmi_gpu *gpu, uint64_t flags,
                                    struct amdsmi_power_info *ret_info) {
         struct amdsmi_power_info info = { .size = sizeof(info) };
         static const struct amdsmi_power_value absent = { .uw = AMDSMI_NA, .error = -ENODATA };
-        char path[320];
 
         if (ret_info->size < sizeof(info))
                 return -EINVAL;
@@ -166,10 +165,14 @@ _public_ int amdsmi_gpu_read_power(struct amdsmi_gpu *gpu, uint64_t flags,
         if (gpu->hwmon_path) {
                 read_value(gpu, "power1_input", &info.draw);
                 read_limit(gpu, "power1_cap", &info.ppt0);
-                hwmon_file(gpu, "power2_cap", path, sizeof(path));
-                info.ppt1_present = sysfs_exists(gpu->ctx, path) > 0;
-                if (info.ppt1_present)
-                        read_limit(gpu, "power2_cap", &info.ppt1);
+                /* PPT1 only where the firmware has it: power2_cap decides */
+                read_value(gpu, "power2_cap", &info.ppt1.cap);
+                info.ppt1_present = info.ppt1.cap.error != -ENODATA;
+                if (info.ppt1_present) {
+                        read_value(gpu, "power2_cap_min", &info.ppt1.min);
+                        read_value(gpu, "power2_cap_max", &info.ppt1.max);
+                        read_value(gpu, "power2_cap_default", &info.ppt1.def);
+                }
                 remember_range(gpu, &info.ppt0);
                 if (info.ppt0.min.error == 0)
                         info.floor_uw = floor_of(info.ppt0.min.uw);
@@ -259,6 +262,8 @@ _public_ int amdsmi_gpu_set_power_cap(struct amdsmi_gpu *gpu, uint64_t uw, uint6
                         return -EOPNOTSUPP;
                 if (r == -ENOENT)
                         return -ENODEV;
+                if (r == -EINVAL) /* the kernel's range check, or the firmware refused it */
+                        return -ERANGE;
                 log_warning(gpu->ctx, "%s/%s: writing %s: %s", gpu->ctx->sysfs_root, path, value,
                             strerror(-r));
                 return pm_errno(r);

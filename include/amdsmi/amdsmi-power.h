@@ -119,8 +119,9 @@ struct amdsmi_power_cap_result {
  * Not applicable (-EOPNOTSUPP; amdsmi_power_control_explain() says why): gim hosts, multi-VF
  * guests, one-VF guests without the host's grant, GPUs without hwmon.
  * Other errors: -EBUSY (reset in progress or device suspended: the kernel's EBUSY or EPERM),
- * -EIO / -ETIME (the firmware failed), -EINVAL (the kernel refused the value: its range or the
- * firmware), -ENODEV (the GPU went away).
+ * -EIO / -ETIME (the firmware failed), -ERANGE also when the kernel refused the value
+ * (EINVAL: outside the range it enforces, or the firmware refused it; @c write_error says
+ * so), -ENODEV (the GPU went away).
  * @p ret_result (may be NULL) is filled also on failure, once validation passed.
  * @since 0.1
  */
