@@ -1,9 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 #
-# The main job: builds amdsmi (see build.sh) and runs `amdsmi list`, `amdsmi metric` and
-# `amdsmi partition` on a simulated 8 x MI300X server (amdsmi-sim's default machine, mi300x-8), then on this machine's
-# own /sys if it has an AMD GPU bound to amdgpu.
+# The main job: builds amdsmi (see build.sh) and runs `amdsmi list`, `amdsmi metric`,
+# `amdsmi partition` and `amdsmi power` on a simulated 8 x MI300X server (amdsmi-sim's default
+# machine, mi300x-8), then on this machine's own /sys if it has an AMD GPU bound to amdgpu. On
+# the simulator, amdsmi power reads the power sources from an empty temporary state directory.
 #
 # The simulator runs in the first way this machine allows, and says which on stderr:
 #   run       as root with FUSE and namespaces: `amdsmi-sim run -- amdsmi ...`, the simulated
@@ -79,6 +80,8 @@ if [ ! -s "$tmp/err" ] && "$sim" run -m "$machine" -- true 2>"$tmp/err"; then
         run "$sim" run -m "$machine" -- "$amdsmi" list
         run "$sim" run -m "$machine" -- "$amdsmi" metric
         run "$sim" run -m "$machine" -- "$amdsmi" partition -g 0
+        run "$sim" run -m "$machine" -- env STATE_DIRECTORY="$tmp/state" \
+                RUNTIME_DIRECTORY="$tmp/run" "$amdsmi" power
 else
         echo "main-job: not amdsmi-sim run: $(why "it failed")" >&2
         root=$tmp/sys
@@ -103,12 +106,15 @@ else
         run env AMDSMI_SYSFS_ROOT="$root" "$amdsmi" list
         run env AMDSMI_SYSFS_ROOT="$root" "$amdsmi" metric
         run env AMDSMI_SYSFS_ROOT="$root" "$amdsmi" partition -g 0
+        run env AMDSMI_SYSFS_ROOT="$root" STATE_DIRECTORY="$tmp/state" \
+                RUNTIME_DIRECTORY="$tmp/run" "$amdsmi" power
 fi
 
 if has_amd_gpu; then
         run "$amdsmi" list
         run "$amdsmi" metric
         run "$amdsmi" partition
+        run "$amdsmi" power
 else
         echo "main-job: no AMD GPU bound to amdgpu in /sys; ran on the simulator only"
 fi
