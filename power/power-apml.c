@@ -110,13 +110,15 @@ static int parse_value(const char *v, unsigned line, uint64_t *ret, char *err, s
                 if (r < 0)
                         return fail(err, err_size, "line %u: '%.40s' is not a number", line, v);
         } else {
-                /* Anything else needs a unit: "700.5" could be W or µW, so it is refused. */
-                if (v[len - 1] >= '0' && v[len - 1] <= '9')
-                        return fail(err, err_size,
-                                    "line %u: '%.40s' has no unit (a bare number is an integer "
-                                    "in µW)",
-                                    line, v);
+                if (v[0] == '-')
+                        return fail(err, err_size, "line %u: '%.40s' is negative", line, v);
                 r = power_parse_watts(v, &uw);
+                /* A number without a unit that is not an integer ("700.5"): W or µW? Refused. */
+                if (r == 0 && v[len - 1] >= '0' && v[len - 1] <= '9')
+                        return fail(err, err_size,
+                                    "line %u: '%.40s' has no unit (a number without one is an "
+                                    "integer in µW)",
+                                    line, v);
                 if (r == -ERANGE)
                         return fail(err, err_size, "line %u: '%.40s' is too large", line, v);
                 if (r < 0)

@@ -37,8 +37,9 @@
 
 struct state_store {
         enum state_mode mode;
-        int lock_fd;  /* -1: read without the lock */
-        bool newer;   /* the file is of a newer version: never written */
+        int lock_fd; /* -1: read without the lock */
+        bool newer;  /* the file is of a newer version: never written */
+        int keep_error; /* a corrupt file could not be kept aside: never overwritten */
         json_object *root;
         char *warning;
         char dir[PATH_MAX];
@@ -322,8 +323,8 @@ static int check_document(struct verr *e, const json_object *root, int64_t *ret_
                 int r;
 
                 if (!bdf_valid(bdf))
-                        return fail(e, "gpus", "'%s' is not a PCI address (dddd:bb:dd.f, lower case)",
-                                    bdf);
+                        return fail(e, "gpus",
+                                    "'%s' is not a PCI address (dddd:bb:dd.f, lower case)", bdf);
                 (void) snprintf(at, sizeof(at), "gpus.%s", bdf);
                 if (!json_object_is_type(gpu, json_type_object))
                         return fail(e, at, "not an object (%s)", type_name(gpu));
@@ -428,8 +429,7 @@ static json_object *parse_json(struct verr *e, const char *text, size_t len) {
                 if (trail == len)
                         return root;
                 json_object_put(root);
-                (void) fail(e, NULL, "not valid JSON: text after the document at byte %zu",
-                            trail);
+                (void) fail(e, NULL, "not valid JSON: text after the document at byte %zu", trail);
                 return NULL;
         }
         json_object_put(root);
@@ -462,8 +462,10 @@ static int keep_aside(struct state_store *s, const char *why) {
         if (n >= 10000 || rename(s->path, aside) < 0) {
                 int err = n >= 10000 ? EEXIST : errno;
 
+                s->keep_error = -err;
                 if (asprintf(&s->warning,
-                             "%s is corrupt (%s): could not keep it as %s (%s), starting empty",
+                             "%s is corrupt (%s): could not keep it as %s (%s); reading an "
+                             "empty state, and nothing is saved over it",
                              s->path, why, aside, strerror(err)) < 0) {
                         s->warning = NULL;
                         return -ENOMEM;
@@ -594,8 +596,7 @@ int state_open(enum state_mode mode, unsigned timeout_ms, struct state_store **r
                 r = runtime_dir_mkdir(s->dir);
                 if (r < 0)
                         return r;
-                s->lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY,
-                                  0644);
+                s->lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0644);
                 if (s->lock_fd < 0)
                         return -errno;
         } else
@@ -778,8 +779,8 @@ static int update_vms(json_object *power, const struct power_sources *ps) {
                 return -ENOMEM;
         for (size_t i = 0; i < ps->n_vms; i++) {
                 json_object *prev = find_vm_entry(old, ps->vms[i].key);
-                _cleanup_json_ json_object *obj = prev ? json_object_get(prev)
-                                                       : json_object_new_object();
+                _cleanup_json_ json_object *obj =
+                        prev ? json_object_get(prev) : json_object_new_object();
 
                 if (!obj)
                         return -ENOMEM;
@@ -1035,6 +1036,8 @@ int state_commit(struct state_store *s) {
                 return -EBADF;
         if (s->newer)
                 return -EPROTONOSUPPORT;
+        if (s->keep_error < 0)
+                return s->keep_error; /* the damaged file is all there is of it: keep it */
 
         n = snprintf(tmp, sizeof(tmp), "%s/" STATE_TMP, s->dir);
         if (n < 0 || (size_t) n >= sizeof(tmp))

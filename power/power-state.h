@@ -99,5 +99,6 @@ int state_set_applied(struct state_store *s, const char *bdf, uint64_t uw, uint6
 int state_list_gpus(const struct state_store *s, char ***ret);
 
 /* Writes the state atomically (see above). -EBADF when opened STATE_READ,
- * -EPROTONOSUPPORT for a newer file, or the errno of the write. */
+ * -EPROTONOSUPPORT for a newer file, the errno of the rename when a corrupt file could not be
+ * kept aside (it is never overwritten), or the errno of the write. */
 int state_commit(struct state_store *s);
