@@ -271,7 +271,7 @@ static int parse_argv(struct cli *c, int argc, char **argv, const struct verb **
         int opt, r = 0;
 
         opterr = 0;
-        while ((opt = getopt_long(argc, argv, ":g:w:n:C:M:oh", options, NULL)) >= 0) {
+        while ((opt = getopt_long(argc, argv, ":g:w:n:C:M:o::h", options, NULL)) >= 0) {
                 unsigned bit = 0;
 
                 switch (opt) {

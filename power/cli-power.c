@@ -782,8 +782,10 @@ static int edit_sources(struct power_run *run, size_t index, json_object *entry,
                         r = power_sources_set(s, POWER_SOURCE_APML, NULL, NULL, ch->apml_uw,
                                               setter, now);
                 if (r == -ENOSPC)
-                        return cli_fail(run->c, r, "GPU %zu: already %d VM sources", index,
-                                        POWER_VM_MAX);
+                        return cli_fail(run->c, -ERANGE,
+                                        "GPU %zu: already %d VM sources, the most a GPU keeps "
+                                        "(clear one first)",
+                                        index, POWER_VM_MAX);
                 if (r < 0)
                         return cli_fail(run->c, r, "GPU %zu: cannot record the source: %s",
                                         index, strerror(-r));
@@ -915,6 +917,18 @@ static int change_one(struct power_run *run, size_t index, struct amdsmi_gpu *gp
                                 r == -EBUSY ? "locked by another process" : strerror(-r));
         }
         report_state_warning(c, st);
+        /* a state that cannot be saved (a newer amdsmi's): refuse before touching the GPU */
+        r = c->dry_run ? 0 : state_can_commit(st);
+        if (r < 0) {
+                r = cli_fail(c, r == -EPROTONOSUPPORT ? -EPROTONOSUPPORT : r,
+                             "GPU %zu (%s): the power sources cannot be saved to %s: %s", index,
+                             bdf, state_path(st),
+                             r == -EPROTONOSUPPORT ? "it was written by a newer amdsmi"
+                                                   : "a damaged copy could not be kept aside");
+                state_close(st);
+                gpu_lock_release(&lock);
+                return r;
+        }
 
         view_load(gpu, st, AMDSMI_POWER_READ_NO_METRICS, &before);
         json_set(entry, "control",

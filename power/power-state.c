@@ -1024,6 +1024,16 @@ static int write_temp(const char *tmp, const char *text) {
         return 0;
 }
 
+int state_can_commit(const struct state_store *s) {
+        if (!s)
+                return -EINVAL;
+        if (s->mode != STATE_WRITE)
+                return -EBADF;
+        if (s->newer)
+                return -EPROTONOSUPPORT;
+        return s->keep_error;
+}
+
 int state_commit(struct state_store *s) {
         char tmp[PATH_MAX];
         const char *text;
@@ -1032,12 +1042,9 @@ int state_commit(struct state_store *s) {
 
         if (!s)
                 return -EINVAL;
-        if (s->mode != STATE_WRITE)
-                return -EBADF;
-        if (s->newer)
-                return -EPROTONOSUPPORT;
-        if (s->keep_error < 0)
-                return s->keep_error; /* the damaged file is all there is of it: keep it */
+        r = state_can_commit(s); /* a damaged file that could not be kept aside stays */
+        if (r < 0)
+                return r;
 
         n = snprintf(tmp, sizeof(tmp), "%s/" STATE_TMP, s->dir);
         if (n < 0 || (size_t) n >= sizeof(tmp))

@@ -98,6 +98,10 @@ int state_set_applied(struct state_store *s, const char *bdf, uint64_t uw, uint6
  * strv the caller frees (each string and the array). @return the count or -ENOMEM. */
 int state_list_gpus(const struct state_store *s, char ***ret);
 
+/* What state_commit() would fail with before writing anything: 0, -EBADF (STATE_READ),
+ * -EPROTONOSUPPORT (a newer file) or the errno of keeping a corrupt file aside. */
+int state_can_commit(const struct state_store *s);
+
 /* Writes the state atomically (see above). -EBADF when opened STATE_READ,
  * -EPROTONOSUPPORT for a newer file, the errno of the rename when a corrupt file could not be
  * kept aside (it is never overwritten), or the errno of the write. */

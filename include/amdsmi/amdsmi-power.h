@@ -84,7 +84,7 @@ struct amdsmi_power_info {
  * (unless AMDSMI_POWER_READ_NO_METRICS) the socket power from gpu_metrics, and the control.
  * Per-value failures are in the values; the range is remembered for
  * amdsmi_gpu_set_power_cap() (it does not change while the driver is loaded).
- * @return 0, -EINVAL (size), or a negative errno when nothing could be read.
+ * @return 0 (per-value failures are in the values), or -EINVAL (@c size too small).
  * @since 0.1
  */
 int amdsmi_gpu_read_power(struct amdsmi_gpu *gpu, uint64_t flags,

@@ -380,6 +380,9 @@ class Case(unittest.TestCase):
             self.assertEqual(self.device_cap(m), 620 * W)
             self.cli(m, "set", "-g", 0, "--power-cap=630W")
             self.assertEqual(self.device_cap(m), 630 * W)
+            self.cli(m, "set", "-g", 0, "-o635")
+            self.assertEqual(self.device_cap(m), 635 * W)
+            self.cli(m, "set", "-g", 0, "-o", "630")
             self.cli(m, "set", "-g", 0, "-o", "800", status=7, has=["-o 800 W is out of range"])
             # not root: refused, nothing changes; a dry run is fine
             self.cli(m, "power", "set", "-g", 0, "--host", "500W", status=6, user=NOBODY,
@@ -532,6 +535,20 @@ class Case(unittest.TestCase):
             with open(kept[0]) as f:
                 self.assertIn('"uw": "x"', f.read())
             self.assertEqual(self.power(m)["cap_w"], 600)
+
+    def test_newer_state_is_never_written(self):
+        with Mount("--machine", "mi300x-8") as m:
+            newer = '{"version": 2, "gpus": {}, "from_the_future": true}\n'
+            with open(os.path.join(self.st, "state.json"), "w") as f:
+                f.write(newer)
+            # refused before the GPU is touched; the file stays as it was
+            self.cli(m, "power", "set", "-g", 0, "--host", "600W", status=1,
+                     has=["written by a newer amdsmi"])
+            self.assertEqual(self.device_cap(m), 750 * W)
+            with open(os.path.join(self.st, "state.json")) as f:
+                self.assertEqual(f.read(), newer)
+            # reads still work, from an empty model
+            self.assertEqual(self.power(m)["sources"], [])
 
 
 if __name__ == "__main__":
