@@ -26,10 +26,18 @@ for t in "$SPX" "$CPX"; do
         [ -d "$t" ] || { echo "missing fixture tree $t: build first (ninja -C $B)" >&2; exit 1; }
 done
 
+# amdsmi power also reads the state file and the APML files, and a cap writes power1_cap: the
+# power runs use their own state and runtime directories and copies of the SPX tree.
+PW=$(mktemp -d)
+trap 'rm -rf "$PW"' EXIT
+mkdir "$PW/state" "$PW/run" "$PW/state-sources" "$PW/run-sources"
+
 echo "== in-process"
 "$B/bench/bench-gpu-metrics"
 AMDSMI_SYSFS_ROOT=$SPX "$B/bench/bench-discovery" 500 | sed 's/^/mi300x-8-spx: /'
 AMDSMI_SYSFS_ROOT=$CPX "$B/bench/bench-discovery" 200 | sed 's/^/mi300x-8-cpx: /'
+cp -a "$SPX" "$PW/tree-bench"
+AMDSMI_SYSFS_ROOT=$PW/tree-bench "$B/bench/bench-power" | sed 's/^/mi300x-8-spx: /'
 
 echo "== whole process (plain snapshot tree, AMDSMI_SYSFS_ROOT)"
 AMDSMI_SYSFS_ROOT=$SPX "$EXEC" -n "$RUNS" -l "amdsmi metric --json, 8 GPUs" -- "$AMDSMI" metric --json
@@ -37,6 +45,24 @@ AMDSMI_SYSFS_ROOT=$SPX "$EXEC" -n "$RUNS" -l "amdsmi list --json, 8 GPUs" -- "$A
 AMDSMI_SYSFS_ROOT=$CPX "$EXEC" -n "$RUNS" -l "amdsmi static --json, 8 GPUs x CPX" -- "$AMDSMI" static --json
 AMDSMI_SYSFS_ROOT=$CPX "$EXEC" -n "$RUNS" -l "amdsmi partition --json, 8 GPUs x CPX" -- "$AMDSMI" partition --json
 AMDSMI_SYSFS_ROOT=$SPX "$EXEC" -n "$RUNS" -l "amdsmi partition --json, 8 GPUs x SPX" -- "$AMDSMI" partition --json
+STATE_DIRECTORY=$PW/state RUNTIME_DIRECTORY=$PW/run AMDSMI_SYSFS_ROOT=$SPX \
+        "$EXEC" -n "$RUNS" -l "amdsmi power --json, 8 GPUs" -- "$AMDSMI" power --json
+if [ "$(id -u)" = 0 ]; then
+        # Host, two VMs and APML recorded on every GPU (in-process changes need root); each
+        # change applies its cap to the copy, so the copy agrees with the recorded sources.
+        cp -a "$SPX" "$PW/tree-sources"
+        for src in "--host 600W" "--vm web1 450W" "--vm web2 500W" "--apml 700W"; do
+                # shellcheck disable=SC2086
+                log=$(STATE_DIRECTORY=$PW/state-sources RUNTIME_DIRECTORY=$PW/run-sources \
+                        AMDSMI_SYSFS_ROOT=$PW/tree-sources "$AMDSMI" power set -g all $src 2>&1) ||
+                        { echo "amdsmi power set -g all $src failed: $log" >&2; exit 1; }
+        done
+        STATE_DIRECTORY=$PW/state-sources RUNTIME_DIRECTORY=$PW/run-sources \
+                AMDSMI_SYSFS_ROOT=$PW/tree-sources "$EXEC" -n "$RUNS" \
+                -l "amdsmi power --json, 8 GPUs, host+2 VM+apml sources" -- "$AMDSMI" power --json
+else
+        echo "amdsmi power --json with sources skipped (recording sources in-process needs root)"
+fi
 
 median() { sed -n 's/.*median \([0-9]*\) us.*/\1/p'; }
 
@@ -61,6 +87,24 @@ if command -v rocm-smi >/dev/null && [ "$(id -u)" = 0 ] && unshare -m true 2>/de
                         echo "ratio: rocm-smi / amdsmi >= ${ratio}x (rocm-smi failed to initialise on this tree; time to failure)"
                 else
                         echo "ratio: rocm-smi / amdsmi = ${ratio}x"
+                fi
+        fi
+        out=$(STATE_DIRECTORY=$PW/state RUNTIME_DIRECTORY=$PW/run unshare -m bash -c '
+                set -e
+                mount --bind "$1" /sys
+                "$2" -n "$4" -l "amdsmi power --json" -- "$3" power --json || true
+                "$2" -n "$5" -l "rocm-smi --showpower --showmaxpower --json" -- \
+                        rocm-smi --showpower --showmaxpower --json || true
+        ' _ "$SPX" "$EXEC" "$AMDSMI" "$RUNS" "$PEER_RUNS")
+        echo "$out"
+        ours=$(echo "$out" | grep '^amdsmi' | median)
+        peer=$(echo "$out" | grep '^rocm-smi' | median)
+        if [ -n "$ours" ] && [ -n "$peer" ] && [ "$ours" -gt 0 ]; then
+                ratio=$(awk -v a="$peer" -v b="$ours" 'BEGIN { printf "%.1f", a / b }')
+                if echo "$out" | grep '^rocm-smi' | grep -q FAILED; then
+                        echo "ratio: rocm-smi / amdsmi power >= ${ratio}x (rocm-smi failed to initialise on this tree; time to failure)"
+                else
+                        echo "ratio: rocm-smi / amdsmi power = ${ratio}x"
                 fi
         fi
 else
