@@ -40,6 +40,7 @@
 #include "power-apml.h"
 #include "power-arbitration.h"
 #include "power-state.h"
+#include "parse-util.h"
 
 #define LOCK_WAIT_MS 10000 /* GPU lock and state lock: power changes take milliseconds */
 
@@ -555,21 +556,6 @@ _printf_(3, 4) static void say(struct power_run *run, json_object *entry, const 
         free(msg);
 }
 
-static bool bdf_syntax_ok(const char *s) {
-        static const char pattern[] = "xxxx:xx:xx.x";
-
-        if (strlen(s) != sizeof(pattern) - 1)
-                return false;
-        for (size_t i = 0; pattern[i]; i++) {
-                if (pattern[i] == 'x') {
-                        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-                                return false;
-                } else if (s[i] != pattern[i])
-                        return false;
-        }
-        return s[11] <= '7';
-}
-
 static bool vm_name_ok(const char *s) {
         size_t n = strlen(s);
 
@@ -630,7 +616,7 @@ static int parse_change(struct cli *c, enum change_kind kind, struct power_chang
                                 c->vm_name, POWER_KEY_MAX - 1);
         if (c->vf_bdf && !c->vm)
                 return cli_fail(c, -EINVAL, "--vf names the VF of a VM: give --vm NAME too");
-        if (c->vf_bdf && !bdf_syntax_ok(c->vf_bdf))
+        if (c->vf_bdf && !pci_bdf_valid(c->vf_bdf))
                 return cli_fail(c, -EINVAL,
                                 "invalid VF address '%s': expected a PCI address such as "
                                 "0000:c1:02.0",

@@ -46,32 +46,6 @@ int apml_dir(char *buf, size_t size) {
         return 0;
 }
 
-/* dddd:bb:dd.f in lower-case hex, the function 0-7: nothing else can name a file. */
-static bool bdf_valid(const char *s) {
-        static const char pattern[] = "xxxx:xx:xx.f";
-
-        if (!s || strlen(s) != sizeof(pattern) - 1)
-                return false;
-        for (size_t i = 0; pattern[i]; i++) {
-                char c = s[i];
-
-                switch (pattern[i]) {
-                case 'x':
-                        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')))
-                                return false;
-                        break;
-                case 'f':
-                        if (c < '0' || c > '7')
-                                return false;
-                        break;
-                default:
-                        if (c != pattern[i])
-                                return false;
-                }
-        }
-        return true;
-}
-
 _printf_(3, 4) static int fail(char *err, size_t err_size, const char *fmt, ...) {
         va_list ap;
 
@@ -196,7 +170,7 @@ int apml_read(const char *bdf, struct apml_file *ret) {
         size_t len = 0;
         int r, n;
 
-        if (!ret || !bdf_valid(bdf))
+        if (!ret || !pci_bdf_valid(bdf))
                 return -EINVAL;
 
         r = apml_dir(dir, sizeof(dir));

@@ -27,6 +27,7 @@
 #include "power-state.h"
 #include "runtime-dir.h"
 #include "time-util.h"
+#include "parse-util.h"
 
 #define STATE_FILE "state.json"
 #define STATE_TMP ".state.json.tmp"
@@ -50,32 +51,6 @@ static inline void json_object_putp(json_object **p) {
         json_object_put(*p);
 }
 #define _cleanup_json_ _cleanup_(json_object_putp)
-
-/* dddd:bb:dd.f in lower-case hex, the function 0-7. */
-static bool bdf_valid(const char *s) {
-        static const char pattern[] = "xxxx:xx:xx.f";
-
-        if (!s || strlen(s) != sizeof(pattern) - 1)
-                return false;
-        for (size_t i = 0; pattern[i]; i++) {
-                char c = s[i];
-
-                switch (pattern[i]) {
-                case 'x':
-                        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')))
-                                return false;
-                        break;
-                case 'f':
-                        if (c < '0' || c > '7')
-                                return false;
-                        break;
-                default:
-                        if (c != pattern[i])
-                                return false;
-                }
-        }
-        return true;
-}
 
 int state_dir(char *buf, size_t size) {
         const char *env = getenv("STATE_DIRECTORY");
@@ -203,7 +178,7 @@ static int parse_source(struct verr *e, const char *where, const json_object *ob
                 if (r < 0)
                         return r;
                 (void) snprintf(at, sizeof(at), "%s.vf_bdf", where);
-                if (vf_bdf[0] != '\0' && !bdf_valid(vf_bdf))
+                if (vf_bdf[0] != '\0' && !pci_bdf_valid(vf_bdf))
                         return fail(e, at, "'%s' is not a PCI address (dddd:bb:dd.f)", vf_bdf);
         }
         r = get_uint(e, where, obj, "uw", true, &uw, NULL);
@@ -322,7 +297,7 @@ static int check_document(struct verr *e, const json_object *root, int64_t *ret_
                 json_object *power;
                 int r;
 
-                if (!bdf_valid(bdf))
+                if (!pci_bdf_valid(bdf))
                         return fail(e, "gpus",
                                     "'%s' is not a PCI address (dddd:bb:dd.f, lower case)", bdf);
                 (void) snprintf(at, sizeof(at), "gpus.%s", bdf);
@@ -657,7 +632,7 @@ int state_get_power(const struct state_store *s, const char *bdf, struct power_s
         json_object *power;
         int r;
 
-        if (!s || !ret || !bdf_valid(bdf))
+        if (!s || !ret || !pci_bdf_valid(bdf))
                 return -EINVAL;
         power = find_power(s, bdf);
         if (!power) {
@@ -675,7 +650,7 @@ int state_get_applied(const struct state_store *s, const char *bdf, uint64_t *re
         struct verr e;
         json_object *power;
 
-        if (!s || !bdf_valid(bdf))
+        if (!s || !pci_bdf_valid(bdf))
                 return -EINVAL;
         power = find_power(s, bdf);
         if (!power)
@@ -822,7 +797,7 @@ static int check_sources(const struct power_sources *src, struct power_sources *
                     strnlen(p->vf_bdf, sizeof(p->vf_bdf)) == sizeof(p->vf_bdf) ||
                     strnlen(p->setter, sizeof(p->setter)) == sizeof(p->setter))
                         return -EINVAL;
-                if (p->vf_bdf[0] && !bdf_valid(p->vf_bdf))
+                if (p->vf_bdf[0] && !pci_bdf_valid(p->vf_bdf))
                         return -EINVAL;
                 r = power_sources_set(&v, POWER_SOURCE_VM, p->key, p->vf_bdf, p->uw, p->setter,
                                       p->set_usec);
@@ -891,7 +866,7 @@ int state_set_power(struct state_store *s, const char *bdf, const struct power_s
         _cleanup_json_ json_object *power = NULL;
         int r;
 
-        if (!s || !src || !bdf_valid(bdf))
+        if (!s || !src || !pci_bdf_valid(bdf))
                 return -EINVAL;
         r = check_sources(src, &v);
         if (r < 0)
@@ -917,7 +892,7 @@ int state_set_applied(struct state_store *s, const char *bdf, uint64_t uw, uint6
         _cleanup_json_ json_object *power = NULL;
         int r;
 
-        if (!s || !bdf_valid(bdf))
+        if (!s || !pci_bdf_valid(bdf))
                 return -EINVAL;
         if (uw != POWER_UW_UNKNOWN && power_validate(uw) < 0)
                 return -EINVAL;

@@ -13,18 +13,7 @@
 #include "macro.h"
 #include "runtime-dir.h"
 #include "time-util.h"
-
-static bool bdf_valid(const char *bdf) {
-        size_t n = strlen(bdf);
-
-        if (n == 0 || n >= sizeof(((struct gpu_lock *) NULL)->bdf))
-                return false;
-        for (const char *p = bdf; *p; p++)
-                if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f') ||
-                      (*p >= 'A' && *p <= 'F') || *p == ':' || *p == '.'))
-                        return false;
-        return true;
-}
+#include "parse-util.h"
 
 int gpu_lock_path(const char *bdf, char *buf, size_t size) {
         char dir[4096];
@@ -61,7 +50,7 @@ int gpu_lock_acquire(struct gpu_lock *l, const char *bdf, pid_t *ret_holder) {
         _cleanup_close_ int fd = -1;
         int r, n;
 
-        if (!bdf_valid(bdf))
+        if (!pci_bdf_valid(bdf))
                 return -EINVAL;
         r = gpu_lock_path(bdf, path, sizeof(path));
         if (r < 0)

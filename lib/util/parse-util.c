@@ -96,3 +96,22 @@ size_t strv_length(char **l) {
                 n++;
         return n;
 }
+
+static bool is_lower_hex(char c) {
+        return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+}
+
+bool pci_bdf_valid(const char *s) {
+        size_t domain = 0;
+
+        if (!s)
+                return false;
+        while (is_lower_hex(s[domain]))
+                domain++;
+        if (domain < 4 || domain > 7)
+                return false;
+        s += domain;
+        return s[0] == ':' && is_lower_hex(s[1]) && is_lower_hex(s[2]) && s[3] == ':' &&
+               s[4] >= '0' && s[4] <= '1' && is_lower_hex(s[5]) && s[6] == '.' && s[7] >= '0' &&
+               s[7] <= '7' && s[8] == '\0';
+}

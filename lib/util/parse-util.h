@@ -2,6 +2,7 @@
 /* Strict number parsing: the whole string must be consumed (strip a newline first). */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -15,6 +16,12 @@ int parse_int(const char *s, int *ret);
 
 /* Removes one trailing newline in place; returns the new length. */
 size_t strip_newline(char *s, size_t len);
+
+/* A PCI address as the kernel names devices: "dddd:bb:dd.f", a domain of 4 to 7 lower-case
+ * hex digits (VMD domains have 5; 7 is the most a 16-byte BDF buffer holds), bus and device
+ * of 2, the function 0-7. Nothing else can name a file (no '/',
+ * no "..") or a GPU. NULL is not valid. */
+bool pci_bdf_valid(const char *s);
 
 /* Case-insensitive exact string compare. */
 int streq_ci(const char *a, const char *b);

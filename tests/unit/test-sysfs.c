@@ -5,6 +5,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "parse-util.h"
 #include "private.h"
 #include "sysfs.h"
 #include "tree-util.h"
@@ -154,8 +155,28 @@ static void test_missing_root(void **state) {
         assert_int_equal(amdsmi_ctx_new_with_roots("", NULL, &ctx), -EINVAL);
 }
 
+/* The one check of PCI addresses that name files (locks, APML files, state keys). */
+static void test_pci_bdf(void **state) {
+        static const char *const good[] = { "0000:05:00.0", "0000:c1:1f.7", "10000:e2:00.1",
+                                            "abcdef0:00:00.0" };
+        static const char *const bad[] = { "", "0000:05:00", "0000:05:00.8", "0000:C1:00.0",
+                                           "000:05:00.0", "00000000:05:00.0", "0000:05:20.0",
+                                           "0000:05:00.0/..", "../../etc/passwd",
+                                           "0000:05:00.0\n", " 0000:05:00.0", "0000-05-00.0",
+                                           "0000:5:00.0" };
+
+        for (size_t i = 0; i < ELEMENTSOF(good); i++)
+                assert_true(pci_bdf_valid(good[i]));
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                if (pci_bdf_valid(bad[i]))
+                        fail_msg("'%s' accepted as a PCI address", bad[i]);
+        }
+        assert_false(pci_bdf_valid(NULL));
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_pci_bdf),
                 cmocka_unit_test(test_numbers),
                 cmocka_unit_test(test_bad_numbers),
                 cmocka_unit_test(test_text),
