@@ -41,6 +41,83 @@ int cli_authorise_change(struct cli *c) {
         return 0;
 }
 
+int cli_check_change_selection(struct cli *c, const char *why) {
+        if (c->selection.n_items == 0)
+                return cli_fail(c, -EINVAL,
+                                "-g missing: changes need an explicit GPU selection (-g 0, "
+                                "-g all)");
+        for (size_t i = 0; i < c->selection.n_items; i++) {
+                const struct selector *s = &c->selection.items[i];
+
+                if (s->kind == SELECTOR_INDEX && s->partition != SELECT_NO_PARTITION)
+                        return cli_fail(c, -EINVAL, "-g %u.%u selects a partition: %s (-g %u)",
+                                        s->index, s->partition, why, s->index);
+        }
+        return 0;
+}
+
+json_object *cli_errno_json(int r) {
+        char buf[32];
+
+        return r == 0 ? NULL : json_object_new_string(errno_name(r, buf, sizeof(buf)));
+}
+
+void cli_say(struct cli *c, json_object *entry, const char *format, ...) {
+        json_object *lines = NULL;
+        char *msg = NULL;
+        va_list ap;
+
+        va_start(ap, format);
+        if (vasprintf(&msg, format, ap) < 0)
+                msg = NULL;
+        va_end(ap);
+        if (!msg)
+                return;
+        if (c->format == OUTPUT_TABLE)
+                printf("%s\n", msg);
+        if (entry && json_object_object_get_ex(entry, "messages", &lines))
+                json_object_array_add(lines, json_object_new_string(msg));
+        free(msg);
+}
+
+int cli_emit_change(struct cli *c, json_object *gpus, int r, const struct column_def *csv,
+                    size_t n_csv) {
+        json_object *doc, *res;
+
+        if (c->format == OUTPUT_CSV) {
+                struct columns cols = {};
+                int k;
+
+                k = columns_add_defs(&cols, csv, n_csv);
+                if (k >= 0)
+                        k = output_csv_header(stdout, &cols);
+                if (k >= 0)
+                        k = output_csv_rows(stdout, &cols, gpus);
+                columns_free(&cols);
+                if (k < 0)
+                        return cli_fail(c, k, "cannot format the output: %s", strerror(-k));
+        }
+        if (c->format != OUTPUT_JSON)
+                return r;
+
+        doc = cli_document(c, json_object_get(gpus));
+        res = json_object_new_object();
+        if (!doc || !res) {
+                json_object_put(doc);
+                json_object_put(res);
+                return cli_fail(c, -ENOMEM, "out of memory");
+        }
+        json_set(doc, "dry_run", json_object_new_boolean(c->dry_run));
+        json_set(res, "exit_code", json_object_new_int(exit_code_from_errno(r)));
+        json_set(res, "errno", cli_errno_json(r));
+        json_set(res, "message", r == 0 ? NULL : json_string_or_null(c->error_message));
+        json_set(doc, "result", res);
+        (void) cli_print_json(c, doc);
+        json_object_put(doc);
+        c->json_printed = true;
+        return r;
+}
+
 static const char *field_error_message(int r) {
         switch (r) {
         case -ENOMSG:

@@ -88,6 +88,27 @@ void cli_field_error(struct cli *c, int gpu, const char *field, int r);
  */
 int cli_authorise_change(struct cli *c);
 
+/*
+ * A change needs an explicit -g, and whole GPUs: -g N.P is refused with @why ("a power cap
+ * belongs to the whole GPU"). @return 0 or -EINVAL (reported).
+ */
+int cli_check_change_selection(struct cli *c, const char *why);
+
+/* The errno's symbolic name as a JSON string ("EBUSY"), or NULL (JSON null) for 0. */
+json_object *cli_errno_json(int r);
+
+/* A line about a change: printed on stdout in table format, and appended to the "messages"
+ * array of @entry (a GPU's object in the change document; may be NULL). */
+void cli_say(struct cli *c, json_object *entry, const char *format, ...) _printf_(3, 4);
+
+/*
+ * Ends a change command: with --csv, the header and one row per element of @gpus (@csv
+ * columns); with --json, the document around @gpus with "dry_run" and "result" (exit code,
+ * errno and message of @r). @return @r, or the errno of the output.
+ */
+int cli_emit_change(struct cli *c, json_object *gpus, int r, const struct column_def *csv,
+                    size_t n_csv);
+
 /* Creates the library context with our log handler, enumerates and resolves -g. */
 int cli_open(struct cli *c);
 

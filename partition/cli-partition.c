@@ -494,23 +494,6 @@ static int run_fail(struct change_run *run, int r) {
         return r;
 }
 
-static int check_change_selection(struct cli *c) {
-        if (c->selection.n_items == 0)
-                return cli_fail(c, -EINVAL,
-                                "-g missing: changes need an explicit GPU selection "
-                                "(-g 0, -g all)");
-        for (size_t i = 0; i < c->selection.n_items; i++) {
-                const struct selector *s = &c->selection.items[i];
-
-                if (s->kind == SELECTOR_INDEX && s->partition != SELECT_NO_PARTITION)
-                        return cli_fail(c, -EINVAL,
-                                        "-g %u.%u selects a partition: partition modes are "
-                                        "changed for a whole GPU (-g %u)",
-                                        s->index, s->partition, s->index);
-        }
-        return 0;
-}
-
 static int lock_gpus(struct cli *c, struct gpu_lock *locks, const char *const *bdfs, size_t n) {
         char busy[16] = "";
         pid_t holder = 0;
@@ -570,12 +553,6 @@ static json_object *plan_object(const struct amdsmi_partition_plan *p) {
         return o;
 }
 
-static json_object *errno_or_null(int r) {
-        char buf[32];
-
-        return r == 0 ? NULL : json_object_new_string(errno_name(r, buf, sizeof(buf)));
-}
-
 static json_object *report_object(const char *operation, const struct amdsmi_partition_change *ch) {
         json_object *o = json_object_new_object(), *bl, *gpus;
 
@@ -583,12 +560,12 @@ static json_object *report_object(const char *operation, const struct amdsmi_par
                 return NULL;
         json_set(o, "operation", json_object_new_string(operation));
         json_set(o, "stage", json_string_or_null(amdsmi_change_stage_to_string(ch->stage)));
-        json_set(o, "error", errno_or_null(ch->error));
+        json_set(o, "error", cli_errno_json(ch->error));
         json_set(o, "message", json_object_new_string(ch->message));
         json_set(o, "changed", json_object_new_boolean(ch->changed));
         json_set(o, "reload_required", json_object_new_boolean(ch->reload_required));
         json_set(o, "rolled_back", json_object_new_boolean(ch->rolled_back));
-        json_set(o, "rollback_error", errno_or_null(ch->rollback_error));
+        json_set(o, "rollback_error", cli_errno_json(ch->rollback_error));
         json_set(o, "kfd_lost", json_object_new_boolean(ch->kfd_lost));
         json_set(o, "compute_before", json_string_or_null(compute_name(ch->compute_before)));
         json_set(o, "compute_after", json_string_or_null(compute_name(ch->compute_after)));
@@ -623,7 +600,7 @@ static json_object *report_object(const char *operation, const struct amdsmi_par
                 if (!e)
                         break;
                 json_set(e, "bdf", json_object_new_string(m->bdf));
-                json_set(e, "error", errno_or_null(m->error));
+                json_set(e, "error", cli_errno_json(m->error));
                 json_set(e, "compute_mode",
                          m->error ? NULL : json_string_or_null(compute_name(m->compute)));
                 json_set(e, "memory_mode",
@@ -636,25 +613,6 @@ static json_object *report_object(const char *operation, const struct amdsmi_par
 }
 
 /* A text line for the operator: stdout in table mode, the entry's "notes" always. */
-_printf_(3, 4) static void say(struct change_run *run, json_object *entry, const char *format,
-                               ...) {
-        json_object *lines = NULL;
-        char *msg = NULL;
-        va_list ap;
-
-        va_start(ap, format);
-        if (vasprintf(&msg, format, ap) < 0)
-                msg = NULL;
-        va_end(ap);
-        if (!msg)
-                return;
-        if (run->c->format == OUTPUT_TABLE)
-                printf("%s\n", msg);
-        if (entry && json_object_object_get_ex(entry, "messages", &lines))
-                json_object_array_add(lines, json_object_new_string(msg));
-        free(msg);
-}
-
 /* Prints what the library reported about a failure: its message, who blocks, the rollback. */
 static void report_failure(struct change_run *run, int index, json_object *entry, int r,
                            const struct amdsmi_partition_change *ch, const char *what) {
@@ -708,7 +666,7 @@ static json_object *entry_new(size_t index, struct amdsmi_gpu *gpu) {
 }
 
 static void entry_result(json_object *e, int r) {
-        json_set(e, "result", errno_or_null(r));
+        json_set(e, "result", cli_errno_json(r));
 }
 
 /* The reason of an invalid plan as an errno and a message with the valid modes. */
@@ -779,7 +737,7 @@ static void say_plan(struct change_run *run, json_object *entry, int index,
         char minors[128] = "", mem[32] = "N/A";
         size_t n = 0;
 
-        say(run, entry, "GPU %d (%s, %s): compute %s -> %s, memory %s -> %s%s", index,
+        cli_say(run->c, entry, "GPU %d (%s, %s): compute %s -> %s, memory %s -> %s%s", index,
             amdsmi_gpu_get_bdf(gpu), amdsmi_gpu_get_product(gpu),
             compute_name(p->compute_before) ?: "N/A", compute_name(p->compute_after) ?: "N/A",
             memory_name(p->memory_before) ?: "N/A", memory_name(p->memory_after) ?: "N/A",
@@ -787,7 +745,7 @@ static void say_plan(struct change_run *run, json_object *entry, int index,
         if (p->memory_per_partition_after != AMDSMI_NA)
                 snprintf(mem, sizeof(mem), "%" PRIu64 " MiB", p->memory_per_partition_after >> 20);
         if (p->partitions_after > 0)
-                say(run, entry,
+                cli_say(run->c, entry,
                     "  partitions %u -> %u, %u XCC%s per partition, memory %s per partition",
                     p->partitions_before, p->partitions_after, p->xcc_per_partition_after,
                     p->xcc_per_partition_after == 1 ? "" : "s", mem);
@@ -795,7 +753,7 @@ static void say_plan(struct change_run *run, json_object *entry, int index,
                 n += (size_t) snprintf(minors + n, sizeof(minors) - n, "%srenderD%d",
                                        i ? " " : "", p->invalidated_render_minors[i]);
         if (n > 0)
-                say(run, entry, "  render nodes that stop existing: %s", minors);
+                cli_say(run->c, entry, "  render nodes that stop existing: %s", minors);
         if (p->n_affected_bdfs > 1) {
                 char bdfs[AMDSMI_PLAN_MAX_HIVE * 17] = "";
 
@@ -803,83 +761,50 @@ static void say_plan(struct change_run *run, json_object *entry, int index,
                 for (unsigned i = 0; i < p->n_affected_bdfs && n < sizeof(bdfs); i++)
                         n += (size_t) snprintf(bdfs + n, sizeof(bdfs) - n, "%s%s", i ? " " : "",
                                                p->affected_bdfs[i]);
-                say(run, entry, "  GPUs affected: %s", bdfs);
+                cli_say(run->c, entry, "  GPUs affected: %s", bdfs);
         }
         if (p->vfs_before || p->vfs_after)
-                say(run, entry, "  VFs %u -> %u (torn down and made again)", p->vfs_before,
+                cli_say(run->c, entry, "  VFs %u -> %u (torn down and made again)", p->vfs_before,
                     p->vfs_after);
 }
 
 static int emit_change_document(struct change_run *run) {
+        static const struct column_def csv[] = {
+                { "gpu", NULL, "gpu", 0 },
+                { "bdf", NULL, "bdf", 0 },
+                { "dry_run", NULL, "dry_run", 0 },
+                { "plan_reason", NULL, "plan.reason", 0 },
+                { "compute_before", NULL, "plan.compute_before", 0 },
+                { "compute_after", NULL, "plan.compute_after", 0 },
+                { "memory_before", NULL, "plan.memory_before", 0 },
+                { "memory_after", NULL, "plan.memory_after", 0 },
+                { "partitions_before", NULL, "plan.partitions_before", 0 },
+                { "partitions_after", NULL, "plan.partitions_after", 0 },
+                { "same_operation_as", NULL, "same_operation_as", 0 },
+                { "operations", NULL, "reports[].operation", 0 },
+                { "stages", NULL, "reports[].stage", 0 },
+                { "result", NULL, "result", 0 },
+        };
         struct cli *c = run->c;
-        json_object *doc, *res;
-        char buf[32];
+        size_t n = json_object_array_length(run->gpus);
         int r = run->result;
 
         if (r == 0 && run->reload_pending)
                 r = -ERELOAD_REQUIRED;
-
-        if (c->format == OUTPUT_CSV) {
-                static const struct column_def cols_def[] = {
-                        { "gpu", NULL, "gpu", 0 },
-                        { "bdf", NULL, "bdf", 0 },
-                        { "dry_run", NULL, "dry_run", 0 },
-                        { "plan_reason", NULL, "plan.reason", 0 },
-                        { "compute_before", NULL, "plan.compute_before", 0 },
-                        { "compute_after", NULL, "plan.compute_after", 0 },
-                        { "memory_before", NULL, "plan.memory_before", 0 },
-                        { "memory_after", NULL, "plan.memory_after", 0 },
-                        { "partitions_before", NULL, "plan.partitions_before", 0 },
-                        { "partitions_after", NULL, "plan.partitions_after", 0 },
-                        { "same_operation_as", NULL, "same_operation_as", 0 },
-                        { "operations", NULL, "reports[].operation", 0 },
-                        { "stages", NULL, "reports[].stage", 0 },
-                        { "result", NULL, "result", 0 },
-                };
-                struct columns cols = {};
-                int k;
-
-                for (size_t i = 0; i < json_object_array_length(run->gpus); i++)
-                        json_set(json_object_array_get_idx(run->gpus, i), "dry_run",
-                                 json_object_new_boolean(c->dry_run));
-                k = columns_add_defs(&cols, cols_def, ELEMENTSOF(cols_def));
-                if (k >= 0)
-                        k = output_csv_header(stdout, &cols);
-                if (k >= 0)
-                        k = output_csv_rows(stdout, &cols, run->gpus);
-                columns_free(&cols);
-                for (size_t i = 0; i < json_object_array_length(run->gpus); i++)
-                        json_object_object_del(json_object_array_get_idx(run->gpus, i),
-                                               "dry_run");
-                if (k < 0)
-                        return cli_fail(c, k, "cannot format the output: %s", strerror(-k));
-        }
-        if (c->format != OUTPUT_JSON)
-                return r;
-
-        doc = cli_document(c, json_object_get(run->gpus));
-        res = json_object_new_object();
-        if (!doc || !res) {
-                json_object_put(doc);
-                json_object_put(res);
-                return cli_fail(c, -ENOMEM, "out of memory");
-        }
-        json_set(doc, "dry_run", json_object_new_boolean(c->dry_run));
-        json_set(res, "exit_code", json_object_new_int(exit_code_from_errno(r)));
-        json_set(res, "errno",
-                 r == 0 ? NULL : json_object_new_string(errno_name(r, buf, sizeof(buf))));
-        json_set(res, "message", r == 0 ? NULL : json_string_or_null(c->error_message));
-        json_set(doc, "result", res);
-        (void) cli_print_json(c, doc);
-        json_object_put(doc);
-        c->json_printed = true;
+        /* CSV rows say whether it was a dry run; the JSON says it once, at the top */
+        for (size_t i = 0; c->format == OUTPUT_CSV && i < n; i++)
+                json_set(json_object_array_get_idx(run->gpus, i), "dry_run",
+                         json_object_new_boolean(c->dry_run));
+        r = cli_emit_change(c, run->gpus, r, csv, ELEMENTSOF(csv));
+        for (size_t i = 0; c->format == OUTPUT_CSV && i < n; i++)
+                json_object_object_del(json_object_array_get_idx(run->gpus, i), "dry_run");
         return r;
 }
 
 static int change_begin(struct cli *c, struct change_run *run) {
         int r;
 
-        r = check_change_selection(c);
+        r = cli_check_change_selection(c, "partition modes are changed for a whole GPU");
         if (r < 0)
                 return r;
         r = cli_authorise_change(c);
@@ -981,10 +906,10 @@ static int do_compute(struct change_run *run, size_t index, struct amdsmi_gpu *g
                 return r;
         }
         if (c->dry_run)
-                say(run, entry, "  dry run: the switch to %s is possible now",
+                cli_say(run->c, entry, "  dry run: the switch to %s is possible now",
                     compute_name(c->compute));
         else if (ch.changed)
-                say(run, entry, "  done: %s with %u partition%s (%u ms)",
+                cli_say(run->c, entry, "  done: %s with %u partition%s (%u ms)",
                     compute_name(ch.compute_after) ?: "N/A", ch.partitions_after,
                     ch.partitions_after == 1 ? "" : "s", ch.elapsed_ms);
         return 0;
@@ -1027,7 +952,7 @@ static int set_one(struct change_run *run, size_t index, struct amdsmi_gpu *gpu,
                 by = covered_by(run, amdsmi_gpu_get_bdf(gpu));
                 if (by >= 0) {
                         json_set(entry, "same_operation_as", json_object_new_int(by));
-                        say(run, entry, "  memory mode %s: requested with GPU %d (same hive)",
+                        cli_say(run->c, entry, "  memory mode %s: requested with GPU %d (same hive)",
                             memory_name(c->memory), by);
                         r = 1;
                 } else {
@@ -1040,7 +965,7 @@ static int set_one(struct change_run *run, size_t index, struct amdsmi_gpu *gpu,
                          * mode then */
                         if (!c->dry_run)
                                 run->reload_pending = true;
-                        say(run, entry,
+                        cli_say(run->c, entry,
                             "  %s memory mode %s %s for a driver reload of the hive; next: "
                             "amdsmi reset -g %zu --reload-driver",
                             c->dry_run ? "dry run: the" : "the",
@@ -1048,25 +973,25 @@ static int set_one(struct change_run *run, size_t index, struct amdsmi_gpu *gpu,
                             index);
                         if (c->compute != AMDSMI_COMPUTE_UNKNOWN &&
                             p.notes & (1u << AMDSMI_PLAN_COMPUTE_AFTER_RELOAD))
-                                say(run, entry,
+                                cli_say(run->c, entry,
                                     "  the driver picks the compute mode at the reload; then: "
                                     "amdsmi partition set -g %zu --compute %s",
                                     index, compute_name(c->compute));
                         else if (c->compute == AMDSMI_COMPUTE_UNKNOWN &&
                                  p.notes & (1u << AMDSMI_PLAN_COMPUTE_AFTER_RELOAD))
-                                say(run, entry,
+                                cli_say(run->c, entry,
                                     "  the driver picks the compute mode for %s at the reload "
                                     "(not %s)",
                                     memory_name(c->memory), compute_name(p.compute_before));
                         return 0;
                 }
                 if (!c->dry_run)
-                        say(run, entry, "  done: memory mode %s", memory_name(c->memory));
+                        cli_say(run->c, entry, "  done: memory mode %s", memory_name(c->memory));
         }
         if (compute_change)
                 return do_compute(run, index, gpu, entry);
         if (!memory_change)
-                say(run, entry, "  nothing to do: already %s / %s",
+                cli_say(run->c, entry, "  nothing to do: already %s / %s",
                     compute_name(p.compute_before) ?: "N/A", memory_name(p.memory_before) ?: "N/A");
         return 0;
 }
@@ -1138,7 +1063,7 @@ static int reset_one(struct change_run *run, size_t index, struct amdsmi_gpu *gp
         by = covered_by(run, amdsmi_gpu_get_bdf(gpu));
         if (by >= 0) {
                 json_set(entry, "same_operation_as", json_object_new_int(by));
-                say(run, entry, "GPU %zu (%s): reloaded with GPU %d (same hive)", index,
+                cli_say(run->c, entry, "GPU %zu (%s): reloaded with GPU %d (same hive)", index,
                     amdsmi_gpu_get_bdf(gpu), by);
                 return 0;
         }
@@ -1173,21 +1098,21 @@ static int reset_one(struct change_run *run, size_t index, struct amdsmi_gpu *gp
                 return r;
         }
         if (c->dry_run) {
-                say(run, entry, "GPU %zu (%s): dry run: the driver reload of %zu GPU%s is "
+                cli_say(run->c, entry, "GPU %zu (%s): dry run: the driver reload of %zu GPU%s is "
                                 "possible now",
                     index, amdsmi_gpu_get_bdf(gpu), n, n == 1 ? "" : "s");
                 return 0;
         }
-        say(run, entry, "GPU %zu (%s): driver reloaded on %u GPU%s (%u ms)", index,
+        cli_say(run->c, entry, "GPU %zu (%s): driver reloaded on %u GPU%s (%u ms)", index,
             amdsmi_gpu_get_bdf(gpu), ch.n_gpus, ch.n_gpus == 1 ? "" : "s", ch.elapsed_ms);
         for (unsigned i = 0; i < ch.n_gpus && i < AMDSMI_PLAN_MAX_HIVE; i++) {
                 const struct amdsmi_gpu_modes *m = &ch.gpus[i];
 
                 if (m->error)
-                        say(run, entry, "  %s  did not come back: %s", m->bdf,
+                        cli_say(run->c, entry, "  %s  did not come back: %s", m->bdf,
                             strerror(m->error < 0 ? -m->error : m->error));
                 else
-                        say(run, entry, "  %s  %s  %s  %u partition%s", m->bdf,
+                        cli_say(run->c, entry, "  %s  %s  %s  %u partition%s", m->bdf,
                             compute_name(m->compute) ?: "N/A", memory_name(m->memory) ?: "N/A",
                             m->partitions, m->partitions == 1 ? "" : "s");
         }

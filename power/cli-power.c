@@ -40,6 +40,7 @@
 #include "power-apml.h"
 #include "power-arbitration.h"
 #include "power-state.h"
+#include "time-util.h"
 #include "parse-util.h"
 
 #define LOCK_WAIT_MS 10000 /* GPU lock and state lock: power changes take milliseconds */
@@ -76,13 +77,6 @@ static json_object *json_time(uint64_t usec) {
         if (format_timestamp(&ts, buf, sizeof(buf)) < 0)
                 return NULL;
         return json_object_new_string(buf);
-}
-
-static uint64_t now_usec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_REALTIME, &ts);
-        return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
 }
 
 /* ---- the model of one GPU ---------------------------------------------------------------- */
@@ -537,25 +531,6 @@ static int run_fail(struct power_run *run, int r) {
         return r;
 }
 
-_printf_(3, 4) static void say(struct power_run *run, json_object *entry, const char *format,
-                               ...) {
-        json_object *lines = NULL;
-        char *msg = NULL;
-        va_list ap;
-
-        va_start(ap, format);
-        if (vasprintf(&msg, format, ap) < 0)
-                msg = NULL;
-        va_end(ap);
-        if (!msg)
-                return;
-        if (run->c->format == OUTPUT_TABLE)
-                printf("%s\n", msg);
-        if (entry && json_object_object_get_ex(entry, "messages", &lines))
-                json_object_array_add(lines, json_object_new_string(msg));
-        free(msg);
-}
-
 static bool vm_name_ok(const char *s) {
         size_t n = strlen(s);
 
@@ -657,23 +632,6 @@ static int parse_change(struct cli *c, enum change_kind kind, struct power_chang
         return 0;
 }
 
-static int check_selection(struct cli *c) {
-        if (c->selection.n_items == 0)
-                return cli_fail(c, -EINVAL,
-                                "-g missing: changes need an explicit GPU selection (-g 0, "
-                                "-g all)");
-        for (size_t i = 0; i < c->selection.n_items; i++) {
-                const struct selector *s = &c->selection.items[i];
-
-                if (s->kind == SELECTOR_INDEX && s->partition != SELECT_NO_PARTITION)
-                        return cli_fail(c, -EINVAL,
-                                        "-g %u.%u selects a partition: a power cap belongs to "
-                                        "the whole GPU (-g %u)",
-                                        s->index, s->partition, s->index);
-        }
-        return 0;
-}
-
 static void setter_string(char *buf, size_t len) {
         snprintf(buf, len, "amdsmi (uid %u, pid %ld)", (unsigned) getuid(), (long) getpid());
 }
@@ -725,12 +683,6 @@ static json_object *result_object(const struct amdsmi_power_cap_result *res) {
         return o;
 }
 
-static json_object *errno_or_null(int r) {
-        char buf[32];
-
-        return r == 0 ? NULL : json_object_new_string(errno_name(r, buf, sizeof(buf)));
-}
-
 /* Values against the GPU's range: -ERANGE (reported) outside [max(cap_min, 1 W), cap_max]. */
 static int check_range(struct power_run *run, size_t index, struct amdsmi_gpu *gpu,
                        const struct power_view *v, const char *option, const char *name,
@@ -753,7 +705,7 @@ static int edit_sources(struct power_run *run, size_t index, json_object *entry,
                         struct power_sources *s) {
         const struct power_change *ch = run->ch;
         char setter[POWER_SETTER_MAX];
-        uint64_t now = now_usec();
+        uint64_t now = now_realtime_us();
         int r = 0;
 
         setter_string(setter, sizeof(setter));
@@ -780,9 +732,9 @@ static int edit_sources(struct power_run *run, size_t index, json_object *entry,
         if (ch->kind != CHANGE_CLEAR)
                 return 0;
         if (ch->host && power_sources_clear(s, POWER_SOURCE_HOST, NULL) == 0)
-                say(run, entry, "GPU %zu: no host source (nothing to clear)", index);
+                cli_say(run->c, entry, "GPU %zu: no host source (nothing to clear)", index);
         if (ch->apml && power_sources_clear(s, POWER_SOURCE_APML, NULL) == 0)
-                say(run, entry, "GPU %zu: no APML source set by a call (nothing to clear)",
+                cli_say(run->c, entry, "GPU %zu: no APML source set by a call (nothing to clear)",
                     index);
         if (ch->vm && power_sources_clear(s, POWER_SOURCE_VM, ch->vm_name) == 0) {
                 char names[256] = "";
@@ -806,7 +758,7 @@ static void say_result(struct power_run *run, json_object *entry, size_t index,
                                   ? "none"
                                   : power_source_kind_to_string(e->binding);
 
-        say(run, entry, "GPU %zu: effective cap %s -> %s (binds: %s%s%s%s)", index,
+        cli_say(run->c, entry, "GPU %zu: effective cap %s -> %s (binds: %s%s%s%s)", index,
             fmt_w(before->expl_error == 0 ? before->expl.effective_uw : AMDSMI_NA, b1, sizeof(b1)),
             fmt_w(e->effective_uw, b2, sizeof(b2)), src,
             e->binding == POWER_SOURCE_VM ? " " : "",
@@ -815,20 +767,20 @@ static void say_result(struct power_run *run, json_object *entry, size_t index,
         if (!applied)
                 return;
         if (res->truncated)
-                say(run, entry,
+                cli_say(run->c, entry,
                     "GPU %zu: warning: %s is applied as %s (the driver keeps whole watts)", index,
                     fmt_w(res->requested_uw, b1, sizeof(b1)), fmt_w(res->applied_uw, b2, sizeof(b2)));
         if (!res->written)
-                say(run, entry, "GPU %zu: would write %s to power1_cap", index,
+                cli_say(run->c, entry, "GPU %zu: would write %s to power1_cap", index,
                     fmt_w(res->requested_uw, b1, sizeof(b1)));
         else if (res->limited)
-                say(run, entry,
+                cli_say(run->c, entry,
                     "GPU %zu: applied %s; the device holds %s: an external limiter (the BMC's "
                     "platform limit, ...) is lower",
                     index, fmt_w(res->applied_uw, b1, sizeof(b1)),
                     fmt_w(res->readback_uw, b3, sizeof(b3)));
         else
-                say(run, entry, "GPU %zu: applied %s, read back %s", index,
+                cli_say(run->c, entry, "GPU %zu: applied %s, read back %s", index,
                     fmt_w(res->applied_uw, b1, sizeof(b1)), fmt_w(res->readback_uw, b3, sizeof(b3)));
 }
 
@@ -967,7 +919,7 @@ static int change_one(struct power_run *run, size_t index, struct amdsmi_gpu *gp
         }
 
         if (!gim && after.expl.effective_uw == POWER_UW_UNKNOWN) {
-                say(run, entry,
+                cli_say(run->c, entry,
                     "GPU %zu: no source and the default cap is unknown: the cap stays as it is",
                     index);
         } else if (!gim) {
@@ -980,7 +932,7 @@ static int change_one(struct power_run *run, size_t index, struct amdsmi_gpu *gp
                 }
                 applied = true;
                 if (!c->dry_run)
-                        (void) state_set_applied(st, bdf, res.applied_uw, now_usec());
+                        (void) state_set_applied(st, bdf, res.applied_uw, now_realtime_us());
         }
 
         if (!c->dry_run) {
@@ -1043,46 +995,6 @@ static const struct column_def change_csv_columns[] = {
         { "result", NULL, "result", 0 },
 };
 
-static int emit_change(struct power_run *run) {
-        struct cli *c = run->c;
-        json_object *doc, *res;
-        char buf[32];
-        int r = run->result;
-
-        if (c->format == OUTPUT_CSV) {
-                struct columns cols = {};
-                int k;
-
-                k = columns_add_defs(&cols, change_csv_columns, ELEMENTSOF(change_csv_columns));
-                if (k >= 0)
-                        k = output_csv_header(stdout, &cols);
-                if (k >= 0)
-                        k = output_csv_rows(stdout, &cols, run->gpus);
-                columns_free(&cols);
-                if (k < 0)
-                        return cli_fail(c, k, "cannot format the output: %s", strerror(-k));
-        }
-        if (c->format != OUTPUT_JSON)
-                return r;
-
-        doc = cli_document(c, json_object_get(run->gpus));
-        res = json_object_new_object();
-        if (!doc || !res) {
-                json_object_put(doc);
-                json_object_put(res);
-                return cli_fail(c, -ENOMEM, "out of memory");
-        }
-        json_set(doc, "dry_run", json_object_new_boolean(c->dry_run));
-        json_set(res, "exit_code", json_object_new_int(exit_code_from_errno(r)));
-        json_set(res, "errno", r == 0 ? NULL : json_object_new_string(errno_name(r, buf, sizeof(buf))));
-        json_set(res, "message", r == 0 ? NULL : json_string_or_null(c->error_message));
-        json_set(doc, "result", res);
-        (void) cli_print_json(c, doc);
-        json_object_put(doc);
-        c->json_printed = true;
-        return r;
-}
-
 static int run_change(struct cli *c, enum change_kind kind) {
         struct power_change ch;
         struct power_run run = { .c = c, .ch = &ch };
@@ -1091,7 +1003,7 @@ static int run_change(struct cli *c, enum change_kind kind) {
         r = parse_change(c, kind, &ch);
         if (r < 0)
                 return r;
-        r = check_selection(c);
+        r = cli_check_change_selection(c, "a power cap belongs to the whole GPU");
         if (r < 0)
                 return r;
         r = cli_authorise_change(c);
@@ -1122,10 +1034,11 @@ static int run_change(struct cli *c, enum change_kind kind) {
                 r = change_one(&run, i, gpu, e);
                 if (r < 0)
                         run_fail(&run, r);
-                json_set(e, "result", errno_or_null(r < 0 ? r : 0));
+                json_set(e, "result", cli_errno_json(r < 0 ? r : 0));
                 json_object_array_add(run.gpus, e);
         }
-        r = emit_change(&run);
+        r = cli_emit_change(c, run.gpus, run.result, change_csv_columns,
+                            ELEMENTSOF(change_csv_columns));
         json_object_put(run.gpus);
         return r;
 }
