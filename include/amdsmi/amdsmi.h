@@ -18,6 +18,7 @@
 #include <amdsmi/amdsmi-gpu.h>
 #include <amdsmi/amdsmi-partition.h>
 #include <amdsmi/amdsmi-power.h>
+#include <amdsmi/amdsmi-sriov.h>
 #include <amdsmi/amdsmi-telemetry.h>
 
 #undef __AMDSMI_H_INSIDE__
