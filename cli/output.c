@@ -425,14 +425,14 @@ static size_t text_width(const char *s) {
         return w;
 }
 
-/* A table cell: "N/A" for null, control characters replaced. */
+/* A table cell: "N/A" for null ("-" with COLUMN_NONE), control characters replaced. */
 static char *table_cell(json_object *row, const struct column *col) {
         json_object *v = json_path_get(row, col->path);
         char *c = output_cell(v, OUTPUT_TABLE, col->flags);
 
         json_object_put(v);
         if (!c)
-                return strdup("N/A");
+                return strdup(col->flags & COLUMN_NONE ? "-" : "N/A");
         for (char *p = c; *p; p++)
                 if ((unsigned char) *p < 0x20 || *p == 0x7f)
                         *p = '?';

@@ -74,6 +74,7 @@ enum {
         COLUMN_HEX = 1u << 0,   /* table: integers as 0x%x */
         COLUMN_MIB = 1u << 1,   /* table: bytes shown in MiB (rounded down) */
         COLUMN_WHOLE = 1u << 2, /* table: numbers without their fraction (truncated) */
+        COLUMN_NONE = 1u << 3,  /* table: null means "none" here and shows as "-", not N/A */
 };
 
 struct column {

@@ -237,7 +237,7 @@ static const struct column_def partition_gpu_columns[] = {
         { "driver", NULL, "driver", 0 },
         { "compute_mode", "COMPUTE", "compute_mode", 0 },
         { "memory_mode", "MEMORY", "memory_mode", 0 },
-        { "memory_pending", "PENDING", "memory_pending", 0 },
+        { "memory_pending", "PENDING", "memory_pending", COLUMN_NONE },
         { "supported_compute_modes", "SUPPORTED", "supported_compute_modes", 0 },
         { "available_compute_modes", "AVAILABLE", "available_compute_modes", 0 },
         { "available_memory_modes", "AVAILABLE NPS", "available_memory_modes", 0 },

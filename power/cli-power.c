@@ -389,6 +389,7 @@ static const struct column_def power_table_columns[] = {
         { NULL, "CAP (W)", "cap_w", 0 },
         { NULL, "RANGE (W)", "range_text", 0 },
         { NULL, "DEFAULT (W)", "cap_default_w", 0 },
+        { NULL, "PPT1 (W)", "ppt1.cap_w", COLUMN_NONE },
         { NULL, "SOURCE", "effective_source", 0 },
         { NULL, "SOURCES (W, * binds)", "sources_text", 0 },
 };

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 #
-# Compares the human table and the CSV of `amdsmi list|static|metric|partition` on one fixture tree with
+# Compares the human table and the CSV of `amdsmi list|static|metric|partition|power` on one
+# fixture tree (power with empty state and runtime directories: no recorded source) with
 # the golden files tests/cli/golden/TREE/VERB.{txt,csv} (diff -u). Neither form holds a time
 # stamp outside watch mode, and on a clean tree nothing may go to stderr. After an intended
 # change of the output, regenerate the golden files with tests/cli/update-golden.sh BUILD and
@@ -35,6 +36,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 unset AMDSMI_DEV_ROOT AMDSMI_DEBUG
 export AMDSMI_SYSFS_ROOT=$root
+mkdir "$tmp/state" "$tmp/run"
+export STATE_DIRECTORY=$tmp/state RUNTIME_DIRECTORY=$tmp/run
 
 if [ "$update" = 1 ]; then
         mkdir -p "$golden"
@@ -44,7 +47,7 @@ elif [ ! -d "$golden" ]; then
 fi
 
 failed=0
-for verb in list static metric partition; do
+for verb in list static metric partition power; do
         for format in txt csv; do
                 args=("$verb")
                 [ "$format" = csv ] && args+=(--csv)

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 #
 # Regenerates tests/cli/golden/<tree>/<verb>.{txt,csv} from a build directory: builds the CLI
-# and the fixture trees there, then writes what `amdsmi list|static|metric|partition` (table and --csv)
+# and the fixture trees there, then writes what `amdsmi list|static|metric|partition|power` (table and --csv)
 # prints on every tree. Review the diff before committing it: the golden files are what
 # test-cli-golden.sh compares the output with.
 #

@@ -421,6 +421,21 @@ static void test_table(void **state) {
         }
         assert_string_equal(capture_end(&cap), "> GPU  PRODUCT  POWER (W)  MEM (°C)  NOTE\n");
         free(cap.buf);
+        columns_free(&cols);
+
+        /* COLUMN_NONE: null is "none" there, "-"; the CSV cell stays empty */
+        assert_int_equal(columns_add(&cols, "power_w", "POWER (W)", "power.power_w", COLUMN_NONE),
+                         0);
+        capture_begin(&cap);
+        assert_int_equal(output_table(cap.f, &cols, rows, ""), 0);
+        assert_string_equal(capture_end(&cap), "POWER (W)\n"
+                                               "    139.5\n"
+                                               "        -\n");
+        free(cap.buf);
+        capture_begin(&cap);
+        assert_int_equal(output_csv_rows(cap.f, &cols, rows), 0);
+        assert_string_equal(capture_end(&cap), "139.5\n\n");
+        free(cap.buf);
 
         columns_free(&cols);
         json_object_put(rows);
