@@ -701,6 +701,26 @@ static int check_range(struct power_run *run, size_t index, struct amdsmi_gpu *g
                         fmt_w(v->info.ceiling_uw, hi, sizeof(hi)));
 }
 
+/* --vf names one of this GPU's VFs when the GPU has VFs to compare with (a PF with SR-IOV
+ * enabled); elsewhere (no VFs yet, a guest) it cannot be checked and is recorded as given.
+ * -EINVAL (reported) for a VF of another GPU. */
+static int check_vf(struct power_run *run, size_t index, struct amdsmi_gpu *gpu) {
+        _cleanup_free_ struct amdsmi_sriov_info *si = calloc(1, sizeof(*si));
+        const char *vf = run->ch->vf_bdf;
+
+        if (!si)
+                return cli_fail(run->c, -ENOMEM, "out of memory");
+        si->size = sizeof(*si);
+        if (amdsmi_gpu_read_sriov(gpu, si) < 0 || !si->capable || si->n_vfs == 0)
+                return 0;
+        for (unsigned i = 0; i < si->n_vfs; i++)
+                if (strcmp(si->vfs[i].bdf, vf) == 0)
+                        return 0;
+        return cli_fail(run->c, -EINVAL, "GPU %zu (%s): %s is not one of its VFs (%s to %s)",
+                        index, amdsmi_gpu_get_bdf(gpu), vf, si->vfs[0].bdf,
+                        si->vfs[si->n_vfs - 1].bdf);
+}
+
 /* Changes the recorded sources. -ENOENT (reported) to clear a VM that has no source. */
 static int edit_sources(struct power_run *run, size_t index, json_object *entry,
                         struct power_sources *s) {
@@ -881,6 +901,8 @@ static int change_one(struct power_run *run, size_t index, struct amdsmi_gpu *gp
                                      ?: "the power cap cannot be applied");
                 goto out;
         }
+        if (ch->kind == CHANGE_SET && ch->vm && ch->vf_bdf && (r = check_vf(run, index, gpu)) < 0)
+                goto out;
         if (ch->kind == CHANGE_SET &&
             ((ch->host && (r = check_range(run, index, gpu, &before, ch->host_option, NULL,
                                            ch->host_uw)) < 0) ||
