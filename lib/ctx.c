@@ -146,6 +146,29 @@ static int is_amd_gpu(struct amdsmi_ctx *ctx, const char *bdf, uint64_t ids[stat
         return (ids[2] >> 16) == 0x03 || (ids[2] >> 16) == 0x12;
 }
 
+/* Physical functions first, then virtual functions, each in BDF order (a stable partition of
+ * the BDF-sorted list), so that creating or removing VFs never renumbers the physical GPUs an
+ * operator selects with -g N. The VF device ID tells them apart without another read. */
+static int order_gpus(struct amdsmi_gpu **gpus, size_t n) {
+        _cleanup_free_ struct amdsmi_gpu **tmp = NULL;
+        size_t k = 0;
+
+        if (n == 0)
+                return 0;
+        tmp = calloc(n, sizeof(*tmp));
+        if (!tmp)
+                return -ENOMEM;
+        for (int pass = 0; pass < 2; pass++)
+                for (size_t i = 0; i < n; i++)
+                        if (device_is_vf(gpus[i]->device) == (pass == 1))
+                                tmp[k++] = gpus[i];
+        for (size_t i = 0; i < n; i++) {
+                gpus[i] = tmp[i];
+                gpus[i]->index = (unsigned) i;
+        }
+        return 0;
+}
+
 _public_ int amdsmi_ctx_enumerate(struct amdsmi_ctx *ctx) {
         _cleanup_strv_free_ char **names = NULL;
         struct amdsmi_gpu **gpus = NULL;
@@ -180,7 +203,6 @@ _public_ int amdsmi_ctx_enumerate(struct amdsmi_ctx *ctx) {
                         r = -ENOMEM;
                         goto fail;
                 }
-                gpu->index = (unsigned) n;
                 gpu->vendor = (uint16_t) ids[0];
                 gpu->device = (uint16_t) ids[1];
                 gpu->pci_class = (uint32_t) ids[2];
@@ -192,6 +214,9 @@ _public_ int amdsmi_ctx_enumerate(struct amdsmi_ctx *ctx) {
                 }
                 gpus[n++] = gpu;
         }
+        r = order_gpus(gpus, n);
+        if (r < 0)
+                goto fail;
 
         ctx_clear_gpus(ctx);
         ctx->gpus = gpus;

@@ -41,7 +41,7 @@ const char *product_from_device_id(uint16_t device) {
         return NULL;
 }
 
-static bool device_is_vf(uint16_t device) {
+bool device_is_vf(uint16_t device) {
         for (size_t i = 0; i < ELEMENTSOF(product_table); i++)
                 if (product_table[i].device == device)
                         return product_table[i].vf;

@@ -95,6 +95,7 @@ void amdsmi_log(struct amdsmi_ctx *ctx, int priority, const char *fmt, ...) _pri
 /* gpu.c */
 struct amdsmi_gpu *gpu_new(struct amdsmi_ctx *ctx, const char *bdf);
 int gpu_probe(struct amdsmi_gpu *gpu);
+bool device_is_vf(uint16_t device);
 void gpu_load_drm(struct amdsmi_gpu *gpu);
 /* Reads a partition/pm text attribute of the GPU with the driver's errno turned into the
  * domain's: absent → -ENODATA, EPERM (a reset in progress, not a permission) → -EBUSY. */

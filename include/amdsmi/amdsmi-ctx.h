@@ -69,9 +69,12 @@ const char *amdsmi_ctx_get_sysfs_root(struct amdsmi_ctx *ctx);
 
 /**
  * Discovers every AMD PCI function (vendor 0x1002 with a GPU class or a known device ID),
- * whatever it is bound to, in BDF order, and maps KFD topology nodes to their GPUs. Calling it
- * again re-discovers; GPU handles from before stay valid (until the context is freed) but
- * describe the old state.
+ * whatever it is bound to, and maps KFD topology nodes to their GPUs. GPUs are numbered
+ * physical functions first, then virtual functions, each in BDF order, so that creating or
+ * removing VFs never renumbers a physical GPU. Calling it again re-discovers and drops the
+ * context's references to the GPUs of the previous enumeration: a borrowed handle from before
+ * is invalid afterwards; one the caller holds a reference on (amdsmi_gpu_ref()) stays valid
+ * but describes the old state.
  * @return the number of GPUs found, or a negative errno (-ENOENT if the sysfs root has no
  * PCI bus).
  * @since 0.1

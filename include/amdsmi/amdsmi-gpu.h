@@ -76,7 +76,8 @@ int amdsmi_memory_mode_from_string(const char *s, enum amdsmi_memory_mode *ret_m
 size_t amdsmi_ctx_get_gpu_count(struct amdsmi_ctx *ctx);
 
 /**
- * @return GPU @p index (0-based, BDF order) of the last enumeration, borrowed from the
+ * @return GPU @p index (0-based: physical functions, then VFs, each in BDF order) of the last
+ * enumeration, borrowed from the
  * context, or NULL if out of range.
  * @since 0.1
  */

@@ -56,11 +56,11 @@ class Cli(unittest.TestCase):
 
 
     def test_sriov_presets(self):
-        """PFs under gim followed by their VFs (physfn), a VF in a VM, and the synthetic host
-        whose PF turns host-pf once it has VFs."""
+        """PFs under gim numbered before their VFs (physfn), a VF in a VM, and the synthetic
+        host whose PF turns host-pf once it has VFs, and whose other GPUs keep their numbers."""
         roles = {
-            "mi300x-gim-1vf": (["host-pf"] + ["vf"]) * 8,
-            "mi300x-gim-8vf": (["host-pf"] + ["vf"] * 8) * 8,
+            "mi300x-gim-1vf": ["host-pf"] * 8 + ["vf"] * 8,
+            "mi300x-gim-8vf": ["host-pf"] * 8 + ["vf"] * 64,
             "mi300x-guest-1vf": ["vf-guest-1vf"],
             "mi300x-guest-multivf": ["vf-guest-multi"],
         }
@@ -79,15 +79,18 @@ class Cli(unittest.TestCase):
                                      "MI300X" if g["role"] == "host-pf" else "MI300X VF")
                 doc = self.run_cli(m, "static", "--json")
                 self.assertEqual([g["role"] for g in doc["gpus"]], want)
-                pf = None
                 for g in doc["gpus"]:
                     self.assertEqual(g["is_vf"], g["role"] != "host-pf")
-                    if g["role"] == "host-pf":
-                        pf = g["bdf"]
-                    self.assertEqual(g["physfn_bdf"], pf if g["role"] == "vf" else None)
+                    # a VF's PF is the function 0 of its slot 0 (stride 1, offset 16)
+                    pf = g["bdf"][:8] + "00.0" if g["role"] == "vf" else None
+                    self.assertEqual(g["physfn_bdf"], pf)
                     guest = g["role"].startswith("vf-guest")
                     self.assertEqual(g["render_minor"], 128 if guest else None)
                     self.assertEqual(g["fru"]["product_name"], None)
+                bdfs = [g["bdf"] for g in doc["gpus"]]
+                pfs = [b for b, r in zip(bdfs, want) if r == "host-pf"]
+                vfs = [b for b, r in zip(bdfs, want) if r == "vf"]
+                self.assertEqual((pfs, vfs), (sorted(pfs), sorted(vfs)))
                 doc = self.run_cli(m, "metric", "--json")
                 self.assertEqual(len(doc["gpus"]), len(want))
                 if name == "mi300x-guest-1vf":
@@ -100,13 +103,14 @@ class Cli(unittest.TestCase):
         with Mount("-m", "mi300x-sriov", "--seed", "2") as m:
             self.assertEqual(m.write("bus/pci/devices/0000:26:00.0/sriov_numvfs", "2"), 0)
             doc = self.run_cli(m, "list", "--json")
-            self.assertEqual([(g["bdf"], g["role"]) for g in doc["gpus"][:5]],
-                             [("0000:05:00.0", "baremetal"), ("0000:26:00.0", "host-pf"),
-                              ("0000:26:02.0", "vf"), ("0000:26:02.1", "vf"),
-                              ("0000:46:00.0", "baremetal")])
+            got = [(g["gpu"], g["bdf"], g["role"]) for g in doc["gpus"]]
+            self.assertEqual(got[:3] + got[7:],
+                             [(0, "0000:05:00.0", "baremetal"), (1, "0000:26:00.0", "host-pf"),
+                              (2, "0000:46:00.0", "baremetal"), (7, "0000:e5:00.0", "baremetal"),
+                              (8, "0000:26:02.0", "vf"), (9, "0000:26:02.1", "vf")])
             self.assertEqual(len(doc["gpus"]), 10)
             doc = self.run_cli(m, "static", "--json")
-            self.assertEqual(doc["gpus"][2]["physfn_bdf"], "0000:26:00.0")
+            self.assertEqual(doc["gpus"][8]["physfn_bdf"], "0000:26:00.0")
 
 
 if __name__ == "__main__":
