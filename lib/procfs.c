@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -39,5 +42,113 @@ int procfs_read_comm(struct amdsmi_ctx *ctx, pid_t pid, char *buf, size_t size) 
         text[n] = '\0';
         (void) strip_newline(text, (size_t) n);
         snprintf(buf, size, "%s", text);
+        return 0;
+}
+
+static int add_user(struct procfs_fd_user **users, size_t *n, size_t *allocated, pid_t pid,
+                    size_t target) {
+        /* one entry per (process, target): a process's entries are the last ones */
+        for (size_t i = *n; i > 0 && (*users)[i - 1].pid == pid; i--)
+                if ((*users)[i - 1].target == target)
+                        return 0;
+        if (*n == *allocated) {
+                size_t na = *allocated * 2 + 8;
+                struct procfs_fd_user *nu = reallocarray(*users, na, sizeof(**users));
+                if (!nu)
+                        return -ENOMEM;
+                *users = nu;
+                *allocated = na;
+        }
+        (*users)[(*n)++] = (struct procfs_fd_user){ .pid = pid, .target = target };
+        return 0;
+}
+
+/* The descriptors of one process: 0, -ENOENT/-ESRCH (it is gone), -EACCES/-EPERM (not ours to
+ * look at), -ENOMEM. */
+static int scan_process(int proc_fd, pid_t pid, const char *const *targets, size_t n_targets,
+                        struct procfs_fd_user **users, size_t *n, size_t *allocated) {
+        _cleanup_closedir_ DIR *d = NULL;
+        struct dirent *de;
+        char path[32];
+        int fd, r;
+
+        snprintf(path, sizeof(path), "%d/fd", (int) pid);
+        do
+                fd = openat(proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        while (fd < 0 && errno == EINTR);
+        if (fd < 0)
+                return -errno;
+        d = fdopendir(fd);
+        if (!d) {
+                r = -errno;
+                (void) close(fd);
+                return r;
+        }
+        while ((de = readdir(d))) {
+                char target[PATH_MAX];
+                ssize_t len;
+
+                if (de->d_name[0] == '.')
+                        continue;
+                len = readlinkat(dirfd(d), de->d_name, target, sizeof(target) - 1);
+                if (len < 0)
+                        continue; /* closed meanwhile */
+                target[len] = '\0';
+                for (size_t t = 0; t < n_targets; t++)
+                        if (strcmp(target, targets[t]) == 0) {
+                                r = add_user(users, n, allocated, pid, t);
+                                if (r < 0)
+                                        return r;
+                        }
+        }
+        return 0;
+}
+
+int procfs_find_fd_users(struct amdsmi_ctx *ctx, const char *const *targets, size_t n_targets,
+                         struct procfs_fd_user **ret_users, size_t *ret_n, unsigned *ret_denied) {
+        _cleanup_free_ struct procfs_fd_user *users = NULL;
+        _cleanup_closedir_ DIR *d = NULL;
+        size_t n = 0, allocated = 0;
+        unsigned denied = 0;
+        struct dirent *de;
+        int fd, r;
+
+        do
+                fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        while (fd < 0 && errno == EINTR);
+        if (fd < 0) {
+                r = -errno;
+                log_debug(ctx, "open /proc: %s", strerror(-r));
+                return r;
+        }
+        d = fdopendir(fd);
+        if (!d) {
+                r = -errno;
+                (void) close(fd);
+                return r;
+        }
+        errno = 0;
+        while ((de = readdir(d))) {
+                int pid;
+
+                if (parse_int(de->d_name, &pid) < 0 || pid <= 0)
+                        continue; /* "self", "sys", ... */
+                r = scan_process(dirfd(d), (pid_t) pid, targets, n_targets, &users, &n, &allocated);
+                if (r == -EACCES || r == -EPERM)
+                        denied++;
+                else if (r == -ENOMEM)
+                        return r;
+                else if (r < 0 && r != -ENOENT && r != -ESRCH)
+                        log_debug(ctx, "/proc/%d/fd: %s", pid, strerror(-r));
+                errno = 0;
+        }
+        if (errno != 0) {
+                r = -errno;
+                log_debug(ctx, "read /proc: %s", strerror(-r));
+                return r;
+        }
+        *ret_users = n > 0 ? TAKE_PTR(users) : NULL;
+        *ret_n = n;
+        *ret_denied = denied;
         return 0;
 }

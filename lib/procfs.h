@@ -14,3 +14,20 @@ struct amdsmi_ctx;
 /* Reads /proc/PID/comm into buf (NUL-terminated, the newline removed, cut to size - 1).
  * -ENOENT/-ESRCH when the process is gone, or another negative errno. */
 int procfs_read_comm(struct amdsmi_ctx *ctx, pid_t pid, char *buf, size_t size);
+
+/* A process holding one of the files procfs_find_fd_users() looks for. */
+struct procfs_fd_user {
+        pid_t pid;
+        size_t target; /* index into the targets */
+};
+
+/* Scans /proc/PID/fd of every process for descriptors whose link target is one of
+ * @targets (absolute paths, compared whole, as the kernel prints them: resolved, so pass
+ * canonical paths). Each (process, target) pair is listed once, in /proc order, in a new
+ * array (*ret_users, NULL when none; free()). *ret_denied counts the processes whose fd
+ * directory could not be read (EACCES/EPERM: another user's, without privilege): with some,
+ * the answer may be incomplete. Processes that exit during the scan are skipped.
+ * @return 0, or a negative errno when /proc itself cannot be read. */
+int procfs_find_fd_users(struct amdsmi_ctx *ctx, const char *const *targets, size_t n_targets,
+                         struct procfs_fd_user **ret_users, size_t *ret_n,
+                         unsigned *ret_denied);
