@@ -35,6 +35,13 @@ struct cli {
         const char *vf_bdf;                /* --vf BDF (power set --vm) */
         const char *power_cap_value;       /* set -o VALUE */
         bool power_cap;                    /* set -o / reset --power-cap given */
+        /* SR-IOV (sriov set, bind, release) */
+        unsigned num_vfs;                  /* --num-vfs N */
+        bool num_vfs_set;
+        bool autoprobe_off;                /* --autoprobe-off */
+        bool persist;                      /* --persist (gim's vf_num in modprobe.d) */
+        const char *argument;              /* the one positional argument of verbs that take
+                                              one (sriov bind VF), NULL: none given */
         bool json_printed;                 /* the verb printed its own (result) document */
 
         /* run time */
@@ -62,6 +69,11 @@ int verb_power_apply(struct cli *c);
 /* set -o VALUE (the host source) and reset --power-cap (clears it). */
 int power_cli_set_cap(struct cli *c);
 int power_cli_reset_cap(struct cli *c);
+/* sriov/cli-sriov.c */
+int verb_sriov(struct cli *c);
+int verb_sriov_set(struct cli *c);
+int verb_sriov_bind(struct cli *c);
+int verb_sriov_release(struct cli *c);
 /* partition/cli-partition.c */
 int verb_partition(struct cli *c);
 int verb_partition_set(struct cli *c);

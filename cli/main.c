@@ -20,6 +20,7 @@
 
 #include "cli.h"
 #include "exit-codes.h"
+#include "parse-util.h"
 
 /* The options a verb accepts (struct verb.options). -h, --version, -g, --json and --csv are
  * accepted by every verb. */
@@ -38,6 +39,9 @@ enum {
         OPT_VM = 1u << 11,        /* --vm NAME [VALUE] */
         OPT_VF = 1u << 12,        /* --vf BDF (power set --vm) */
         OPT_POWER_CAP = 1u << 13, /* set -o VALUE, reset --power-cap */
+        OPT_NUM_VFS = 1u << 14,   /* --num-vfs N (sriov set) */
+        OPT_AUTOPROBE_OFF = 1u << 15,
+        OPT_PERSIST = 1u << 16,
 };
 
 struct verb {
@@ -46,6 +50,7 @@ struct verb {
         int (*fn)(struct cli *c);
         unsigned options;
         const char *help;
+        const char *arg; /* the name of its one positional argument ("VF"), NULL: none */
 };
 
 /* Feature slices add their verbs here. */
@@ -67,6 +72,15 @@ static const struct verb verbs[] = {
           "remove power sources: --host, --vm NAME, --apml" },
         { "power", "apply", verb_power_apply, OPT_DRY_RUN,
           "apply the arbitrated cap again (after a GPU reset, a new APML file)" },
+        { "sriov", NULL, verb_sriov, 0,
+          "SR-IOV per PF: VF count and how it is set, the VFs, their drivers and users" },
+        { "sriov", "set", verb_sriov_set,
+          OPT_NUM_VFS | OPT_DRY_RUN | OPT_FORCE | OPT_AUTOPROBE_OFF | OPT_PERSIST | OPT_TIMEOUT,
+          "set the VF count of PFs (--num-vfs N); gim hosts: --persist" },
+        { "sriov", "bind", verb_sriov_bind, OPT_DRY_RUN,
+          "hand a VF to vfio-pci for a VM (driver_override, unbind, probe)", "VF" },
+        { "sriov", "release", verb_sriov_release, OPT_DRY_RUN | OPT_FORCE,
+          "give a VF back to the driver it had before 'sriov bind'", "VF" },
         { "set", NULL, verb_set,
           OPT_COMPUTE_PARTITION | OPT_MEMORY_PARTITION | OPT_POWER_CAP | OPT_DRY_RUN |
                   OPT_FORCE | OPT_TIMEOUT,
@@ -76,17 +90,21 @@ static const struct verb verbs[] = {
 };
 
 static void help(void) {
-        printf("Usage: amdsmi [OPTIONS] VERB [SUB-VERB]\n"
+        printf("Usage: amdsmi [OPTIONS] VERB [SUB-VERB] [ARGUMENT]\n"
                "\n"
                "System management of AMD Instinct GPUs.\n"
                "\n"
                "Verbs:\n");
         for (size_t i = 0; i < ELEMENTSOF(verbs); i++) {
-                char name[32];
+                char name[48];
 
-                snprintf(name, sizeof(name), "%s%s%s", verbs[i].name, verbs[i].sub ? " " : "",
-                         verbs[i].sub ? verbs[i].sub : "");
-                printf("  %-14s %s\n", name, verbs[i].help);
+                snprintf(name, sizeof(name), "%s%s%s%s%s", verbs[i].name, verbs[i].sub ? " " : "",
+                         verbs[i].sub ? verbs[i].sub : "", verbs[i].arg ? " " : "",
+                         verbs[i].arg ? verbs[i].arg : "");
+                if (strlen(name) > 14)
+                        printf("  %s\n  %-14s %s\n", name, "", verbs[i].help);
+                else
+                        printf("  %-14s %s\n", name, verbs[i].help);
         }
         printf("\n"
                "Options:\n"
@@ -104,7 +122,13 @@ static void help(void) {
                "  -M, --memory-partition MODE\n"
                "                       set: the memory partition mode (as --memory)\n"
                "      --dry-run        changes: print the plan, change nothing\n"
-               "      --force          changes on gim hosts: although VFs exist\n"
+               "      --force          changes on gim hosts: although VFs exist; sriov set /\n"
+               "                       release: although VFs are bound to vfio-pci or in use;\n"
+               "                       sriov set --persist: a VF count gim's table lacks\n"
+               "      --num-vfs N      sriov set: the VF count of the PF\n"
+               "      --autoprobe-off  sriov set: new VFs bind to no host driver\n"
+               "      --persist        sriov set on gim hosts: write gim's vf_num to\n"
+               "                       /etc/modprobe.d/amdsmi-gim.conf for gim's next load\n"
                "      --timeout SECONDS\n"
                "                       changes: how long to wait for the driver\n"
                "      --reload-driver  reset: reload amdgpu on the GPU's XGMI hive\n"
@@ -177,6 +201,9 @@ enum {
         ARG_APML,
         ARG_VM,
         ARG_VF,
+        ARG_NUM_VFS,
+        ARG_AUTOPROBE_OFF,
+        ARG_PERSIST,
 };
 
 /*
@@ -258,6 +285,9 @@ static int parse_argv(struct cli *c, int argc, char **argv, const struct verb **
                 { "vm", required_argument, NULL, ARG_VM },
                 { "vf", required_argument, NULL, ARG_VF },
                 { "power-cap", optional_argument, NULL, 'o' },
+                { "num-vfs", required_argument, NULL, ARG_NUM_VFS },
+                { "autoprobe-off", no_argument, NULL, ARG_AUTOPROBE_OFF },
+                { "persist", no_argument, NULL, ARG_PERSIST },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, ARG_VERSION },
                 {}
@@ -363,6 +393,27 @@ static int parse_argv(struct cli *c, int argc, char **argv, const struct verb **
                         bit = OPT_VF;
                         c->vf_bdf = optarg;
                         break;
+                case ARG_NUM_VFS: {
+                        uint32_t n;
+
+                        bit = OPT_NUM_VFS;
+                        if (parse_u32(optarg, 10, &n) < 0)
+                                USAGE(c, r,
+                                      "invalid VF count '%s': expected a number, e.g. "
+                                      "--num-vfs 4",
+                                      optarg);
+                        c->num_vfs = n;
+                        c->num_vfs_set = true;
+                        break;
+                }
+                case ARG_AUTOPROBE_OFF:
+                        bit = OPT_AUTOPROBE_OFF;
+                        c->autoprobe_off = true;
+                        break;
+                case ARG_PERSIST:
+                        bit = OPT_PERSIST;
+                        c->persist = true;
+                        break;
                 case 'o':
                         bit = OPT_POWER_CAP;
                         c->power_cap = true;
@@ -409,7 +460,8 @@ static int parse_argv(struct cli *c, int argc, char **argv, const struct verb **
                         const char *a = argv[optind - 1];
 
                         if (optarg && a == optarg && optind >= 2 &&
-                            !(bit & (OPT_DRY_RUN | OPT_FORCE | OPT_RELOAD_DRIVER)))
+                            !(bit & (OPT_DRY_RUN | OPT_FORCE | OPT_RELOAD_DRIVER |
+                                     OPT_AUTOPROBE_OFF | OPT_PERSIST)))
                                 a = argv[optind - 2];
                         /* options whose value was taken by hand: find the option itself */
                         for (int k = optind - 1; k > 0 && bit & (OPT_HOST | OPT_APML | OPT_VM |
@@ -456,6 +508,9 @@ static int parse_argv(struct cli *c, int argc, char **argv, const struct verb **
                         c->command = verb->name;
                 else
                         USAGE(c, r, "unknown verb '%s' (verbs: %s)", name, verb_names());
+                /* the one positional argument of verbs that take one (sriov bind VF) */
+                if (next < argc && verb && verb->arg)
+                        c->argument = argv[next++];
                 if (next < argc) {
                         if (verb && verb_has_subs(verb->name) && !verb->sub)
                                 USAGE(c, r, "unknown sub-verb '%s' of '%s'", argv[next],

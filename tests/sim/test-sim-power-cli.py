@@ -443,6 +443,9 @@ class Case(unittest.TestCase):
             self.assertEqual(d["gpus"][0]["apply"], None)
             self.cli(m, "power", "set", "-g", 0, "--vm", "vm3", "450W", "--vf", "0000:05:02.3",
                      status=4)
+            # a VF of another GPU is refused, nothing recorded
+            self.cli(m, "power", "set", "-g", 0, "--vm", "vm4", "400W", "--vf", "0000:26:02.0",
+                     status=2, has=["not one of its VFs (0000:05:02.0 to 0000:05:02.7)"])
             g = self.power(m)
             self.assertEqual((g["effective_w"], g["modelled_cap_w"], g["binding"],
                               g["binding_vm"], g["effective_source"], g["observed"]),
