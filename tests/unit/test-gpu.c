@@ -102,11 +102,16 @@ static void test_roles(void **state) {
         add_function(root, "0000:22:00.0", "0x1002\n", "0x74b5\n", "0x120000\n", "amdgpu");
         ctx = ctx_on(root);
 
+        /* physical functions first, then VFs, each in BDF order */
         assert_int_equal(amdsmi_ctx_enumerate(ctx), 5);
+        assert_string_equal(amdsmi_gpu_get_bdf(amdsmi_ctx_get_gpu(ctx, 0)), "0000:11:00.0");
         assert_int_equal(amdsmi_gpu_get_role(amdsmi_ctx_get_gpu(ctx, 0)), AMDSMI_ROLE_HOST_PF);
-        assert_int_equal(amdsmi_gpu_get_role(amdsmi_ctx_get_gpu(ctx, 1)), AMDSMI_ROLE_VF);
-        assert_string_equal(amdsmi_gpu_get_physfn_bdf(amdsmi_ctx_get_gpu(ctx, 1)), "0000:11:00.0");
-        assert_int_equal(amdsmi_gpu_get_role(amdsmi_ctx_get_gpu(ctx, 2)), AMDSMI_ROLE_HOST_PF);
+        assert_string_equal(amdsmi_gpu_get_bdf(amdsmi_ctx_get_gpu(ctx, 1)), "0000:12:00.0");
+        assert_int_equal(amdsmi_gpu_get_role(amdsmi_ctx_get_gpu(ctx, 1)), AMDSMI_ROLE_HOST_PF);
+        assert_string_equal(amdsmi_gpu_get_bdf(amdsmi_ctx_get_gpu(ctx, 2)), "0000:11:02.0");
+        assert_int_equal(amdsmi_gpu_get_index(amdsmi_ctx_get_gpu(ctx, 2)), 2);
+        assert_int_equal(amdsmi_gpu_get_role(amdsmi_ctx_get_gpu(ctx, 2)), AMDSMI_ROLE_VF);
+        assert_string_equal(amdsmi_gpu_get_physfn_bdf(amdsmi_ctx_get_gpu(ctx, 2)), "0000:11:00.0");
         assert_int_equal(amdsmi_gpu_get_role(amdsmi_ctx_get_gpu(ctx, 3)),
                          AMDSMI_ROLE_VF_GUEST_1VF);
         assert_int_equal(amdsmi_gpu_get_role(amdsmi_ctx_get_gpu(ctx, 4)),
