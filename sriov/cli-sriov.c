@@ -1032,7 +1032,8 @@ static int persist_run(struct cli *c, struct set_target *targets, size_t n_targe
         }
 
         if (scan.enabled_devices)
-                snprintf(order, sizeof(order), "enabled_devices (%s:%u)",
+                snprintf(order, sizeof(order),
+                         "PCI address order of the GPUs in enabled_devices (%s:%u)",
                          scan.enabled_devices_line.path, scan.enabled_devices_line.line);
         else
                 snprintf(order, sizeof(order), "PCI address order (enabled_devices is not set)");

@@ -528,7 +528,7 @@ int gim_modprobe_build(const struct gim_pf *pfs, size_t n, const struct gim_modp
                        struct gim_vf_num **ret, size_t *ret_n, char *ret_bdf) {
         _cleanup_free_ struct gim_pf *sorted = NULL;
         _cleanup_free_ struct gim_vf_num *out = NULL;
-        size_t n_out = 0, n_order;
+        size_t n_out = 0;
 
         if (n == 0)
                 return -EINVAL;
@@ -538,8 +538,7 @@ int gim_modprobe_build(const struct gim_pf *pfs, size_t n, const struct gim_modp
         memcpy(sorted, pfs, n * sizeof(*sorted));
         qsort(sorted, n, sizeof(*sorted), cmp_pf);
 
-        n_order = scan->enabled_devices ? strv_length(scan->enabled_devices) : n;
-        out = calloc(n_order, sizeof(*out));
+        out = calloc(n, sizeof(*out));
         if (!out)
                 return -ENOMEM;
 
@@ -558,19 +557,24 @@ int gim_modprobe_build(const struct gim_pf *pfs, size_t n, const struct gim_modp
                 }
         }
 
-        for (size_t i = 0; i < n_order; i++) {
-                const struct gim_pf *pf;
+        /* every GPU gim is told to drive must be one we know */
+        for (char **d = scan->enabled_devices; d && *d; d++)
+                if (!find_pf(sorted, n, *d)) {
+                        set_bdf(ret_bdf, *d);
+                        return -ENXIO;
+                }
+        /* gim numbers the GPUs it drives in PCI order (enabled_devices only chooses them,
+         * the PCI core probes in bus order), as amdsmi_gpu_read_sriov() reads vf_num back */
+        for (size_t i = 0; i < n; i++) {
+                const struct gim_pf *pf = &sorted[i];
+                bool listed = !scan->enabled_devices;
                 unsigned v;
                 int r;
 
-                if (scan->enabled_devices) {
-                        pf = find_pf(sorted, n, scan->enabled_devices[i]);
-                        if (!pf) {
-                                set_bdf(ret_bdf, scan->enabled_devices[i]);
-                                return -ENXIO;
-                        }
-                } else
-                        pf = &sorted[i];
+                for (char **d = scan->enabled_devices; d && *d && !listed; d++)
+                        listed = strcmp(*d, pf->bdf) == 0;
+                if (!listed)
+                        continue;
                 r = value_of(pf, scan, &v);
                 if (r < 0) {
                         set_bdf(ret_bdf, pf->bdf);

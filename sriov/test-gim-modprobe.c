@@ -330,7 +330,7 @@ static void test_build(void **state) {
         assert_int_equal(v[2].vf_num, 1); /* pending */
         free(v);
 
-        /* enabled_devices decides the order */
+        /* enabled_devices chooses the GPUs, not their order: gim numbers them in PCI order */
         assert_int_equal(gim_conf_parse(&s, "/etc/modprobe.d/x.conf",
                                         "options gim enabled_devices=0000:46:00.0;0000:05:00.0;"
                                         "0000:26:00.0\n",
@@ -338,10 +338,10 @@ static void test_build(void **state) {
                          0);
         assert_int_equal(gim_modprobe_build(pfs, 3, &s, &v, &n, bdf), 0);
         assert_int_equal(n, 3);
-        assert_string_equal(v[0].bdf, "0000:46:00.0");
-        assert_string_equal(v[1].bdf, "0000:05:00.0");
-        assert_string_equal(v[2].bdf, "0000:26:00.0");
-        assert_int_equal(v[1].vf_num, 1);
+        assert_string_equal(v[0].bdf, "0000:05:00.0");
+        assert_string_equal(v[1].bdf, "0000:26:00.0");
+        assert_string_equal(v[2].bdf, "0000:46:00.0");
+        assert_int_equal(v[0].vf_num, 1);
         free(v);
 
         /* ... and a GPU gim would not drive is left out; requested, it is an error */

@@ -585,7 +585,8 @@ class Case(unittest.TestCase):
             # nothing of the GPUs changed: gim reads vf_num when it loads
             self.assertEqual(self.state(m), before)
 
-            # --force writes a count gim's table lacks; enabled_devices decides the order;
+            # --force writes a count gim's table lacks; enabled_devices chooses the GPUs (in
+            # PCI order, however it lists them);
             # a file of the same name in an earlier directory hides one that sets vf_num; the
             # initramfs loads gim
             order = list(reversed(MI300X_BDFS))
@@ -601,9 +602,10 @@ class Case(unittest.TestCase):
             self.assertEqual(runs[0]["rc"], 8, runs[0])
             self.assertIn("warning: GPU 0 (%s): gim supports 1 (SPX/NPS1) or 8 (CPX/NPS4)" % GPU0,
                           runs[0]["stderr"])
-            want = [(b, 2 if b in (GPU0, GPU1) else 8) for b in order]
+            want = [(b, 2 if b in (GPU0, GPU1) else 8) for b in sorted(order)]
             self.assertEqual(self.file_text(files[OWN]), gim_file(
-                want, order="enabled_devices (/etc/modprobe.d/gim-devices.conf:2)"))
+                want, order="PCI address order of the GPUs in enabled_devices "
+                "(/etc/modprobe.d/gim-devices.conf:2)"))
             self.assertIn("gim is loaded from the initramfs (/etc/initramfs-tools/modules:2)",
                           runs[0]["stdout"])
             self.assertEqual(files["/lib/modprobe.d/gim.conf"], "options gim vf_num=4\n")
