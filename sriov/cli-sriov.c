@@ -1474,7 +1474,13 @@ static int vf_change(struct cli *c, enum vf_op op) {
                          rep.message[0] ? rep.message : strerror(-r));
                 if (r == -EBUSY && op == VF_RELEASE && !c->force)
                         fprintf(stderr, "amdsmi:   --force releases it anyway\n");
-        } else if (!rep.changed)
+        } else if (c->dry_run && op == VF_BIND && strcmp(rep.driver_before, "vfio-pci") != 0)
+                cli_say(c, e, "%s: dry run: %s -> vfio-pci is possible now", bdf,
+                        or_none(rep.driver_before));
+        else if (c->dry_run && op == VF_RELEASE && strcmp(rep.driver_before, "vfio-pci") == 0)
+                cli_say(c, e, "%s: dry run: vfio-pci -> the driver it had before is possible now",
+                        bdf);
+        else if (!rep.changed)
                 cli_say(c, e, "%s: %s (%s)", bdf, or_none(rep.driver_after),
                         op == VF_BIND ? "bound to vfio-pci already, nothing to do"
                                       : "not bound to vfio-pci, nothing to do");

@@ -657,6 +657,10 @@ class Case(unittest.TestCase):
             # dry run: nothing changes
             doc = self.doc(m, "sriov", "bind", vf, "--dry-run")
             self.assertEqual((doc["dry_run"], doc["result"]["exit_code"]), (True, 0))
+            p = self.cli(m, "sriov", "bind", vf, "--dry-run")
+            self.assertEqual(p.stdout, "%s: dry run: none -> vfio-pci is possible now\n" % vf)
+            p = self.cli(m, "sriov", "release", vf, "--dry-run")
+            self.assertEqual(p.stdout, "%s: none (not bound to vfio-pci, nothing to do)\n" % vf)
             self.assertEqual(self.state(m), before)
             # bind, by the short address
             p = self.cli(m, "sriov", "bind", vf[5:])
@@ -672,6 +676,10 @@ class Case(unittest.TestCase):
             self.assertEqual((e["report"]["changed"], e["report"]["driver_after"]),
                              (False, "vfio-pci"))
             self.assertEqual(self.sriov(m, "-g", vf)[0]["vfs"][0]["driver"], "vfio-pci")
+            p = self.cli(m, "sriov", "release", vf, "--dry-run")
+            self.assertEqual(p.stdout, "%s: dry run: vfio-pci -> the driver it had before is "
+                             "possible now\n" % vf)
+            self.assertEqual(self.driver(m, vf), "vfio-pci")
             # release while a process holds the group: 5; --force gives it back anyway
             holder = self.hold_vfio(m, vf)
             doc = self.doc(m, "sriov", "release", vf, status=5)
