@@ -339,6 +339,18 @@ static int write_autoprobe_off(struct amdsmi_gpu *gpu) {
         return sysfs_write_string(gpu->ctx, path, "0");
 }
 
+/* The VFs of before are gone (any count change passes through 0): what amdsmi_vf_bind_vfio()
+ * remembered of them must not be given to the new VFs at the same addresses. */
+static void forget_drivers(struct amdsmi_gpu *gpu, const struct amdsmi_sriov_info *info) {
+        for (size_t i = 0; i < info->n_vfs; i++) {
+                int r = sriov_forget_driver(info->vfs[i].bdf);
+
+                if (r < 0)
+                        log_debug(gpu->ctx, "%s: forgetting its driver: %s", info->vfs[i].bdf,
+                                  strerror(-r));
+        }
+}
+
 _public_ int amdsmi_gpu_set_num_vfs(struct amdsmi_gpu *gpu, unsigned n, uint64_t flags,
                                     unsigned timeout_ms, struct amdsmi_sriov_change *ret_change) {
         struct amdsmi_sriov_change *c = ret_change;
@@ -433,6 +445,7 @@ _public_ int amdsmi_gpu_set_num_vfs(struct amdsmi_gpu *gpu, unsigned n, uint64_t
                         return finish(c, r, AMDSMI_SRIOV_STAGE_DISABLE, start);
                 }
                 c->wrote_zero = c->changed = true;
+                forget_drivers(gpu, info);
                 r = read_numvfs(gpu, &now);
                 if (r < 0) {
                         message(c, "cannot read %s/sriov_numvfs after writing 0: %s", gpu->bdf,
@@ -475,6 +488,7 @@ _public_ int amdsmi_gpu_set_num_vfs(struct amdsmi_gpu *gpu, unsigned n, uint64_t
                 return finish(c, r, AMDSMI_SRIOV_STAGE_ENABLE, start);
         }
         c->changed = true;
+        forget_drivers(gpu, info);
 
         r = settle(gpu, n, deadline);
         if (r < 0) {

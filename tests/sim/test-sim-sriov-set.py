@@ -286,12 +286,15 @@ class SetNumVfs(unittest.TestCase):
                 out = m.probe("set", GPU0, 1, "--force", "--dry-run", dev_root=True)
                 self.check_report(out, 0, "done", n_blockers=2, changed=False, vfs_after=3)
                 self.assertEqual(m.hits(numvfs), 0)
-                # FORCE: the VFs go, vfio-pci's too
+                # FORCE: the VFs go, vfio-pci's too, and what bind remembered of them
+                remembered = os.path.join(m.run_dir, "sriov", vf1)
+                self.assertTrue(os.path.exists(remembered))
                 out = m.probe("set", GPU0, 1, "--force", dev_root=True)
                 self.check_report(out, 0, "done", n_blockers=2, changed=True, wrote_zero=True,
                                   vfs_after=1)
                 self.check_vfs(m, GPU0, 1)
                 self.assertFalse(m.exists("bus/pci/drivers/vfio-pci/" + vf1))
+                self.assertFalse(os.path.exists(remembered))
             finally:
                 holder.kill()
                 holder.wait()
