@@ -52,20 +52,6 @@ static inline void json_object_putp(json_object **p) {
 }
 #define _cleanup_json_ _cleanup_(json_object_putp)
 
-int state_dir(char *buf, size_t size) {
-        const char *env = getenv("STATE_DIRECTORY");
-        size_t len;
-
-        if (!env || env[0] != '/') /* unset, empty or relative: not systemd's */
-                env = LOCALSTATEDIR "/lib/amdsmi";
-        len = strcspn(env, ":");
-        if (len + 1 > size)
-                return -ENAMETOOLONG;
-        memcpy(buf, env, len);
-        buf[len] = '\0';
-        return 0;
-}
-
 /* ---- checking and reading the power sections ------------------------------------------- */
 
 /* Why a document is corrupt: "gpus.0000:c1:00.0.power.host.uw: not an integer (a string)". */

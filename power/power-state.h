@@ -44,6 +44,7 @@
 #include <stdint.h>
 
 #include "power-arbitration.h"
+#include "runtime-dir.h" /* state_dir() */
 
 #define STATE_VERSION 1
 
@@ -53,10 +54,6 @@ enum state_mode {
         STATE_READ,  /* shared lock; state_commit() refused (-EBADF) */
         STATE_WRITE, /* exclusive lock; creates the directory (0755) if needed */
 };
-
-/* The state directory: $STATE_DIRECTORY's first entry, or LOCALSTATEDIR "/lib/amdsmi".
- * @return 0 or -ENAMETOOLONG. */
-int state_dir(char *buf, size_t size);
 
 /*
  * Locks and loads the state. Waits for the lock up to @timeout_ms (0: do not wait), then

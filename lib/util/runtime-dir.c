@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: MIT */
+#include "config.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +15,20 @@ int runtime_dir(char *buf, size_t size) {
 
         if (!env || env[0] != '/') /* unset, empty or relative: not systemd's */
                 env = "/run/amdsmi";
+        len = strcspn(env, ":");
+        if (len + 1 > size)
+                return -ENAMETOOLONG;
+        memcpy(buf, env, len);
+        buf[len] = '\0';
+        return 0;
+}
+
+int state_dir(char *buf, size_t size) {
+        const char *env = getenv("STATE_DIRECTORY");
+        size_t len;
+
+        if (!env || env[0] != '/') /* unset, empty or relative: not systemd's */
+                env = LOCALSTATEDIR "/lib/amdsmi";
         len = strcspn(env, ":");
         if (len + 1 > size)
                 return -ENAMETOOLONG;
