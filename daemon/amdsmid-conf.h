@@ -9,6 +9,16 @@
 
 #include <amdsmi/amdsmi.h>
 
+/* [daemon] ranges and defaults, and the other limits of amdsmid.conf(5). */
+#define CONFIG_POLL_INTERVAL_MS_MIN 100
+#define CONFIG_POLL_INTERVAL_MS_MAX 600000
+#define CONFIG_POLL_INTERVAL_MS_DEFAULT 2000
+#define CONFIG_HISTORY_MAX_KIB_MIN 16
+#define CONFIG_HISTORY_MAX_KIB_MAX 1048576
+#define CONFIG_HISTORY_MAX_KIB_DEFAULT 1024
+#define CONFIG_NUM_VFS_MAX 65535
+#define CONFIG_FILE_MAX (1024 * 1024) /* bytes; a larger file is refused (-EFBIG) */
+
 /* The desired state of one GPU: each key is either set or not. */
 struct config_gpu {
         char bdf[16];                         /* "" for the [gpu] (every GPU) section */
@@ -32,30 +42,41 @@ struct config {
         size_t n_gpus;
 };
 
-/* The configuration file: $CONFIGURATION_DIRECTORY/amdsmid.conf, else
- * SYSCONFDIR/amdsmi/amdsmid.conf. */
+/* The configuration file: $CONFIGURATION_DIRECTORY/amdsmid.conf (its first entry when systemd
+ * lists several, ':'-separated; only an absolute path counts), else
+ * SYSCONFDIR/amdsmi/amdsmid.conf. -ENAMETOOLONG if it does not fit in @buf. */
 int config_path(char *buf, size_t size);
 
 /*
- * Parses @path (NULL: config_path()). A missing file is no error (*ret has exists == false and
- * the defaults). Any error refuses the whole file: -EINVAL (or -ERANGE, -ENOMEM, a read errno)
- * with "FILE:LINE: what is wrong" in @err (may be NULL).
+ * Parses @path (NULL: config_path()). A missing file is no error (*ret has exists == false,
+ * path == NULL and the defaults). Any error refuses the whole file, *ret stays untouched:
+ *   -EINVAL  a syntax or value error: "FILE:LINE: what is wrong" in @err;
+ *   -ERANGE  a number or power cap out of its range: "FILE:LINE: ..." too;
+ *   -EFBIG   the file is larger than CONFIG_FILE_MAX; -EISDIR; -ENOMEM;
+ *   a negative errno from open() or read(): "FILE: cannot open: ..." in @err.
+ * @err (may be NULL) is "" on success. Parsing stops at the first error.
  */
 int config_load(const char *path, struct config **ret, char *err, size_t err_size);
 
-/* Parses a configuration held in memory (@name is used in messages). Same rules. */
+/* Parses a configuration held in memory (@name, the path for messages and c->path; NULL:
+ * "amdsmid.conf"). Same rules; a NUL byte ends @text. */
 int config_parse_string(const char *name, const char *text, struct config **ret, char *err,
                         size_t err_size);
+/* The same for @size bytes at @data, which may hold NUL bytes (refused, as in a file). */
+int config_parse_buffer(const char *name, const void *data, size_t size, struct config **ret,
+                        char *err, size_t err_size);
 
 struct config *config_free(struct config *c);
 static inline void config_freep(struct config **c) {
         config_free(*c);
 }
 
-/* What the file desires for @bdf: the [gpu BDF] keys over the [gpu] keys. @return true if
- * any key is set. */
+/* What the file desires for @bdf: the [gpu BDF] keys over the [gpu] keys. @bdf may be upper-case
+ * or short (05:00.0) like a section name. *ret is always written: ret->bdf is @bdf (normalised),
+ * ret->line the [gpu BDF] section's line, else [gpu]'s, else 0. @c may be NULL (nothing set).
+ * @return true if any key is set. */
 bool config_desired(const struct config *c, const char *bdf, struct config_gpu *ret);
 
-/* The [gpu BDF] sections that name no GPU in @bdfs (for a warning): a new strv (NULL-terminated,
- * strv_free()), or NULL on -ENOMEM. */
+/* The [gpu BDF] sections that name no GPU in @bdfs (for a warning), in file order and
+ * normalised: a new strv (NULL-terminated, possibly empty; strv_free()), or NULL on -ENOMEM. */
 char **config_unknown_gpus(const struct config *c, const char *const *bdfs, size_t n);

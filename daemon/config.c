@@ -1,2 +1,733 @@
 /* SPDX-License-Identifier: MIT */
-#include "config.h"
+/*
+ * amdsmid.conf (amdsmid.conf(5)), read with libinih.
+ *
+ * libinih is used through its callbacks: a reader hands it one line at a time and a handler
+ * receives each key. The reader does what libinih cannot report by itself, so that no input is
+ * ever taken silently in a way the man page does not describe:
+ *  - it counts lines (Debian's libinih is built without INI_HANDLER_LINENO), so every message
+ *    carries the line it is about; parsing stops at the first error;
+ *  - it refuses NUL bytes, lines whose content does not fit libinih's line buffer (which would
+ *    otherwise be cut and read as two lines), bytes that are not UTF-8 and control characters
+ *    outside comments;
+ *  - it removes comments ('#' or ';' up to the end of the line: no value contains either) and
+ *    the blanks around the content, so libinih's multi-line values (an indented line continuing
+ *    the previous value) and its inline-comment rules never apply;
+ *  - it reads section headers itself (libinih skips text after ']', truncates long names and
+ *    does not call the handler for a section without keys), and refuses "key: value", which
+ *    libinih would accept.
+ * The handler then checks each key against the section it belongs to.
+ */
+#include "amdsmid-conf.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <ini.h>
+
+#include <amdsmi/amdsmi.h>
+
+#include "macro.h"
+#include "parse-util.h"
+#include "power-arbitration.h"
+
+#ifndef AMDSMID_CONF_PATH
+#error "AMDSMID_CONF_PATH (SYSCONFDIR/amdsmi/amdsmid.conf) must be defined by the build"
+#endif
+
+/* The most a section header's text can hold: more than any line libinih takes. */
+#define SECTION_TEXT_MAX 256
+
+enum section {
+        SECTION_NONE,
+        SECTION_DAEMON,
+        SECTION_GPU,
+};
+
+enum key {
+        KEY_POLL_INTERVAL_MS,
+        KEY_HISTORY_MAX_KIB,
+        KEY_COMPUTE_MODE,
+        KEY_MEMORY_MODE,
+        KEY_POWER_CAP,
+        KEY_NUM_VFS,
+        _KEY_MAX,
+};
+
+static const struct {
+        const char *name;
+        enum section section;
+} keys[_KEY_MAX] = {
+        [KEY_POLL_INTERVAL_MS] = { "poll_interval_ms", SECTION_DAEMON },
+        [KEY_HISTORY_MAX_KIB] = { "history_max_kib", SECTION_DAEMON },
+        [KEY_COMPUTE_MODE] = { "compute_mode", SECTION_GPU },
+        [KEY_MEMORY_MODE] = { "memory_mode", SECTION_GPU },
+        [KEY_POWER_CAP] = { "power_cap", SECTION_GPU },
+        [KEY_NUM_VFS] = { "num_vfs", SECTION_GPU },
+};
+
+static const char *const section_keys[] = {
+        [SECTION_DAEMON] = "poll_interval_ms, history_max_kib",
+        [SECTION_GPU] = "compute_mode, memory_mode, power_cap, num_vfs",
+};
+
+struct parser {
+        const char *name;    /* for messages */
+        const char *p, *end; /* what is left to read */
+        unsigned line;       /* the line handed to libinih last (1-based) */
+        int r;               /* the first error, or 0 */
+        char *err;
+        size_t err_size;
+
+        struct config *c;      /* gpus: the [gpu BDF] sections only, until the end */
+        struct config_gpu all; /* [gpu] / [gpu all], when all.line != 0 */
+        unsigned daemon_line;  /* [daemon], when != 0 */
+
+        enum section section;                /* the current section */
+        char section_text[SECTION_TEXT_MAX]; /* as written, without brackets and blanks */
+        struct config_gpu *gpu;              /* the current GPU section (in c->gpus or &all) */
+        unsigned key_line[_KEY_MAX]; /* the current section's keys: where given, 0: not yet */
+};
+
+_printf_(3, 4) static int parser_error(struct parser *p, int r, const char *fmt, ...) {
+        va_list ap;
+        int n;
+
+        if (p->r < 0) /* the first error only */
+                return p->r;
+        p->r = r;
+        if (!p->err || p->err_size == 0)
+                return r;
+        n = snprintf(p->err, p->err_size, "%s:%u: ", p->name, p->line);
+        if (n < 0 || (size_t) n >= p->err_size)
+                return r;
+        va_start(ap, fmt);
+        (void) vsnprintf(p->err + n, p->err_size - (size_t) n, fmt, ap);
+        va_end(ap);
+        return r;
+}
+
+_printf_(4, 5) static int file_error(char *err, size_t err_size, int r, const char *fmt, ...) {
+        va_list ap;
+
+        if (err && err_size > 0) {
+                va_start(ap, fmt);
+                (void) vsnprintf(err, err_size, fmt, ap);
+                va_end(ap);
+        }
+        return r;
+}
+
+static bool streq(const char *a, const char *b) {
+        return strcmp(a, b) == 0;
+}
+
+static bool is_blank(char c) {
+        return c == ' ' || c == '\t';
+}
+
+/* Well-formed UTF-8 (no overlong forms, no surrogates, at most U+10FFFF). Returns the offset of
+ * the first bad byte, or n. */
+static size_t utf8_check(const char *s, size_t n) {
+        const unsigned char *u = (const unsigned char *) s;
+        size_t i = 0;
+
+        while (i < n) {
+                unsigned char c = u[i];
+                size_t len;
+                uint32_t cp, min;
+
+                if (c < 0x80) {
+                        i++;
+                        continue;
+                }
+                if (c >= 0xc2 && c <= 0xdf)
+                        len = 2, cp = c & 0x1f, min = 0x80;
+                else if (c >= 0xe0 && c <= 0xef)
+                        len = 3, cp = c & 0x0f, min = 0x800;
+                else if (c >= 0xf0 && c <= 0xf4)
+                        len = 4, cp = c & 0x07, min = 0x10000;
+                else
+                        return i;
+                if (n - i < len)
+                        return i;
+                for (size_t k = 1; k < len; k++) {
+                        if ((u[i + k] & 0xc0) != 0x80)
+                                return i;
+                        cp = (cp << 6) | (u[i + k] & 0x3f);
+                }
+                if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+                        return i;
+                i += len;
+        }
+        return n;
+}
+
+/* "0000:05:00.0", "0000:C1:00.0" or "05:00.0" (domain 0000) → the kernel's lower-case name. */
+static int bdf_normalize(const char *s, char ret[static 16]) {
+        char buf[16];
+        size_t n = strlen(s), off = 0;
+
+        if (n == 7) { /* bb:dd.f */
+                memcpy(buf, "0000:", 5);
+                off = 5;
+        } else if (n >= sizeof(buf))
+                return -EINVAL;
+        for (size_t i = 0; i <= n; i++) {
+                char c = s[i];
+
+                buf[off + i] = c >= 'A' && c <= 'F' ? (char) (c - 'A' + 'a') : c;
+        }
+        if (!pci_bdf_valid(buf))
+                return -EINVAL;
+        memcpy(ret, buf, strlen(buf) + 1);
+        return 0;
+}
+
+static void gpu_init(struct config_gpu *g, const char *bdf, unsigned line) {
+        *g = (struct config_gpu){
+                .compute = AMDSMI_COMPUTE_UNKNOWN,
+                .memory = AMDSMI_MEMORY_UNKNOWN,
+                .line = line,
+        };
+        snprintf(g->bdf, sizeof(g->bdf), "%s", bdf);
+}
+
+/* A section header, "[...]" with nothing after it (comments and blanks are gone already). Writes
+ * the header libinih is given (the canonical spelling) into buf. */
+static int section_begin(struct parser *p, const char *s, size_t n, char *buf, size_t size) {
+        const char *close = memchr(s, ']', n), *in, *in_end;
+        char canonical[32];
+
+        if (!close)
+                return parser_error(p, -EINVAL, "missing \"]\" in section header");
+        if (close != s + n - 1)
+                return parser_error(p, -EINVAL, "unexpected text after \"]\"");
+
+        in = s + 1;
+        in_end = close;
+        while (in < in_end && is_blank(*in))
+                in++;
+        while (in_end > in && is_blank(in_end[-1]))
+                in_end--;
+        /* n is below libinih's line buffer, which is smaller than section_text */
+        snprintf(p->section_text, sizeof(p->section_text), "%.*s", (int) (in_end - in), in);
+
+        memset(p->key_line, 0, sizeof(p->key_line));
+        p->gpu = NULL;
+        p->section = SECTION_NONE;
+
+        if (streq(p->section_text, "daemon")) {
+                if (p->daemon_line > 0)
+                        return parser_error(p, -EINVAL,
+                                            "section [%s] given twice (first on line %u)",
+                                            p->section_text, p->daemon_line);
+                p->daemon_line = p->line;
+                p->section = SECTION_DAEMON;
+                snprintf(canonical, sizeof(canonical), "daemon");
+        } else if (strncmp(p->section_text, "gpu", 3) == 0 &&
+                   (p->section_text[3] == '\0' || is_blank(p->section_text[3]))) {
+                const char *arg = p->section_text + 3;
+                char bdf[16];
+
+                while (is_blank(*arg))
+                        arg++;
+                if (arg[0] == '\0' || streq(arg, "all")) {
+                        if (p->all.line > 0)
+                                return parser_error(p, -EINVAL,
+                                                    "section [%s] given twice (first on line %u)",
+                                                    p->section_text, p->all.line);
+                        gpu_init(&p->all, "", p->line);
+                        p->gpu = &p->all;
+                        snprintf(canonical, sizeof(canonical), "gpu");
+                } else {
+                        struct config_gpu *g;
+
+                        if (bdf_normalize(arg, bdf) < 0)
+                                return parser_error(p, -EINVAL,
+                                                    "malformed PCI address \"%s\" in [%s] "
+                                                    "(DDDD:BB:DD.F or BB:DD.F, e.g. 0000:05:00.0)",
+                                                    arg, p->section_text);
+                        for (size_t i = 0; i < p->c->n_gpus; i++)
+                                if (streq(p->c->gpus[i].bdf, bdf))
+                                        return parser_error(
+                                                p, -EINVAL,
+                                                "section [%s] given twice (first on line %u)",
+                                                p->section_text, p->c->gpus[i].line);
+                        g = reallocarray(p->c->gpus, p->c->n_gpus + 1, sizeof(*g));
+                        if (!g)
+                                return parser_error(p, -ENOMEM, "out of memory");
+                        p->c->gpus = g;
+                        p->gpu = &g[p->c->n_gpus++];
+                        gpu_init(p->gpu, bdf, p->line);
+                        snprintf(canonical, sizeof(canonical), "gpu %s", bdf);
+                }
+                p->section = SECTION_GPU;
+        } else
+                return parser_error(p, -EINVAL,
+                                    "unknown section [%s] ([daemon], [gpu], [gpu all], [gpu BDF])",
+                                    p->section_text);
+
+        snprintf(buf, size, "[%s]", canonical);
+        return 0;
+}
+
+/* A whole number within [min, max]; the key's name for messages. */
+static int parse_number(struct parser *p, const char *key, const char *value, uint64_t min,
+                        uint64_t max, uint64_t *ret) {
+        uint64_t v;
+        int r;
+
+        if (value[strspn(value, "0123456789")] != '\0')
+                return parser_error(p, -EINVAL,
+                                    "bad %s \"%s\" (a whole number, %" PRIu64 "..%" PRIu64 ")", key,
+                                    value, min, max);
+        r = parse_u64(value, 10, &v);
+        if (r == -ERANGE || (r == 0 && (v < min || v > max)))
+                return parser_error(p, -ERANGE, "%s %s out of range (%" PRIu64 "..%" PRIu64 ")",
+                                    key, value, min, max);
+        if (r < 0)
+                return parser_error(p, r, "bad %s \"%s\"", key, value);
+        *ret = v;
+        return 0;
+}
+
+static int set_key(struct parser *p, enum key k, const char *value) {
+        const char *key = keys[k].name;
+        uint64_t v;
+        int r;
+
+        switch (k) {
+        case KEY_POLL_INTERVAL_MS:
+                r = parse_number(p, key, value, CONFIG_POLL_INTERVAL_MS_MIN,
+                                 CONFIG_POLL_INTERVAL_MS_MAX, &v);
+                if (r < 0)
+                        return r;
+                p->c->poll_interval_ms = (unsigned) v;
+                return 0;
+
+        case KEY_HISTORY_MAX_KIB:
+                r = parse_number(p, key, value, CONFIG_HISTORY_MAX_KIB_MIN,
+                                 CONFIG_HISTORY_MAX_KIB_MAX, &v);
+                if (r < 0)
+                        return r;
+                p->c->history_max_bytes = v * 1024;
+                return 0;
+
+        case KEY_COMPUTE_MODE: {
+                enum amdsmi_compute_mode m;
+
+                if (amdsmi_compute_mode_from_string(value, &m) < 0 || m == AMDSMI_COMPUTE_UNKNOWN)
+                        return parser_error(p, -EINVAL,
+                                            "bad compute_mode \"%s\" (SPX, DPX, TPX, QPX, CPX)",
+                                            value);
+                p->gpu->compute = m;
+                return 0;
+        }
+
+        case KEY_MEMORY_MODE: {
+                enum amdsmi_memory_mode m;
+
+                if (amdsmi_memory_mode_from_string(value, &m) < 0 || m == AMDSMI_MEMORY_UNKNOWN)
+                        return parser_error(
+                                p, -EINVAL,
+                                "bad memory_mode \"%s\" (NPS1, NPS2, NPS3, NPS4, NPS6, NPS8)",
+                                value);
+                p->gpu->memory = m;
+                return 0;
+        }
+
+        case KEY_POWER_CAP:
+                r = power_parse_watts(value, &v);
+                if (r == -ERANGE)
+                        return parser_error(p, -ERANGE,
+                                            "power_cap %s above 4294.967295 W (the most "
+                                            "power1_cap takes)",
+                                            value);
+                if (r < 0)
+                        return parser_error(p, -EINVAL,
+                                            "bad power_cap \"%s\" (watts: 550, 550W, 550000mW, "
+                                            "0.55kW)",
+                                            value);
+                if (v < POWER_FLOOR_UW)
+                        return parser_error(p, -ERANGE, "power_cap %s below 1 W", value);
+                if (v > POWER_WRITE_MAX_UW)
+                        return parser_error(p, -ERANGE,
+                                            "power_cap %s above 4294.967295 W (the most "
+                                            "power1_cap takes)",
+                                            value);
+                p->gpu->power_cap_set = true;
+                p->gpu->power_cap_uw = v;
+                return 0;
+
+        case KEY_NUM_VFS:
+                r = parse_number(p, key, value, 0, CONFIG_NUM_VFS_MAX, &v);
+                if (r < 0)
+                        return r;
+                p->gpu->num_vfs_set = true;
+                p->gpu->num_vfs = (unsigned) v;
+                return 0;
+
+        case _KEY_MAX:
+                break;
+        }
+        return parser_error(p, -EINVAL, "internal error: key %d", (int) k);
+}
+
+/* libinih's handler: one "name = value" of the current line (both trimmed by libinih). */
+static int handler(void *user, const char *section, const char *name, const char *value) {
+        struct parser *p = user;
+        enum key k = _KEY_MAX;
+
+        if (p->r < 0)
+                return 0;
+        if (p->section == SECTION_NONE) {
+                parser_error(p, -EINVAL, "key \"%s\" outside a section", name);
+                return 0;
+        }
+        for (enum key i = 0; i < _KEY_MAX; i++)
+                if (keys[i].section == p->section && streq(keys[i].name, name)) {
+                        k = i;
+                        break;
+                }
+        if (k == _KEY_MAX) {
+                parser_error(p, -EINVAL, "unknown key \"%s\" in [%s] (%s)", name, p->section_text,
+                             section_keys[p->section]);
+                return 0;
+        }
+        if (p->key_line[k] > 0) {
+                parser_error(p, -EINVAL, "key \"%s\" given twice in [%s] (first on line %u)", name,
+                             p->section_text, p->key_line[k]);
+                return 0;
+        }
+        p->key_line[k] = p->line;
+        if (!value || value[0] == '\0') {
+                parser_error(p, -EINVAL, "key \"%s\" has an empty value", name);
+                return 0;
+        }
+        return set_key(p, k, value) >= 0;
+}
+
+/* libinih's reader: the next line, stripped of its comment and blanks, after the checks above.
+ * NULL at the end or after an error (parsing stops there). */
+static char *reader(char *buf, int num, void *stream) {
+        struct parser *p = stream;
+        const char *s, *nl, *eq;
+        size_t len, n, bad;
+
+        if (p->r < 0 || p->p >= p->end)
+                return NULL;
+        if (num < 4) {
+                parser_error(p, -EINVAL, "libinih's line buffer is too small (%d bytes)", num);
+                return NULL;
+        }
+
+        s = p->p;
+        nl = memchr(s, '\n', (size_t) (p->end - s));
+        len = nl ? (size_t) (nl - s) : (size_t) (p->end - s);
+        p->p = nl ? nl + 1 : p->end;
+        p->line++;
+
+        if (memchr(s, '\0', len)) {
+                parser_error(p, -EINVAL, "NUL byte");
+                return NULL;
+        }
+        if (len > 0 && s[len - 1] == '\r') /* CRLF */
+                len--;
+        if (p->line == 1 && len >= 3 && memcmp(s, "\xef\xbb\xbf", 3) == 0) { /* UTF-8 BOM */
+                s += 3;
+                len -= 3;
+        }
+
+        /* the comment, then the blanks around what is left */
+        for (n = 0; n < len && s[n] != '#' && s[n] != ';'; n++)
+                ;
+        while (n > 0 && is_blank(s[n - 1]))
+                n--;
+        while (n > 0 && is_blank(s[0])) {
+                s++;
+                n--;
+        }
+
+        /* libinih's buffer holds num - 3 bytes of a line (its CR, LF and NUL) */
+        if (n > (size_t) num - 3) {
+                parser_error(p, -EINVAL, "line too long (%zu bytes before its comment, at most %d)",
+                             n, num - 3);
+                return NULL;
+        }
+        bad = utf8_check(s, n);
+        if (bad < n) {
+                parser_error(p, -EINVAL,
+                             "not UTF-8 (byte 0x%02x; only comments may hold such bytes)",
+                             (unsigned char) s[bad]);
+                return NULL;
+        }
+        for (size_t i = 0; i < n; i++)
+                if (((unsigned char) s[i] < 0x20 && s[i] != '\t') || s[i] == 0x7f) {
+                        parser_error(p, -EINVAL, "control character 0x%02x", (unsigned char) s[i]);
+                        return NULL;
+                }
+
+        if (n == 0) {
+                buf[0] = '\0';
+                return buf;
+        }
+        if (s[0] == '[') {
+                if (section_begin(p, s, n, buf, (size_t) num) < 0)
+                        return NULL;
+                return buf;
+        }
+
+        eq = memchr(s, '=', n);
+        if (!eq || eq == s || memchr(s, ':', (size_t) (eq - s))) {
+                /* libinih also takes "key: value"; this format has one spelling */
+                parser_error(p, -EINVAL, "expected \"key = value\" or \"[section]\"");
+                return NULL;
+        }
+        memcpy(buf, s, n);
+        buf[n] = '\0';
+        return buf;
+}
+
+int config_path(char *buf, size_t size) {
+        const char *env = getenv("CONFIGURATION_DIRECTORY");
+        int n;
+
+        if (env && env[0] == '/') {
+                /* systemd lists several directories separated by ':'; the first is ours */
+                n = snprintf(buf, size, "%.*s/amdsmid.conf", (int) strcspn(env, ":"), env);
+        } else
+                n = snprintf(buf, size, "%s", AMDSMID_CONF_PATH);
+        if (n < 0)
+                return -EINVAL;
+        if ((size_t) n >= size)
+                return -ENAMETOOLONG;
+        return 0;
+}
+
+static struct config *config_new(void) {
+        struct config *c = calloc(1, sizeof(*c));
+
+        if (!c)
+                return NULL;
+        c->poll_interval_ms = CONFIG_POLL_INTERVAL_MS_DEFAULT;
+        c->history_max_bytes = (uint64_t) CONFIG_HISTORY_MAX_KIB_DEFAULT * 1024;
+        return c;
+}
+
+int config_parse_buffer(const char *name, const void *data, size_t size, struct config **ret,
+                        char *err, size_t err_size) {
+        _cleanup_(config_freep) struct config *c = NULL;
+        struct parser p = {
+                .name = name ?: "amdsmid.conf",
+                .p = data,
+                .end = (const char *) data + size,
+                .err = err,
+                .err_size = err_size,
+        };
+        int r;
+
+        if (!data && size > 0)
+                return -EINVAL;
+        if (err && err_size > 0)
+                err[0] = '\0';
+
+        c = config_new();
+        if (!c)
+                return file_error(err, err_size, -ENOMEM, "%s: out of memory", p.name);
+        c->path = strdup(p.name);
+        if (!c->path)
+                return file_error(err, err_size, -ENOMEM, "%s: out of memory", p.name);
+        c->exists = true;
+        p.c = c;
+        if (size == 0)
+                p.p = p.end = "";
+
+        r = ini_parse_stream(reader, &p, handler, &p);
+        if (p.r < 0)
+                return p.r;
+        if (r == -2)
+                return file_error(err, err_size, -ENOMEM, "%s: out of memory", p.name);
+        if (r != 0) {
+                /* libinih found something the reader let through: still an error */
+                p.line = r > 0 ? (unsigned) r : p.line;
+                return parser_error(&p, -EINVAL, "syntax error");
+        }
+
+        /* [gpu] goes first */
+        if (p.all.line > 0) {
+                struct config_gpu *g = reallocarray(c->gpus, c->n_gpus + 1, sizeof(*g));
+
+                if (!g)
+                        return file_error(err, err_size, -ENOMEM, "%s: out of memory", p.name);
+                memmove(g + 1, g, c->n_gpus * sizeof(*g));
+                g[0] = p.all;
+                c->gpus = g;
+                c->n_gpus++;
+        }
+
+        *ret = TAKE_PTR(c);
+        return 0;
+}
+
+int config_parse_string(const char *name, const char *text, struct config **ret, char *err,
+                        size_t err_size) {
+        if (!text)
+                return -EINVAL;
+        return config_parse_buffer(name, text, strlen(text), ret, err, err_size);
+}
+
+int config_load(const char *path, struct config **ret, char *err, size_t err_size) {
+        _cleanup_close_ int fd = -EBADF;
+        _cleanup_free_ char *data = NULL;
+        char def[4096];
+        struct stat st;
+        size_t size = 0;
+        int r;
+
+        if (err && err_size > 0)
+                err[0] = '\0';
+        if (!path) {
+                r = config_path(def, sizeof(def));
+                if (r < 0)
+                        return file_error(err, err_size, r,
+                                          "$CONFIGURATION_DIRECTORY/amdsmid.conf: %s",
+                                          strerror(-r));
+                path = def;
+        }
+
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0) {
+                struct config *c;
+
+                if (errno != ENOENT)
+                        return file_error(err, err_size, -errno, "%s: cannot open: %s", path,
+                                          strerror(errno));
+                c = config_new(); /* no file: nothing is desired */
+                if (!c)
+                        return file_error(err, err_size, -ENOMEM, "%s: out of memory", path);
+                *ret = c;
+                return 0;
+        }
+        if (fstat(fd, &st) < 0)
+                return file_error(err, err_size, -errno, "%s: cannot read: %s", path,
+                                  strerror(errno));
+        if (S_ISDIR(st.st_mode))
+                return file_error(err, err_size, -EISDIR, "%s: is a directory", path);
+
+        data = malloc(CONFIG_FILE_MAX + 1);
+        if (!data)
+                return file_error(err, err_size, -ENOMEM, "%s: out of memory", path);
+        for (;;) {
+                ssize_t k = read(fd, data + size, CONFIG_FILE_MAX + 1 - size);
+
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0)
+                        return file_error(err, err_size, -errno, "%s: cannot read: %s", path,
+                                          strerror(errno));
+                if (k == 0)
+                        break;
+                size += (size_t) k;
+                if (size > CONFIG_FILE_MAX)
+                        return file_error(err, err_size, -EFBIG,
+                                          "%s: file too large (more than %d bytes)", path,
+                                          CONFIG_FILE_MAX);
+        }
+
+        return config_parse_buffer(path, data, size, ret, err, err_size);
+}
+
+struct config *config_free(struct config *c) {
+        if (!c)
+                return NULL;
+        free(c->path);
+        free(c->gpus);
+        free(c);
+        return NULL;
+}
+
+static const struct config_gpu *find_gpu(const struct config *c, const char *bdf) {
+        for (size_t i = 0; i < c->n_gpus; i++)
+                if (c->gpus[i].bdf[0] != '\0' && streq(c->gpus[i].bdf, bdf))
+                        return &c->gpus[i];
+        return NULL;
+}
+
+static const struct config_gpu *find_all(const struct config *c) {
+        return c->n_gpus > 0 && c->gpus[0].bdf[0] == '\0' ? &c->gpus[0] : NULL;
+}
+
+bool config_desired(const struct config *c, const char *bdf, struct config_gpu *ret) {
+        const struct config_gpu *all, *one;
+        struct config_gpu d;
+        char norm[16];
+
+        if (!bdf || bdf_normalize(bdf, norm) < 0)
+                snprintf(norm, sizeof(norm), "%s", bdf ?: "");
+        gpu_init(&d, norm, 0);
+
+        all = c ? find_all(c) : NULL;
+        one = c && norm[0] != '\0' ? find_gpu(c, norm) : NULL;
+        for (size_t i = 0; i < 2; i++) {
+                const struct config_gpu *g = i == 0 ? all : one;
+
+                if (!g)
+                        continue;
+                d.line = g->line;
+                if (g->compute != AMDSMI_COMPUTE_UNKNOWN)
+                        d.compute = g->compute;
+                if (g->memory != AMDSMI_MEMORY_UNKNOWN)
+                        d.memory = g->memory;
+                if (g->power_cap_set) {
+                        d.power_cap_set = true;
+                        d.power_cap_uw = g->power_cap_uw;
+                }
+                if (g->num_vfs_set) {
+                        d.num_vfs_set = true;
+                        d.num_vfs = g->num_vfs;
+                }
+        }
+
+        *ret = d;
+        return d.compute != AMDSMI_COMPUTE_UNKNOWN || d.memory != AMDSMI_MEMORY_UNKNOWN ||
+               d.power_cap_set || d.num_vfs_set;
+}
+
+char **config_unknown_gpus(const struct config *c, const char *const *bdfs, size_t n) {
+        _cleanup_strv_free_ char **l = NULL;
+        size_t k = 0;
+
+        l = calloc((c ? c->n_gpus : 0) + 1, sizeof(char *));
+        if (!l)
+                return NULL;
+        for (size_t i = 0; c && i < c->n_gpus; i++) {
+                const char *bdf = c->gpus[i].bdf;
+                bool found = false;
+
+                if (bdf[0] == '\0')
+                        continue;
+                for (size_t j = 0; j < n && !found; j++) {
+                        char norm[16];
+
+                        if (!bdfs[j])
+                                continue;
+                        found = bdf_normalize(bdfs[j], norm) >= 0 ? streq(norm, bdf)
+                                                                  : streq(bdfs[j], bdf);
+                }
+                if (found)
+                        continue;
+                l[k] = strdup(bdf);
+                if (!l[k])
+                        return NULL;
+                k++;
+        }
+        return TAKE_PTR(l);
+}

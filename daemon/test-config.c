@@ -1,0 +1,825 @@
+/* SPDX-License-Identifier: MIT */
+/* config.c: amdsmid.conf(5) — the defaults, a missing file, $CONFIGURATION_DIRECTORY, the
+ * [gpu] / [gpu BDF] merge, the ranges, and every error with its exact message and line. Files
+ * live in a temporary directory. */
+#include "amdsmid-conf.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "macro.h"
+#include "parse-util.h"
+
+#define NAME "amdsmid.conf"
+#define W(x) ((uint64_t) (x) *UINT64_C(1000000))
+/* A literal that may hold NUL bytes, and its size. */
+#define DATA(s) s, sizeof(s) - 1
+
+/* ---- helpers ---------------------------------------------------------------------------- */
+
+static struct config *parse_ok(const char *text) {
+        struct config *c = NULL;
+        char err[512] = "stale";
+        int r;
+
+        r = config_parse_string(NAME, text, &c, err, sizeof(err));
+        if (r < 0)
+                fail_msg("unexpected error %d: %s\ninput:\n%s", r, err, text);
+        assert_non_null(c);
+        assert_string_equal(err, "");
+        return c;
+}
+
+/* The exact message and error code, and *ret untouched. */
+static void expect_error_buf(const char *text, size_t size, int r, const char *msg) {
+        struct config sentinel, *c = &sentinel;
+        char err[512] = "";
+        int k;
+
+        k = config_parse_buffer(NAME, text, size, &c, err, sizeof(err));
+        if (k != r || strcmp(err, msg) != 0)
+                fail_msg("input:\n%.*s\nexpected %d \"%s\"\n     got %d \"%s\"", (int) size, text,
+                         r, msg, k, err);
+        assert_ptr_equal(c, &sentinel);
+}
+
+static void expect_error(const char *text, int r, const char *msg) {
+        expect_error_buf(text, strlen(text), r, msg);
+}
+
+static char *make_dir(void) {
+        char tmpl[] = "/tmp/test-config.XXXXXX";
+        char *d = mkdtemp(tmpl);
+
+        assert_non_null(d);
+        return strdup(d);
+}
+
+static char *put(const char *dir, const char *name, const char *data, size_t size) {
+        char *path = NULL;
+        FILE *f;
+
+        assert_true(asprintf(&path, "%s/%s", dir, name) > 0);
+        f = fopen(path, "we");
+        assert_non_null(f);
+        assert_int_equal(fwrite(data, 1, size, f), size);
+        assert_int_equal(fclose(f), 0);
+        return path;
+}
+
+static void rm_rf(const char *path) {
+        char cmd[PATH_MAX + 16];
+
+        assert_true(strncmp(path, "/tmp/test-config.", 17) == 0);
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", path);
+        assert_int_equal(system(cmd), 0);
+}
+
+static void assert_gpu_unset(const struct config_gpu *g) {
+        assert_int_equal(g->compute, AMDSMI_COMPUTE_UNKNOWN);
+        assert_int_equal(g->memory, AMDSMI_MEMORY_UNKNOWN);
+        assert_false(g->power_cap_set);
+        assert_false(g->num_vfs_set);
+}
+
+/* ---- tests ------------------------------------------------------------------------------ */
+
+static void test_defaults(void **state) {
+        const char *texts[] = {
+                "",
+                "\n\n",
+                "# nothing but comments\n; and this\n   # indented\n",
+                "[daemon]\n",
+                "[daemon]\n[gpu]\n",
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(texts); i++) {
+                _cleanup_(config_freep) struct config *c = parse_ok(texts[i]);
+
+                assert_true(c->exists);
+                assert_string_equal(c->path, NAME);
+                assert_int_equal(c->poll_interval_ms, 2000);
+                assert_int_equal(c->history_max_bytes, 1024 * 1024);
+                assert_int_equal(c->n_gpus, i == 4 ? 1 : 0);
+                if (i == 4) {
+                        assert_string_equal(c->gpus[0].bdf, "");
+                        assert_int_equal(c->gpus[0].line, 2);
+                        assert_gpu_unset(&c->gpus[0]);
+                }
+        }
+}
+
+static void test_example(void **state) {
+        _cleanup_(config_freep) struct config *c = NULL;
+
+        c = parse_ok("# /etc/amdsmi/amdsmid.conf\n"                                 /* 1 */
+                     "[daemon]\n"                                                   /* 2 */
+                     "poll_interval_ms = 2000     # the cheap periodic check\n"     /* 3 */
+                     "history_max_kib = 4096      # history.jsonl rotates beyond\n" /* 4 */
+                     "\n"                                                           /* 5 */
+                     "[gpu]                       # every GPU\n"                    /* 6 */
+                     "power_cap = 600W\n"                                           /* 7 */
+                     "\n"                                                           /* 8 */
+                     "[gpu 0000:05:00.0]          # one GPU\n"                      /* 9 */
+                     "compute_mode = CPX          # SPX DPX TPX QPX CPX\n"          /* 10 */
+                     "memory_mode = NPS4\n"                                         /* 11 */
+                     "power_cap = 550             ; a bare number is watts\n"       /* 12 */
+                     "num_vfs = 8\n"                                                /* 13 */
+                     "[gpu C1:00.0]\n"                                              /* 14 */
+                     "  compute_mode=dpx\n"                                         /* 15 */
+                     "\tmemory_mode\t=\tnps2\t\n");                                 /* 16 */
+
+        assert_int_equal(c->poll_interval_ms, 2000);
+        assert_int_equal(c->history_max_bytes, 4096 * 1024);
+        assert_int_equal(c->n_gpus, 3);
+
+        assert_string_equal(c->gpus[0].bdf, "");
+        assert_int_equal(c->gpus[0].line, 6);
+        assert_true(c->gpus[0].power_cap_set);
+        assert_int_equal(c->gpus[0].power_cap_uw, W(600));
+        assert_int_equal(c->gpus[0].compute, AMDSMI_COMPUTE_UNKNOWN);
+        assert_int_equal(c->gpus[0].memory, AMDSMI_MEMORY_UNKNOWN);
+        assert_false(c->gpus[0].num_vfs_set);
+
+        assert_string_equal(c->gpus[1].bdf, "0000:05:00.0");
+        assert_int_equal(c->gpus[1].line, 9);
+        assert_int_equal(c->gpus[1].compute, AMDSMI_COMPUTE_CPX);
+        assert_int_equal(c->gpus[1].memory, AMDSMI_MEMORY_NPS4);
+        assert_true(c->gpus[1].power_cap_set);
+        assert_int_equal(c->gpus[1].power_cap_uw, W(550));
+        assert_true(c->gpus[1].num_vfs_set);
+        assert_int_equal(c->gpus[1].num_vfs, 8);
+
+        assert_string_equal(c->gpus[2].bdf, "0000:c1:00.0");
+        assert_int_equal(c->gpus[2].line, 14);
+        assert_int_equal(c->gpus[2].compute, AMDSMI_COMPUTE_DPX);
+        assert_int_equal(c->gpus[2].memory, AMDSMI_MEMORY_NPS2);
+        assert_false(c->gpus[2].power_cap_set);
+        assert_false(c->gpus[2].num_vfs_set);
+}
+
+/* [gpu] is gpus[0] even when it comes last; [gpu all] is the same section. */
+static void test_gpu_all_first(void **state) {
+        _cleanup_(config_freep) struct config *c = NULL;
+
+        c = parse_ok("[gpu 0000:05:00.0]\n"
+                     "num_vfs = 0\n"
+                     "[gpu 0000:06:00.0]\n"
+                     "[ gpu   all ]\n"
+                     "compute_mode = SPX\n");
+        assert_int_equal(c->n_gpus, 3);
+        assert_string_equal(c->gpus[0].bdf, "");
+        assert_int_equal(c->gpus[0].line, 4);
+        assert_int_equal(c->gpus[0].compute, AMDSMI_COMPUTE_SPX);
+        assert_string_equal(c->gpus[1].bdf, "0000:05:00.0");
+        assert_true(c->gpus[1].num_vfs_set);
+        assert_int_equal(c->gpus[1].num_vfs, 0);
+        assert_string_equal(c->gpus[2].bdf, "0000:06:00.0");
+        assert_gpu_unset(&c->gpus[2]);
+}
+
+static void test_bdf_forms(void **state) {
+        static const struct {
+                const char *section, *bdf;
+        } cases[] = {
+                { "[gpu 0000:05:00.0]", "0000:05:00.0" },
+                { "[gpu 0000:C1:1F.7]", "0000:c1:1f.7" },
+                { "[gpu c1:00.0]", "0000:c1:00.0" },
+                { "[gpu AB:01.3]", "0000:ab:01.3" },
+                { "[gpu 10000:e1:00.0]", "10000:e1:00.0" },     /* a VMD domain */
+                { "[gpu 000abcd:e1:00.0]", "000abcd:e1:00.0" }, /* 7 digits: the most */
+                { "[gpu\t0001:05:00.0]", "0001:05:00.0" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_(config_freep) struct config *c = NULL;
+                char text[128];
+
+                snprintf(text, sizeof(text), "%s\nnum_vfs = %zu\n", cases[i].section, i);
+                c = parse_ok(text);
+                assert_int_equal(c->n_gpus, 1);
+                assert_string_equal(c->gpus[0].bdf, cases[i].bdf);
+                assert_int_equal(c->gpus[0].num_vfs, i);
+        }
+}
+
+static void test_values(void **state) {
+        static const struct {
+                const char *line;
+                enum amdsmi_compute_mode compute;
+                enum amdsmi_memory_mode memory;
+                uint64_t cap_uw;
+        } cases[] = {
+                { "compute_mode = SPX", AMDSMI_COMPUTE_SPX, AMDSMI_MEMORY_UNKNOWN, 0 },
+                { "compute_mode = dpx", AMDSMI_COMPUTE_DPX, AMDSMI_MEMORY_UNKNOWN, 0 },
+                { "compute_mode = Tpx", AMDSMI_COMPUTE_TPX, AMDSMI_MEMORY_UNKNOWN, 0 },
+                { "compute_mode = QPX", AMDSMI_COMPUTE_QPX, AMDSMI_MEMORY_UNKNOWN, 0 },
+                { "compute_mode = cpx", AMDSMI_COMPUTE_CPX, AMDSMI_MEMORY_UNKNOWN, 0 },
+                { "memory_mode = NPS1", AMDSMI_COMPUTE_UNKNOWN, AMDSMI_MEMORY_NPS1, 0 },
+                { "memory_mode = nps2", AMDSMI_COMPUTE_UNKNOWN, AMDSMI_MEMORY_NPS2, 0 },
+                { "memory_mode = NPS4", AMDSMI_COMPUTE_UNKNOWN, AMDSMI_MEMORY_NPS4, 0 },
+                { "memory_mode = Nps8", AMDSMI_COMPUTE_UNKNOWN, AMDSMI_MEMORY_NPS8, 0 },
+                { "power_cap = 550", AMDSMI_COMPUTE_UNKNOWN, AMDSMI_MEMORY_UNKNOWN, W(550) },
+                { "power_cap = 550W", AMDSMI_COMPUTE_UNKNOWN, AMDSMI_MEMORY_UNKNOWN, W(550) },
+                { "power_cap = 550000mW", AMDSMI_COMPUTE_UNKNOWN, AMDSMI_MEMORY_UNKNOWN, W(550) },
+                { "power_cap = 0.55kW", AMDSMI_COMPUTE_UNKNOWN, AMDSMI_MEMORY_UNKNOWN, W(550) },
+                { "power_cap = 550 W", AMDSMI_COMPUTE_UNKNOWN, AMDSMI_MEMORY_UNKNOWN, W(550) },
+                { "power_cap = 450.5W", AMDSMI_COMPUTE_UNKNOWN, AMDSMI_MEMORY_UNKNOWN,
+                  UINT64_C(450500000) },
+                { "power_cap = 1W", AMDSMI_COMPUTE_UNKNOWN, AMDSMI_MEMORY_UNKNOWN, W(1) },
+                { "power_cap = 4294.967295W", AMDSMI_COMPUTE_UNKNOWN, AMDSMI_MEMORY_UNKNOWN,
+                  UINT64_C(4294967295) },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_(config_freep) struct config *c = NULL;
+                char text[128];
+
+                snprintf(text, sizeof(text), "[gpu]\n%s\n", cases[i].line);
+                c = parse_ok(text);
+                assert_int_equal(c->n_gpus, 1);
+                assert_int_equal(c->gpus[0].compute, cases[i].compute);
+                assert_int_equal(c->gpus[0].memory, cases[i].memory);
+                assert_int_equal(c->gpus[0].power_cap_set, cases[i].cap_uw > 0);
+                if (cases[i].cap_uw > 0)
+                        assert_int_equal(c->gpus[0].power_cap_uw, cases[i].cap_uw);
+                assert_false(c->gpus[0].num_vfs_set);
+        }
+}
+
+/* Both ends of every range are accepted, one past them is refused with -ERANGE. */
+static void test_ranges(void **state) {
+        static const struct {
+                const char *section, *key;
+                uint64_t min, max;
+        } ranges[] = {
+                { "daemon", "poll_interval_ms", 100, 600000 },
+                { "daemon", "history_max_kib", 16, 1048576 },
+                { "gpu", "num_vfs", 0, 65535 },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(ranges); i++)
+                for (int end = 0; end < 2; end++) {
+                        _cleanup_(config_freep) struct config *c = NULL;
+                        uint64_t v = end == 0 ? ranges[i].min : ranges[i].max;
+                        char text[128], msg[256];
+
+                        snprintf(text, sizeof(text), "[%s]\n%s = %" PRIu64 "\n", ranges[i].section,
+                                 ranges[i].key, v);
+                        c = parse_ok(text);
+                        if (i == 0)
+                                assert_int_equal(c->poll_interval_ms, v);
+                        else if (i == 1)
+                                assert_int_equal(c->history_max_bytes, v * 1024);
+                        else {
+                                assert_true(c->gpus[0].num_vfs_set);
+                                assert_int_equal(c->gpus[0].num_vfs, v);
+                        }
+
+                        if (end == 0 && v == 0)
+                                continue; /* below 0 is not a number: see test_errors */
+                        v = end == 0 ? v - 1 : v + 1;
+                        snprintf(text, sizeof(text), "[%s]\n%s = %" PRIu64 "\n", ranges[i].section,
+                                 ranges[i].key, v);
+                        snprintf(msg, sizeof(msg),
+                                 NAME ":2: %s %" PRIu64 " out of range (%" PRIu64 "..%" PRIu64 ")",
+                                 ranges[i].key, v, ranges[i].min, ranges[i].max);
+                        expect_error(text, -ERANGE, msg);
+                }
+
+        /* power_cap: 1 W .. 4294.967295 W */
+        expect_error("[gpu]\npower_cap = 0.999999W\n", -ERANGE,
+                     NAME ":2: power_cap 0.999999W below 1 W");
+        expect_error("[gpu]\npower_cap = 0\n", -ERANGE, NAME ":2: power_cap 0 below 1 W");
+        expect_error("[gpu]\npower_cap = 999mW\n", -ERANGE, NAME ":2: power_cap 999mW below 1 W");
+        expect_error("[gpu]\npower_cap = 4294.967296W\n", -ERANGE,
+                     NAME ":2: power_cap 4294.967296W above 4294.967295 W (the most power1_cap "
+                          "takes)");
+        expect_error("[gpu]\npower_cap = 5kW\n", -ERANGE,
+                     NAME ":2: power_cap 5kW above 4294.967295 W (the most power1_cap takes)");
+        expect_error("[gpu]\npower_cap = 99999999999999999999\n", -ERANGE,
+                     NAME ":2: power_cap 99999999999999999999 above 4294.967295 W (the most "
+                          "power1_cap takes)");
+        expect_error("[daemon]\npoll_interval_ms = 99999999999999999999\n", -ERANGE,
+                     NAME ":2: poll_interval_ms 99999999999999999999 out of range "
+                          "(100..600000)");
+}
+
+static void test_errors(void **state) {
+        static const struct {
+                const char *text;
+                int r;
+                const char *msg;
+        } cases[] = {
+                /* the line layer */
+                { "[gpu]\n\x01power_cap = 5\n", -EINVAL, ":2: control character 0x01" },
+                { "[gpu]\npower_cap = 5\x7f\n", -EINVAL, ":2: control character 0x7f" },
+                { "[gpu]\npower_cap = 5\r0\n", -EINVAL, ":2: control character 0x0d" },
+                { "[gpu]\ncompute_mode = CPX\xff\n", -EINVAL,
+                  ":2: not UTF-8 (byte 0xff; only comments may hold such bytes)" },
+                { "[gpu]\ncompute_mode = \xc3\x28\n", -EINVAL,
+                  ":2: not UTF-8 (byte 0xc3; only comments may hold such bytes)" },
+                { "[gpu]\ncompute_mode = \xc0\xafPX\n", -EINVAL, /* overlong '/' */
+                  ":2: not UTF-8 (byte 0xc0; only comments may hold such bytes)" },
+                { "[gpu]\ncompute_mode = \xed\xa0\x80\n", -EINVAL, /* a surrogate */
+                  ":2: not UTF-8 (byte 0xed; only comments may hold such bytes)" },
+                { "[gpu]\ncompute_mode = \xe2\x82\n", -EINVAL, /* cut short */
+                  ":2: not UTF-8 (byte 0xe2; only comments may hold such bytes)" },
+                { "[gpu]\ncompute_mode = C\xc3\xa9PX\n", -EINVAL, /* UTF-8, but no mode */
+                  ":2: bad compute_mode \"C\xc3\xa9PX\" (SPX, DPX, TPX, QPX, CPX)" },
+                { "[gpu\n", -EINVAL, ":1: missing \"]\" in section header" },
+                { "[gpu] x\n", -EINVAL, ":1: unexpected text after \"]\"" },
+                { "[gpu]]\n", -EINVAL, ":1: unexpected text after \"]\"" },
+                { "[gpu]\npower_cap\n", -EINVAL, ":2: expected \"key = value\" or \"[section]\"" },
+                { "[gpu]\n= 550\n", -EINVAL, ":2: expected \"key = value\" or \"[section]\"" },
+                { "[gpu]\npower_cap: 550\n", -EINVAL,
+                  ":2: expected \"key = value\" or \"[section]\"" },
+                { "[gpu]\nnum_vfs:x = 1\n", -EINVAL, /* libinih would split at ':' */
+                  ":2: expected \"key = value\" or \"[section]\"" },
+                /* no multi-line values: an indented line is a line of its own */
+                { "[gpu]\npower_cap = 550\n    600\n", -EINVAL,
+                  ":3: expected \"key = value\" or \"[section]\"" },
+
+                /* sections */
+                { "[gpus]\n", -EINVAL,
+                  ":1: unknown section [gpus] ([daemon], [gpu], [gpu all], [gpu BDF])" },
+                { "# c\n\n[GPU]\n", -EINVAL,
+                  ":3: unknown section [GPU] ([daemon], [gpu], [gpu all], [gpu BDF])" },
+                { "[]\n", -EINVAL,
+                  ":1: unknown section [] ([daemon], [gpu], [gpu all], [gpu BDF])" },
+                { "[gpu0000:05:00.0]\n", -EINVAL,
+                  ":1: unknown section [gpu0000:05:00.0] ([daemon], [gpu], [gpu all], [gpu BDF])" },
+                { "[daemon x]\n", -EINVAL,
+                  ":1: unknown section [daemon x] ([daemon], [gpu], [gpu all], [gpu BDF])" },
+                { "[gpu 0000:05:00]\n", -EINVAL,
+                  ":1: malformed PCI address \"0000:05:00\" in [gpu 0000:05:00] (DDDD:BB:DD.F or "
+                  "BB:DD.F, e.g. 0000:05:00.0)" },
+                { "[gpu 0000:05:00.8]\n", -EINVAL,
+                  ":1: malformed PCI address \"0000:05:00.8\" in [gpu 0000:05:00.8] (DDDD:BB:DD.F "
+                  "or BB:DD.F, e.g. 0000:05:00.0)" },
+                { "[gpu 0000:05:20.0]\n", -EINVAL,
+                  ":1: malformed PCI address \"0000:05:20.0\" in [gpu 0000:05:20.0] (DDDD:BB:DD.F "
+                  "or BB:DD.F, e.g. 0000:05:00.0)" },
+                { "[gpu 000:05:00.0]\n", -EINVAL,
+                  ":1: malformed PCI address \"000:05:00.0\" in [gpu 000:05:00.0] (DDDD:BB:DD.F "
+                  "or BB:DD.F, e.g. 0000:05:00.0)" },
+                { "[gpu 00000000:05:00.0]\n", -EINVAL,
+                  ":1: malformed PCI address \"00000000:05:00.0\" in [gpu 00000000:05:00.0] "
+                  "(DDDD:BB:DD.F or BB:DD.F, e.g. 0000:05:00.0)" },
+                { "[gpu zz:00.0]\n", -EINVAL,
+                  ":1: malformed PCI address \"zz:00.0\" in [gpu zz:00.0] (DDDD:BB:DD.F or "
+                  "BB:DD.F, e.g. 0000:05:00.0)" },
+                { "[gpu 0000:05:00.0 0000:06:00.0]\n", -EINVAL,
+                  ":1: malformed PCI address \"0000:05:00.0 0000:06:00.0\" in [gpu 0000:05:00.0 "
+                  "0000:06:00.0] (DDDD:BB:DD.F or BB:DD.F, e.g. 0000:05:00.0)" },
+                { "[gpu ALL]\n", -EINVAL,
+                  ":1: malformed PCI address \"ALL\" in [gpu ALL] (DDDD:BB:DD.F or BB:DD.F, "
+                  "e.g. 0000:05:00.0)" },
+                { "[daemon]\n[gpu]\n[daemon]\n", -EINVAL,
+                  ":3: section [daemon] given twice (first on line 1)" },
+                { "[gpu 0000:05:00.0]\n[gpu 0000:05:00.0]\n", -EINVAL,
+                  ":2: section [gpu 0000:05:00.0] given twice (first on line 1)" },
+                { "[gpu 0000:05:00.0]\n[gpu 05:00.0]\n", -EINVAL,
+                  ":2: section [gpu 05:00.0] given twice (first on line 1)" },
+                { "[gpu 0000:c1:00.0]\nnum_vfs = 1\n[gpu 0000:C1:00.0]\n", -EINVAL,
+                  ":3: section [gpu 0000:C1:00.0] given twice (first on line 1)" },
+                { "[gpu]\n\n[gpu all]\n", -EINVAL,
+                  ":3: section [gpu all] given twice (first on line 1)" },
+                { "[gpu all]\n[gpu]\n", -EINVAL,
+                  ":2: section [gpu] given twice (first on line 1)" },
+
+                /* keys */
+                { "power_cap = 550\n", -EINVAL, ":1: key \"power_cap\" outside a section" },
+                { "# first\n\nnum_vfs = 1\n[gpu]\n", -EINVAL,
+                  ":3: key \"num_vfs\" outside a section" },
+                { "[gpu 0000:05:00.0]\nmemory_mode = NPS1\n\n# the wrong name\n\n\n"
+                  "compute = CPX\n",
+                  -EINVAL,
+                  ":7: unknown key \"compute\" in [gpu 0000:05:00.0] (compute_mode, memory_mode, "
+                  "power_cap, num_vfs)" },
+                { "[gpu]\nCompute_Mode = CPX\n", -EINVAL,
+                  ":2: unknown key \"Compute_Mode\" in [gpu] (compute_mode, memory_mode, "
+                  "power_cap, num_vfs)" },
+                { "[gpu]\npoll_interval_ms = 1000\n", -EINVAL,
+                  ":2: unknown key \"poll_interval_ms\" in [gpu] (compute_mode, memory_mode, "
+                  "power_cap, num_vfs)" },
+                { "[daemon]\ncompute_mode = CPX\n", -EINVAL,
+                  ":2: unknown key \"compute_mode\" in [daemon] (poll_interval_ms, "
+                  "history_max_kib)" },
+                { "[daemon]\npoll interval = 1000\n", -EINVAL,
+                  ":2: unknown key \"poll interval\" in [daemon] (poll_interval_ms, "
+                  "history_max_kib)" },
+                { "[gpu]\npower_cap = 500\ncompute_mode = SPX\npower_cap = 600\n", -EINVAL,
+                  ":4: key \"power_cap\" given twice in [gpu] (first on line 2)" },
+                { "[daemon]\npoll_interval_ms = 1000\n[gpu]\n[daemon]\n", -EINVAL,
+                  ":4: section [daemon] given twice (first on line 1)" },
+                { "[daemon]\nhistory_max_kib = 64\nhistory_max_kib = 64\n", -EINVAL,
+                  ":3: key \"history_max_kib\" given twice in [daemon] (first on line 2)" },
+                { "[gpu]\npower_cap =\n", -EINVAL, ":2: key \"power_cap\" has an empty value" },
+                { "[gpu]\ncompute_mode =    # none\n", -EINVAL,
+                  ":2: key \"compute_mode\" has an empty value" },
+                { "[daemon]\npoll_interval_ms=\n", -EINVAL,
+                  ":2: key \"poll_interval_ms\" has an empty value" },
+
+                /* values */
+                { "[gpu]\ncompute_mode = UNKNOWN\n", -EINVAL,
+                  ":2: bad compute_mode \"UNKNOWN\" (SPX, DPX, TPX, QPX, CPX)" },
+                { "[gpu]\ncompute_mode = CP\n", -EINVAL,
+                  ":2: bad compute_mode \"CP\" (SPX, DPX, TPX, QPX, CPX)" },
+                { "[gpu]\ncompute_mode = \"CPX\"\n", -EINVAL,
+                  ":2: bad compute_mode \"\"CPX\"\" (SPX, DPX, TPX, QPX, CPX)" },
+                { "[gpu]\ncompute_mode = CPX NPS4\n", -EINVAL,
+                  ":2: bad compute_mode \"CPX NPS4\" (SPX, DPX, TPX, QPX, CPX)" },
+                { "[gpu]\nmemory_mode = NPS5\n", -EINVAL,
+                  ":2: bad memory_mode \"NPS5\" (NPS1, NPS2, NPS3, NPS4, NPS6, NPS8)" },
+                { "[gpu]\nmemory_mode = unknown\n", -EINVAL,
+                  ":2: bad memory_mode \"unknown\" (NPS1, NPS2, NPS3, NPS4, NPS6, NPS8)" },
+                { "[gpu]\nmemory_mode = CPX\n", -EINVAL,
+                  ":2: bad memory_mode \"CPX\" (NPS1, NPS2, NPS3, NPS4, NPS6, NPS8)" },
+                { "[gpu]\npower_cap = lots\n", -EINVAL,
+                  ":2: bad power_cap \"lots\" (watts: 550, 550W, 550000mW, 0.55kW)" },
+                { "[gpu]\npower_cap = -5\n", -EINVAL,
+                  ":2: bad power_cap \"-5\" (watts: 550, 550W, 550000mW, 0.55kW)" },
+                { "[gpu]\npower_cap = 550MW\n", -EINVAL,
+                  ":2: bad power_cap \"550MW\" (watts: 550, 550W, 550000mW, 0.55kW)" },
+                { "[gpu]\npower_cap = 5e2\n", -EINVAL,
+                  ":2: bad power_cap \"5e2\" (watts: 550, 550W, 550000mW, 0.55kW)" },
+                { "[gpu]\npower_cap = 550  W\n", -EINVAL,
+                  ":2: bad power_cap \"550  W\" (watts: 550, 550W, 550000mW, 0.55kW)" },
+                { "[gpu]\nnum_vfs = -1\n", -EINVAL,
+                  ":2: bad num_vfs \"-1\" (a whole number, 0..65535)" },
+                { "[gpu]\nnum_vfs = 0x10\n", -EINVAL,
+                  ":2: bad num_vfs \"0x10\" (a whole number, 0..65535)" },
+                { "[gpu]\nnum_vfs = 8 VFs\n", -EINVAL,
+                  ":2: bad num_vfs \"8 VFs\" (a whole number, 0..65535)" },
+                { "[gpu]\nnum_vfs = +8\n", -EINVAL,
+                  ":2: bad num_vfs \"+8\" (a whole number, 0..65535)" },
+                { "[daemon]\npoll_interval_ms = 2s\n", -EINVAL,
+                  ":2: bad poll_interval_ms \"2s\" (a whole number, 100..600000)" },
+                { "[daemon]\nhistory_max_kib = 1.5\n", -EINVAL,
+                  ":2: bad history_max_kib \"1.5\" (a whole number, 16..1048576)" },
+                { "[gpu]\nnum_vfs = 1 = 2\n", -EINVAL,
+                  ":2: bad num_vfs \"1 = 2\" (a whole number, 0..65535)" },
+
+                /* the first error is the one reported */
+                { "[gpu]\nnum_vfs = x\n[bogus]\n", -EINVAL,
+                  ":2: bad num_vfs \"x\" (a whole number, 0..65535)" },
+                { "[bogus]\nnum_vfs = x\n", -EINVAL,
+                  ":1: unknown section [bogus] ([daemon], [gpu], [gpu all], [gpu BDF])" },
+                { "[gpu]\r\nnum_vfs = 1\r\nnum_vfs = 2\r\n", -EINVAL,
+                  ":3: key \"num_vfs\" given twice in [gpu] (first on line 2)" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                char msg[512];
+
+                snprintf(msg, sizeof(msg), NAME "%s", cases[i].msg);
+                expect_error(cases[i].text, cases[i].r, msg);
+        }
+}
+
+/* What libinih alone would cut, take in two or ignore. */
+static void test_lines(void **state) {
+        _cleanup_(config_freep) struct config *c = NULL;
+        _cleanup_free_ char *text = NULL;
+        char line[512];
+        size_t n;
+
+        /* libinih holds 197 bytes of a line: the content up to there is fine, one more is not */
+        memset(line, ' ', sizeof(line));
+        n = (size_t) snprintf(line, sizeof(line), "compute_mode =");
+        line[n] = ' ';
+        memcpy(line + 197 - 3, "CPX", 3);
+        line[197] = '\0';
+        assert_true(asprintf(&text, "[gpu]\n%s\n", line) > 0);
+        c = parse_ok(text);
+        assert_int_equal(c->gpus[0].compute, AMDSMI_COMPUTE_CPX);
+        c = config_free(c);
+        free(text);
+
+        line[197 - 3] = ' ';
+        memcpy(line + 198 - 3, "CPX", 4);
+        assert_true(asprintf(&text, "[gpu]\n\n%s\n", line) > 0);
+        expect_error(text, -EINVAL,
+                     NAME ":3: line too long (198 bytes before its comment, at most "
+                          "197)");
+        free(text);
+
+        /* a value longer than the buffer is not cut into a value and a line */
+        memset(line, '9', sizeof(line));
+        memcpy(line, "num_vfs = ", 10);
+        line[300] = '\0';
+        assert_true(asprintf(&text, "[gpu]\n%s\n", line) > 0);
+        expect_error(text, -EINVAL,
+                     NAME ":2: line too long (300 bytes before its comment, at most "
+                          "197)");
+        free(text);
+
+        /* a long comment is fine, and so are bytes that are not UTF-8 in comments */
+        memset(line, 'x', sizeof(line));
+        line[450] = '\0';
+        assert_true(asprintf(&text,
+                             "# %s\n"
+                             "[gpu]  # \xff\xfe latin-1: \xe9t\xe9\n"
+                             "num_vfs = 4 ; %s \x80\n"
+                             "; \xc0\xaf\n",
+                             line, line) > 0);
+        c = parse_ok(text);
+        assert_int_equal(c->gpus[0].num_vfs, 4);
+        c = config_free(c);
+
+        /* CRLF, a UTF-8 BOM, blanks and tabs, '#' and ';' right after a value */
+        c = parse_ok("\xef\xbb\xbf[gpu]\r\n"
+                     "\t power_cap\t= 600W#no space needed\r\n"
+                     "num_vfs=2;\r\n"
+                     "\r\n");
+        assert_int_equal(c->gpus[0].power_cap_uw, W(600));
+        assert_int_equal(c->gpus[0].num_vfs, 2);
+        assert_int_equal(c->gpus[0].line, 1);
+        c = config_free(c);
+
+        /* no newline at the end */
+        c = parse_ok("[gpu 05:00.0]\nnum_vfs = 3");
+        assert_int_equal(c->gpus[0].num_vfs, 3);
+        c = config_free(c);
+
+        /* a BOM elsewhere than at the start is content (and a bad section) */
+        expect_error("[gpu]\n\xef\xbb\xbf[daemon]\n", -EINVAL,
+                     NAME ":2: expected \"key = value\" or \"[section]\"");
+
+        /* NUL bytes, even in comments; a string ends at its first NUL */
+        expect_error_buf(DATA("[gpu]\nnum_vfs = 1\0\n"), -EINVAL, NAME ":2: NUL byte");
+        expect_error_buf(DATA("[gpu]\n# a \0 in a comment\nnum_vfs = 1\n"), -EINVAL,
+                         NAME ":2: NUL byte");
+        c = parse_ok("[gpu]\nnum_vfs = 1\0num_vfs = 2\n");
+        assert_int_equal(c->gpus[0].num_vfs, 1);
+        c = config_free(c);
+
+        /* a message that does not fit is cut, never overrun */
+        {
+                struct config *none = NULL;
+                char small[12];
+
+                memset(small, 'z', sizeof(small));
+                assert_int_equal(config_parse_string(NAME, "[x]\n", &none, small, sizeof(small)),
+                                 -EINVAL);
+                assert_null(none);
+                assert_string_equal(small, "amdsmid.con"); /* cut at 11 bytes and a NUL */
+                assert_int_equal(config_parse_string(NAME, "[x]\n", &none, NULL, 0), -EINVAL);
+                assert_null(none);
+        }
+}
+
+static void test_merge(void **state) {
+        _cleanup_(config_freep) struct config *c = NULL, *only = NULL, *none = NULL;
+        struct config_gpu d;
+
+        c = parse_ok("[gpu 0000:05:00.0]\n"
+                     "power_cap = 550\n"
+                     "memory_mode = NPS4\n"
+                     "[gpu]\n"
+                     "power_cap = 600W\n"
+                     "compute_mode = SPX\n"
+                     "num_vfs = 2\n"
+                     "[gpu 0000:06:00.0]\n"
+                     "compute_mode = CPX\n"
+                     "num_vfs = 0\n");
+
+        /* [gpu BDF] over [gpu] */
+        memset(&d, 0xaa, sizeof(d));
+        assert_true(config_desired(c, "0000:05:00.0", &d));
+        assert_string_equal(d.bdf, "0000:05:00.0");
+        assert_int_equal(d.line, 1);
+        assert_int_equal(d.compute, AMDSMI_COMPUTE_SPX);
+        assert_int_equal(d.memory, AMDSMI_MEMORY_NPS4);
+        assert_true(d.power_cap_set);
+        assert_int_equal(d.power_cap_uw, W(550));
+        assert_true(d.num_vfs_set);
+        assert_int_equal(d.num_vfs, 2);
+
+        /* another spelling of the same GPU */
+        memset(&d, 0xaa, sizeof(d));
+        assert_true(config_desired(c, "06:00.0", &d));
+        assert_string_equal(d.bdf, "0000:06:00.0");
+        assert_int_equal(d.line, 8);
+        assert_int_equal(d.compute, AMDSMI_COMPUTE_CPX);
+        assert_int_equal(d.memory, AMDSMI_MEMORY_UNKNOWN);
+        assert_int_equal(d.power_cap_uw, W(600));
+        assert_true(d.num_vfs_set);
+        assert_int_equal(d.num_vfs, 0); /* 0 over 2: set, not absent */
+
+        /* a GPU without a section of its own: [gpu] alone */
+        memset(&d, 0xaa, sizeof(d));
+        assert_true(config_desired(c, "0000:C1:00.0", &d));
+        assert_string_equal(d.bdf, "0000:c1:00.0");
+        assert_int_equal(d.line, 4);
+        assert_int_equal(d.compute, AMDSMI_COMPUTE_SPX);
+        assert_int_equal(d.memory, AMDSMI_MEMORY_UNKNOWN);
+        assert_int_equal(d.power_cap_uw, W(600));
+        assert_int_equal(d.num_vfs, 2);
+
+        /* no [gpu]: a GPU without a section desires nothing */
+        only = parse_ok("[gpu 0000:05:00.0]\nnum_vfs = 4\n[gpu 0000:07:00.0]\n");
+        memset(&d, 0xaa, sizeof(d));
+        assert_false(config_desired(only, "0000:06:00.0", &d));
+        assert_string_equal(d.bdf, "0000:06:00.0");
+        assert_int_equal(d.line, 0);
+        assert_gpu_unset(&d);
+        assert_true(config_desired(only, "0000:05:00.0", &d));
+        assert_int_equal(d.num_vfs, 4);
+        assert_int_equal(d.compute, AMDSMI_COMPUTE_UNKNOWN);
+        assert_false(d.power_cap_set);
+        /* a section without keys desires nothing either */
+        assert_false(config_desired(only, "0000:07:00.0", &d));
+        assert_int_equal(d.line, 3);
+
+        /* no file at all */
+        none = parse_ok("");
+        assert_false(config_desired(none, "0000:05:00.0", &d));
+        assert_gpu_unset(&d);
+        assert_false(config_desired(NULL, "0000:05:00.0", &d));
+        assert_gpu_unset(&d);
+}
+
+static void test_unknown_gpus(void **state) {
+        _cleanup_(config_freep) struct config *c = NULL, *empty = NULL;
+        const char *present[] = { "0000:05:00.0", "0000:C1:00.0" };
+        char **l;
+
+        c = parse_ok("[gpu 0000:c1:00.0]\n[gpu]\n[gpu 0000:09:00.0]\n[gpu 05:00.0]\n"
+                     "[gpu 0000:0a:00.0]\n");
+
+        l = config_unknown_gpus(c, present, ELEMENTSOF(present));
+        assert_non_null(l);
+        assert_int_equal(strv_length(l), 2);
+        assert_string_equal(l[0], "0000:09:00.0");
+        assert_string_equal(l[1], "0000:0a:00.0");
+        strv_free(l);
+
+        l = config_unknown_gpus(c, NULL, 0);
+        assert_non_null(l);
+        assert_int_equal(strv_length(l), 4);
+        assert_string_equal(l[0], "0000:c1:00.0");
+        assert_string_equal(l[3], "0000:0a:00.0");
+        strv_free(l);
+
+        empty = parse_ok("[gpu]\nnum_vfs = 1\n");
+        l = config_unknown_gpus(empty, present, ELEMENTSOF(present));
+        assert_non_null(l);
+        assert_null(l[0]);
+        strv_free(l);
+}
+
+static void test_path(void **state) {
+        char buf[4096];
+
+        assert_int_equal(unsetenv("CONFIGURATION_DIRECTORY"), 0);
+        assert_int_equal(config_path(buf, sizeof(buf)), 0);
+        assert_string_equal(buf, AMDSMID_CONF_PATH);
+        assert_true(strlen(AMDSMID_CONF_PATH) > strlen("/amdsmi/amdsmid.conf"));
+        assert_string_equal(buf + strlen(buf) - strlen("/amdsmi/amdsmid.conf"),
+                            "/amdsmi/amdsmid.conf");
+
+        assert_int_equal(setenv("CONFIGURATION_DIRECTORY", "/tmp/cfg", 1), 0);
+        assert_int_equal(config_path(buf, sizeof(buf)), 0);
+        assert_string_equal(buf, "/tmp/cfg/amdsmid.conf");
+
+        assert_int_equal(setenv("CONFIGURATION_DIRECTORY", "/tmp/one:/tmp/two", 1), 0);
+        assert_int_equal(config_path(buf, sizeof(buf)), 0);
+        assert_string_equal(buf, "/tmp/one/amdsmid.conf");
+
+        /* empty or relative: not systemd's */
+        assert_int_equal(setenv("CONFIGURATION_DIRECTORY", "", 1), 0);
+        assert_int_equal(config_path(buf, sizeof(buf)), 0);
+        assert_string_equal(buf, AMDSMID_CONF_PATH);
+        assert_int_equal(setenv("CONFIGURATION_DIRECTORY", "etc", 1), 0);
+        assert_int_equal(config_path(buf, sizeof(buf)), 0);
+        assert_string_equal(buf, AMDSMID_CONF_PATH);
+
+        memset(buf, 'q', sizeof(buf));
+        assert_int_equal(setenv("CONFIGURATION_DIRECTORY", "/tmp/cfg", 1), 0);
+        assert_int_equal(config_path(buf, strlen("/tmp/cfg/amdsmid.conf")), -ENAMETOOLONG);
+        assert_int_equal(config_path(buf, strlen("/tmp/cfg/amdsmid.conf") + 1), 0);
+        assert_string_equal(buf, "/tmp/cfg/amdsmid.conf");
+
+        assert_int_equal(unsetenv("CONFIGURATION_DIRECTORY"), 0);
+}
+
+static void test_load(void **state) {
+        _cleanup_free_ char *dir = make_dir(), *path = NULL, *sub = NULL, *big_path = NULL;
+        _cleanup_free_ char *nul_path = NULL, *bad_path = NULL, *expected = NULL;
+        struct config *c = NULL, sentinel, *s = &sentinel;
+        _cleanup_free_ char *big = NULL;
+        char err[1024];
+        int r;
+
+        /* a missing file: no error, nothing desired */
+        assert_int_equal(setenv("CONFIGURATION_DIRECTORY", dir, 1), 0);
+        strcpy(err, "stale");
+        r = config_load(NULL, &c, err, sizeof(err));
+        assert_int_equal(r, 0);
+        assert_string_equal(err, "");
+        assert_non_null(c);
+        assert_false(c->exists);
+        assert_null(c->path);
+        assert_int_equal(c->poll_interval_ms, 2000);
+        assert_int_equal(c->history_max_bytes, 1024 * 1024);
+        assert_int_equal(c->n_gpus, 0);
+        c = config_free(c);
+        assert_null(c);
+
+        assert_true(asprintf(&sub, "%s/nowhere/amdsmid.conf", dir) > 0);
+        assert_int_equal(config_load(sub, &c, NULL, 0), 0);
+        assert_false(c->exists);
+        c = config_free(c);
+
+        /* $CONFIGURATION_DIRECTORY/amdsmid.conf is the one read */
+        path = put(dir, "amdsmid.conf",
+                   DATA("[daemon]\npoll_interval_ms = 500\n[gpu 0000:05:00.0]\n"
+                        "compute_mode = QPX\n"));
+        assert_int_equal(config_load(NULL, &c, err, sizeof(err)), 0);
+        assert_true(c->exists);
+        assert_string_equal(c->path, path);
+        assert_int_equal(c->poll_interval_ms, 500);
+        assert_int_equal(c->n_gpus, 1);
+        assert_int_equal(c->gpus[0].compute, AMDSMI_COMPUTE_QPX);
+        c = config_free(c);
+
+        /* an explicit path wins; messages name it */
+        bad_path = put(dir, "bad.conf", DATA("[gpu]\n\nnum_vfs = many\n"));
+        assert_int_equal(config_load(bad_path, &s, err, sizeof(err)), -EINVAL);
+        assert_ptr_equal(s, &sentinel);
+        assert_true(asprintf(&expected, "%s:3: bad num_vfs \"many\" (a whole number, 0..65535)",
+                             bad_path) > 0);
+        assert_string_equal(err, expected);
+        free(expected);
+
+        nul_path = put(dir, "nul.conf", DATA("[gpu]\nnum_vfs = 1\n\0\n"));
+        assert_int_equal(config_load(nul_path, &s, err, sizeof(err)), -EINVAL);
+        assert_ptr_equal(s, &sentinel);
+        assert_true(asprintf(&expected, "%s:3: NUL byte", nul_path) > 0);
+        assert_string_equal(err, expected);
+        free(expected);
+
+        /* other errors than a missing file are errors: here ENOTDIR */
+        free(sub);
+        assert_true(asprintf(&sub, "%s/amdsmid.conf", path) > 0);
+        assert_int_equal(config_load(sub, &s, err, sizeof(err)), -ENOTDIR);
+        assert_ptr_equal(s, &sentinel);
+        assert_true(asprintf(&expected, "%s: cannot open: %s", sub, strerror(ENOTDIR)) > 0);
+        assert_string_equal(err, expected);
+        free(expected);
+
+        /* a directory */
+        assert_int_equal(config_load(dir, &s, err, sizeof(err)), -EISDIR);
+        assert_ptr_equal(s, &sentinel);
+        assert_true(asprintf(&expected, "%s: is a directory", dir) > 0);
+        assert_string_equal(err, expected);
+        free(expected);
+
+        /* CONFIG_FILE_MAX bytes are read whole; one more is refused */
+        big = malloc(CONFIG_FILE_MAX + 1);
+        assert_non_null(big);
+        memset(big, '\n', CONFIG_FILE_MAX + 1);
+        memcpy(big + CONFIG_FILE_MAX - 12, "num_vfs = 7\n", 12);
+        memcpy(big, "[gpu]\n", 6);
+        big_path = put(dir, "big.conf", big, CONFIG_FILE_MAX);
+        assert_int_equal(config_load(big_path, &c, err, sizeof(err)), 0);
+        assert_int_equal(c->gpus[0].num_vfs, 7);
+        c = config_free(c);
+        free(big_path);
+        big_path = put(dir, "big.conf", big, CONFIG_FILE_MAX + 1);
+        assert_int_equal(config_load(big_path, &s, err, sizeof(err)), -EFBIG);
+        assert_ptr_equal(s, &sentinel);
+        assert_true(asprintf(&expected, "%s: file too large (more than %d bytes)", big_path,
+                             CONFIG_FILE_MAX) > 0);
+        assert_string_equal(err, expected);
+
+        assert_int_equal(unsetenv("CONFIGURATION_DIRECTORY"), 0);
+        rm_rf(dir);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_defaults),      cmocka_unit_test(test_example),
+                cmocka_unit_test(test_gpu_all_first), cmocka_unit_test(test_bdf_forms),
+                cmocka_unit_test(test_values),        cmocka_unit_test(test_ranges),
+                cmocka_unit_test(test_errors),        cmocka_unit_test(test_lines),
+                cmocka_unit_test(test_merge),         cmocka_unit_test(test_unknown_gpus),
+                cmocka_unit_test(test_path),          cmocka_unit_test(test_load),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
