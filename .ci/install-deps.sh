@@ -20,6 +20,8 @@ packages=(
         # amdsmid: sd-bus and sd-event, the udev monitor, amdsmid.conf; its tests: a private
         # dbus-daemon and python-dbusmock (polkitd template)
         libsystemd-dev libudev-dev libinih-dev dbus-daemon python3-dbusmock
+        # systemd/ checks: xmllint, polkit's DTD, systemd-analyze and systemd-tmpfiles
+        libxml2-utils polkitd systemd
 )
 
 missing=()

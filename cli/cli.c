@@ -23,7 +23,8 @@ int cli_fail(struct cli *c, int r, const char *format, ...) {
                 msg = NULL;
         va_end(ap);
 
-        fprintf(stderr, "amdsmi: %s\n", msg ? msg : strerror(r < 0 ? -r : r));
+        if (!c->quiet)
+                fprintf(stderr, "amdsmi: %s\n", msg ? msg : strerror(r < 0 ? -r : r));
         if (!c->error_message)
                 c->error_message = msg;
         else
@@ -32,13 +33,7 @@ int cli_fail(struct cli *c, int r, const char *format, ...) {
 }
 
 int cli_authorise_change(struct cli *c) {
-        if (c->dry_run)
-                return 0;
-        if (geteuid() != 0)
-                return cli_fail(c, -EACCES,
-                                "amdsmid is not running; changes in-process need root");
-        fprintf(stderr, "amdsmi: amdsmid is not running: changing in-process\n");
-        return 0;
+        return cli_change_route(c);
 }
 
 int cli_check_change_selection(struct cli *c, const char *why) {
@@ -266,6 +261,33 @@ int cli_open(struct cli *c) {
                 amdsmi_ctx_set_log_priority(c->ctx, AMDSMI_LOG_WARNING);
 
         return enumerate(c);
+}
+
+int cli_attach(struct cli *c, struct amdsmi_ctx *ctx, const char *bdf) {
+        size_t n = amdsmi_ctx_get_gpu_count(ctx);
+        struct select_match *matches;
+        bool found = false;
+
+        matches = calloc(n ? n : 1, sizeof(*matches));
+        if (!matches)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                struct amdsmi_gpu *gpu = amdsmi_ctx_get_gpu(ctx, i);
+
+                if (!gpu || (bdf && strcmp(amdsmi_gpu_get_bdf(gpu), bdf) != 0))
+                        continue;
+                matches[i] = (struct select_match){ .selected = true, .all_partitions = true };
+                found = true;
+        }
+        if (bdf && !found) {
+                free(matches);
+                return -ENOENT;
+        }
+        free(c->matches);
+        c->matches = matches;
+        c->n_gpus = n;
+        c->ctx = ctx;
+        return 0;
 }
 
 void cli_begin_sample(struct cli *c) {

@@ -10,6 +10,7 @@
 
 #include <amdsmi/amdsmi.h>
 
+#include "bus.h"
 #include "macro.h"
 #include "output.h"
 #include "select.h"
@@ -43,6 +44,13 @@ struct cli {
         const char *argument;              /* the one positional argument of verbs that take
                                               one (sriov bind VF), NULL: none given */
         bool json_printed;                 /* the verb printed its own (result) document */
+        bool quiet;                        /* print nothing on stderr (amdsmid builds its
+                                              documents with this framework) */
+        bool direct;                       /* --direct: change in-process (bus.h) */
+
+        /* amdsmid (bus.c) */
+        struct sd_bus *bus;
+        bool bus_failed, daemon_checked, daemon_running;
 
         /* run time */
         struct amdsmi_ctx *ctx;
@@ -61,6 +69,7 @@ int verb_static(struct cli *c);
 int verb_metric(struct cli *c);
 int verb_set(struct cli *c);   /* verb-set.c: amdsmi set */
 int verb_reset(struct cli *c); /* verb-set.c: amdsmi reset */
+int verb_history(struct cli *c); /* verb-history.c: amdsmi history (the file, not amdsmid) */
 /* power/cli-power.c */
 int verb_power(struct cli *c);
 int verb_power_set(struct cli *c);
@@ -74,6 +83,9 @@ int verb_sriov(struct cli *c);
 int verb_sriov_set(struct cli *c);
 int verb_sriov_bind(struct cli *c);
 int verb_sriov_release(struct cli *c);
+/* daemon/cli-apply.c: amdsmid.conf */
+int verb_apply(struct cli *c);
+int verb_reload(struct cli *c);
 /* partition/cli-partition.c */
 int verb_partition(struct cli *c);
 int verb_partition_set(struct cli *c);
@@ -95,8 +107,9 @@ int cli_fail(struct cli *c, int r, const char *format, ...) _printf_(3, 4);
 void cli_field_error(struct cli *c, int gpu, const char *field, int r);
 
 /*
- * ARCHITECTURE §4 until amdsmid exists: a change runs in-process and needs root (a dry run
- * does not); says so on stderr. @return 0 or -EACCES (reported).
+ * Where a change runs (ARCHITECTURE §4, bus.h cli_change_route()): amdsmid when it runs,
+ * else in-process, which needs root (a dry run does not) and says so on stderr.
+ * @return CLI_ROUTE_DIRECT, CLI_ROUTE_DAEMON or a negative errno (reported).
  */
 int cli_authorise_change(struct cli *c);
 
@@ -123,6 +136,18 @@ int cli_emit_change(struct cli *c, json_object *gpus, int r, const struct column
 
 /* Creates the library context with our log handler, enumerates and resolves -g. */
 int cli_open(struct cli *c);
+
+/*
+ * For programs that hold their own context (amdsmid): selects every GPU of @ctx's last
+ * enumeration, or only @bdf (-ENOENT if it has none), without enumerating or logging. The
+ * context stays the caller's: clear c->ctx before freeing what the cli holds.
+ */
+int cli_attach(struct cli *c, struct amdsmi_ctx *ctx, const char *bdf);
+
+/* The documents of the read verbs for the selected GPUs, as --json prints them (one sample;
+ * NULL on -ENOMEM). */
+json_object *list_document(struct cli *c);
+json_object *metric_document(struct cli *c);
 
 /* Starts a sample: takes the time stamp. */
 void cli_begin_sample(struct cli *c);

@@ -42,6 +42,7 @@ enum {
         OPT_NUM_VFS = 1u << 14,   /* --num-vfs N (sriov set) */
         OPT_AUTOPROBE_OFF = 1u << 15,
         OPT_PERSIST = 1u << 16,
+        OPT_COUNT = 1u << 17, /* -n without --watch: the last COUNT entries (history) */
 };
 
 struct verb {
@@ -66,18 +67,20 @@ static const struct verb verbs[] = {
           "change the compute (--compute) and memory (--memory) partition modes" },
         { "power", NULL, verb_power, OPT_WATCH,
           "power draw, caps and range, the Host/VM/APML sources and which one binds" },
-        { "power", "set", verb_power_set, OPT_HOST | OPT_APML | OPT_VM | OPT_VF | OPT_DRY_RUN,
+        { "power", "set", verb_power_set,
+          OPT_HOST | OPT_APML | OPT_VM | OPT_VF | OPT_DRY_RUN | OPT_FORCE,
           "set power sources: --host W, --vm NAME W [--vf BDF], --apml W" },
-        { "power", "clear", verb_power_clear, OPT_HOST | OPT_APML | OPT_VM | OPT_DRY_RUN,
+        { "power", "clear", verb_power_clear,
+          OPT_HOST | OPT_APML | OPT_VM | OPT_DRY_RUN | OPT_FORCE,
           "remove power sources: --host, --vm NAME, --apml" },
-        { "power", "apply", verb_power_apply, OPT_DRY_RUN,
+        { "power", "apply", verb_power_apply, OPT_DRY_RUN | OPT_FORCE,
           "apply the arbitrated cap again (after a GPU reset, a new APML file)" },
         { "sriov", NULL, verb_sriov, 0,
           "SR-IOV per PF: VF count and how it is set, the VFs, their drivers and users" },
         { "sriov", "set", verb_sriov_set,
           OPT_NUM_VFS | OPT_DRY_RUN | OPT_FORCE | OPT_AUTOPROBE_OFF | OPT_PERSIST | OPT_TIMEOUT,
           "set the VF count of PFs (--num-vfs N); gim hosts: --persist" },
-        { "sriov", "bind", verb_sriov_bind, OPT_DRY_RUN,
+        { "sriov", "bind", verb_sriov_bind, OPT_DRY_RUN | OPT_FORCE,
           "hand a VF to vfio-pci for a VM (driver_override, unbind, probe)", "VF" },
         { "sriov", "release", verb_sriov_release, OPT_DRY_RUN | OPT_FORCE,
           "give a VF back to the driver it had before 'sriov bind'", "VF" },
@@ -85,8 +88,15 @@ static const struct verb verbs[] = {
           OPT_COMPUTE_PARTITION | OPT_MEMORY_PARTITION | OPT_POWER_CAP | OPT_DRY_RUN |
                   OPT_FORCE | OPT_TIMEOUT,
           "change settings: -C compute partition, -M memory partition, -o power cap (W)" },
-        { "reset", NULL, verb_reset, OPT_RELOAD_DRIVER | OPT_POWER_CAP | OPT_DRY_RUN | OPT_TIMEOUT,
+        { "reset", NULL, verb_reset,
+          OPT_RELOAD_DRIVER | OPT_POWER_CAP | OPT_DRY_RUN | OPT_FORCE | OPT_TIMEOUT,
           "--reload-driver: reload amdgpu on a GPU's hive; --power-cap: clear the host cap" },
+        { "apply", NULL, verb_apply, OPT_DRY_RUN,
+          "amdsmid.conf: --dry-run shows what amdsmid does with it; else amdsmid applies it" },
+        { "reload", NULL, verb_reload, 0,
+          "amdsmid re-reads amdsmid.conf and applies what changed (as SIGHUP)" },
+        { "history", NULL, verb_history, OPT_COUNT,
+          "the changes made: when, how, by whom, on which GPU, old and new value, result" },
 };
 
 static void help(void) {
@@ -114,7 +124,8 @@ static void help(void) {
                "      --json           one JSON document (schema amdsmi/1) on stdout\n"
                "      --csv            CSV: a header line and one line per GPU\n"
                "  -w, --watch SECONDS  metric: repeat every SECONDS (e.g. 0.5) until interrupted\n"
-               "  -n, --count COUNT    with --watch: stop after COUNT samples\n"
+               "  -n, --count COUNT    with --watch: stop after COUNT samples; history: the\n"
+               "                       last COUNT entries\n"
                "      --compute MODE   partition set: compute mode SPX, DPX, TPX, QPX or CPX\n"
                "      --memory MODE    partition set: memory mode NPS1, NPS2, NPS4 or NPS8\n"
                "  -C, --compute-partition MODE\n"
@@ -124,7 +135,9 @@ static void help(void) {
                "      --dry-run        changes: print the plan, change nothing\n"
                "      --force          changes on gim hosts: although VFs exist; sriov set /\n"
                "                       release: although VFs are bound to vfio-pci or in use;\n"
-               "                       sriov set --persist: a VF count gim's table lacks\n"
+               "                       sriov set --persist: a VF count gim's table lacks;\n"
+               "                       --direct: although amdsmid runs\n"
+               "      --direct         without amdsmid: read and change in-process (root)\n"
                "      --num-vfs N      sriov set: the VF count of the PF\n"
                "      --autoprobe-off  sriov set: new VFs bind to no host driver\n"
                "      --persist        sriov set on gim hosts: write gim's vf_num to\n"
@@ -195,6 +208,7 @@ enum {
         ARG_MEMORY,
         ARG_DRY_RUN,
         ARG_FORCE,
+        ARG_DIRECT,
         ARG_TIMEOUT,
         ARG_RELOAD_DRIVER,
         ARG_HOST,
@@ -278,6 +292,7 @@ static int parse_argv(struct cli *c, int argc, char **argv, const struct verb **
                 { "memory-partition", required_argument, NULL, 'M' },
                 { "dry-run", no_argument, NULL, ARG_DRY_RUN },
                 { "force", no_argument, NULL, ARG_FORCE },
+                { "direct", no_argument, NULL, ARG_DIRECT },
                 { "timeout", required_argument, NULL, ARG_TIMEOUT },
                 { "reload-driver", no_argument, NULL, ARG_RELOAD_DRIVER },
                 { "host", optional_argument, NULL, ARG_HOST },
@@ -358,6 +373,10 @@ static int parse_argv(struct cli *c, int argc, char **argv, const struct verb **
                 case ARG_FORCE:
                         bit = OPT_FORCE;
                         c->force = true;
+                        break;
+                case ARG_DIRECT:
+                        /* every verb: reads and changes without amdsmid */
+                        c->direct = true;
                         break;
                 case ARG_TIMEOUT:
                         bit = OPT_TIMEOUT;
@@ -555,7 +574,7 @@ static int parse_argv(struct cli *c, int argc, char **argv, const struct verb **
                 return cli_fail(c, -EINVAL, "option '%s' is not valid for '%s'",
                                 given[i].spelling, c->command);
         }
-        if (count_arg && c->interval_ns == 0)
+        if (count_arg && c->interval_ns == 0 && !(verb->options & OPT_COUNT))
                 return cli_fail(c, -EINVAL, "--count needs --watch");
 
         *ret_verb = verb;
@@ -590,6 +609,7 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "amdsmi: cannot write to standard output: %s\n", strerror(-r));
         }
 
+        cli_bus_close(&c);
         amdsmi_ctx_unref(c.ctx);
         selection_clear(&c.selection);
         free(c.matches);

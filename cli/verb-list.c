@@ -57,6 +57,15 @@ static int list_sample(struct cli *c) {
         return r;
 }
 
+json_object *list_document(struct cli *c) {
+        json_object *gpus;
+
+        cli_begin_sample(c);
+        if (cli_collect_gpus(c, list_gpu, &gpus) != 0)
+                return NULL;
+        return cli_document(c, gpus);
+}
+
 int verb_list(struct cli *c) {
         int r = cli_open(c);
 

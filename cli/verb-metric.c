@@ -637,6 +637,15 @@ static int metric_sample(struct cli *c) {
         return r;
 }
 
+json_object *metric_document(struct cli *c) {
+        json_object *gpus;
+
+        cli_begin_sample(c);
+        if (cli_collect_gpus(c, metric_gpu, &gpus) != 0)
+                return NULL;
+        return cli_document(c, gpus);
+}
+
 int verb_metric(struct cli *c) {
         int r = cli_open(c);
 

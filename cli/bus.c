@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: MIT */
+#include "config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <systemd/sd-bus.h>
+
+#include "bus-errors.h"
+#include "bus.h"
+#include "cli.h"
+
+static bool streq_ptr(const char *a, const char *b) {
+        return a && b && strcmp(a, b) == 0;
+}
+
+#define DEFAULT_CALL_TIMEOUT_MS (10U * 60 * 1000)
+
+static int bus_open(struct cli *c) {
+        sd_bus *bus = NULL;
+        int r;
+
+        if (c->bus)
+                return 0;
+        if (c->bus_failed)
+                return -ENOTCONN;
+        (void) amdsmi_bus_errors_register();
+        r = sd_bus_open_system(&bus);
+        if (r < 0) {
+                c->bus_failed = true;
+                return r;
+        }
+        c->bus = bus;
+        return 0;
+}
+
+bool cli_daemon_running(struct cli *c) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        int has = 0, r;
+
+        if (c->daemon_checked)
+                return c->daemon_running;
+        c->daemon_checked = true;
+        if (bus_open(c) < 0)
+                return false;
+        r = sd_bus_call_method(c->bus, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                               "org.freedesktop.DBus", "NameHasOwner", &error, &reply, "s",
+                               AMDSMI_BUS_NAME);
+        if (r >= 0)
+                r = sd_bus_message_read(reply, "b", &has);
+        c->daemon_running = r >= 0 && has;
+        return c->daemon_running;
+}
+
+int cli_change_route(struct cli *c) {
+        bool running = cli_daemon_running(c);
+
+        if (c->direct) {
+                if (running && !c->force)
+                        return cli_fail(c, -EBUSY,
+                                        "amdsmid is running: --direct would bypass it "
+                                        "(its locks, its desired state); add --force to do "
+                                        "it anyway");
+                if (!c->dry_run && geteuid() != 0)
+                        return cli_fail(c, -EACCES, "--direct changes need root");
+                return CLI_ROUTE_DIRECT;
+        }
+        if (running)
+                return CLI_ROUTE_DAEMON;
+        if (c->dry_run)
+                return CLI_ROUTE_DIRECT;
+        if (geteuid() != 0)
+                return cli_fail(c, -EACCES,
+                                "amdsmid is not running; changes in-process need root");
+        fprintf(stderr, "amdsmi: amdsmid is not running: changing in-process\n");
+        return CLI_ROUTE_DIRECT;
+}
+
+int cli_bus_call(struct cli *c, const char *path, const char *bdf, const char *interface,
+                 const char *member, unsigned timeout_ms, json_object **ret, char **ret_message,
+                 const char *types, ...) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
+        _cleanup_free_ char *gpu_path = NULL;
+        enum json_tokener_error jerr;
+        const char *text;
+        json_object *doc;
+        va_list ap;
+        int r;
+
+        if (ret_message)
+                *ret_message = NULL;
+        r = bus_open(c);
+        if (r < 0)
+                return r;
+        if (!path) {
+                r = amdsmi_bus_gpu_path(bdf, &gpu_path);
+                if (r < 0)
+                        return r;
+                path = gpu_path;
+        }
+        r = sd_bus_message_new_method_call(c->bus, &m, AMDSMI_BUS_NAME, path, interface,
+                                           member);
+        if (r < 0)
+                return r;
+        /* polkit may ask the admin for a password (an agent on the terminal) */
+        (void) sd_bus_message_set_allow_interactive_authorization(m, true);
+        (void) sd_bus_message_set_auto_start(m, false);
+        if (types && types[0]) {
+                va_start(ap, types);
+                r = sd_bus_message_appendv(m, types, ap);
+                va_end(ap);
+                if (r < 0)
+                        return r;
+        }
+        r = sd_bus_call(c->bus, m,
+                        (uint64_t) (timeout_ms ? timeout_ms : DEFAULT_CALL_TIMEOUT_MS) * 1000,
+                        &error, &reply);
+        if (r < 0) {
+                if (sd_bus_error_is_set(&error)) {
+                        r = sd_bus_error_get_errno(&error);
+                        if (r <= 0)
+                                r = EIO;
+                        r = -r;
+                        if (ret_message && error.message)
+                                *ret_message = strdup(error.message);
+                }
+                return r;
+        }
+        if (!streq_ptr(sd_bus_message_get_signature(reply, true), "s")) {
+                *ret = NULL; /* a method without a result */
+                return 0;
+        }
+        r = sd_bus_message_read(reply, "s", &text);
+        if (r < 0)
+                return r;
+        doc = json_tokener_parse_verbose(text, &jerr);
+        if (!doc)
+                return -EBADMSG;
+        *ret = doc;
+        return 0;
+}
+
+void cli_bus_close(struct cli *c) {
+        c->bus = sd_bus_flush_close_unref(c->bus);
+}

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * amdsmi(1) as a client of amdsmid (ARCHITECTURE §4): where a change runs, and calls to the
+ * daemon's methods. When org.amdsmi1 has an owner, changes go through it (polkit decides who
+ * may); --direct runs them in-process instead, which is refused while amdsmid runs unless
+ * --force. With no amdsmid, root changes in-process and says so; anyone else is told that
+ * amdsmid is not running.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+struct cli;
+
+enum cli_route {
+        CLI_ROUTE_DIRECT,   /* in-process, under the GPU locks */
+        CLI_ROUTE_DAEMON,   /* through amdsmid */
+};
+
+/*
+ * Where a change runs; reports the in-process notice or the refusal (cli_fail()). A dry run
+ * never needs root: without amdsmid it runs in-process.
+ * @return a route, or a negative errno (already reported).
+ */
+int cli_change_route(struct cli *c);
+
+/* Whether amdsmid runs (org.amdsmi1 has an owner on the system bus); the bus stays open in
+ * @c for the calls that follow. Never starts it. */
+bool cli_daemon_running(struct cli *c);
+
+/*
+ * Calls @member of @interface on @path (NULL: the GPU object of @bdf) with the arguments of
+ * @types (sd-bus message_append syntax), waiting up to @timeout_ms (0: 10 minutes, since a
+ * change may wait for other changes of the GPU), and parses the reply, one JSON string. On
+ * a D-Bus error: the errno of the error name (org.amdsmi1.Error.* through the one table) and
+ * its message in *ret_message (malloc'd, may be NULL), nothing in *ret.
+ * @return 0 or a negative errno.
+ */
+int cli_bus_call(struct cli *c, const char *path, const char *bdf, const char *interface,
+                 const char *member, unsigned timeout_ms, json_object **ret, char **ret_message,
+                 const char *types, ...);
+
+/* Closes the connection (main() calls it). */
+void cli_bus_close(struct cli *c);

@@ -1,0 +1,271 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * amdsmid: the daemon's state and the interfaces between its framework (daemon/) and the
+ * D-Bus glue of the feature slices (partition/, power/, sriov/).
+ *
+ * Threads: everything runs on the sd-event loop of the main thread, except the body of a
+ * change (struct job's run()), which runs on a worker thread with a library context of its
+ * own. Reads never wait for a change: they answer from the GPU's cached properties, which
+ * are refreshed on the main thread when a change ends or the hardware is seen to change.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <json-c/json.h>
+#include <systemd/sd-bus.h>
+#include <systemd/sd-event.h>
+
+#include <amdsmi/amdsmi.h>
+
+#include "bus-errors.h"
+#include "macro.h"
+#include "parse-util.h"
+
+struct config;
+struct job;
+struct polkit_registry;
+struct udev_monitor;
+
+/* One GPU (PCI function) as the daemon exports it: /org/amdsmi1/gpu/<encoded BDF>. */
+struct dgpu {
+        struct daemon *d;
+        char bdf[16];
+        char *path;
+        unsigned index;                 /* amdsmi's GPU index (-g N) of the last enumeration */
+        bool present;                   /* seen by the last enumeration */
+        bool changing;                  /* a change runs or waits for this GPU */
+        bool desired_pending;           /* the desired state is to be applied again */
+        unsigned busy;                  /* jobs holding the GPU (0 or 1) */
+
+        /* org.amdsmi1.Gpu */
+        char *product;
+        char *unique_id;                /* "" when unknown */
+        const char *role;               /* amdsmi_role_to_string() */
+        const char *driver;
+
+        /* org.amdsmi1.Partition ("" when unknown or not supported) */
+        char *compute_mode;
+        char *memory_mode;
+        char *pending_memory_mode;
+        char **available_compute_modes; /* strv */
+        /* partition/dbus-partition.c: the desired compute mode not reached yet (the GPU was
+         * busy), tried again from refresh() at most every 30 s; a desired memory request
+         * queued for the GPU's hive; the hive the GPU belongs to */
+        bool partition_retry;
+        uint64_t partition_retry_usec;  /* the last attempt (CLOCK_MONOTONIC), 0: at once */
+        bool partition_retry_warned;    /* the first failure was logged as a warning */
+        bool partition_memory_queued;
+        uint64_t partition_hive_id;     /* the last non-zero XGMI hive ID seen */
+
+        /* org.amdsmi1.Power */
+        uint64_t cap_uw;                /* 0: unknown */
+        char *effective_source;         /* "host", "vm", "apml", "default" or "" */
+        struct dgpu_power *power;       /* power/dbus-power.c: the state file's record, what
+                                           the last refresh saw, re-applies wanted */
+
+        /* org.amdsmi1.Sriov */
+        uint32_t total_vfs;
+        uint32_t num_vfs;
+        const char *vf_config;          /* amdsmi_vf_config_to_string(), NULL until read */
+        bool sriov_read;                /* read since the last change of the VFs or driver */
+        unsigned sriov_seen_vfs;        /* the PF's VFs in the enumeration at that read */
+        const char *sriov_seen_driver;  /* the PF's driver at that read */
+
+        /* GetMetrics(): the last document and when it was taken (CLOCK_MONOTONIC) */
+        char *metrics_json;
+        uint64_t metrics_usec;
+        /* Describe(): this GPU's entry of the last document, shown while a change runs */
+        json_object *describe_entry;
+};
+
+struct daemon {
+        sd_event *event;
+        sd_bus *bus;
+        char *bus_address;              /* NULL: the system bus */
+        struct amdsmi_ctx *ctx;         /* the main thread's context (reads) */
+        char hostname[256];
+
+        struct dgpu **gpus;             /* by the library's order */
+        size_t n_gpus;
+        uint64_t kfd_generation;
+        sd_event_source *poll_timer;
+        struct udev_monitor *udev_monitor;
+        sd_event_source *udev_source;
+        sd_event_source *rescan_defer;  /* coalesces rescans */
+
+        struct config *config;
+        char config_error[512];         /* why the file in force is not the one on disk */
+
+        struct polkit_registry *polkit;
+
+        /* jobs: waiting (FIFO) and running; finished jobs come back through a pipe */
+        struct job *queue_head, *queue_tail;
+        unsigned n_running;
+        int job_pipe[2];
+        sd_event_source *job_source;
+
+        char *describe_json;            /* Describe()'s cached document */
+        bool ready;                     /* READY=1 sent */
+        bool exiting;
+};
+
+/* daemon/log.c: structured logging to the journal (when stderr is the journal) or stderr.
+ * Extra fields are "KEY=value" strings, NULL-terminated, after the format arguments is not
+ * possible with printf checking, so GPU and change fields are separate parameters. */
+void log_setup(void);
+void log_full(int priority, const char *gpu, const char *change, const char *format, ...)
+        _printf_(4, 5);
+#define log_debug(...) log_full(LOG_DEBUG, NULL, NULL, __VA_ARGS__)
+#define log_info(...) log_full(LOG_INFO, NULL, NULL, __VA_ARGS__)
+#define log_notice(...) log_full(LOG_NOTICE, NULL, NULL, __VA_ARGS__)
+#define log_warning(...) log_full(LOG_WARNING, NULL, NULL, __VA_ARGS__)
+#define log_error(...) log_full(LOG_ERR, NULL, NULL, __VA_ARGS__)
+#define log_gpu(prio, gpu, ...) log_full(prio, gpu, NULL, __VA_ARGS__)
+
+/* daemon/manager.c */
+int manager_register(struct daemon *d, sd_bus *bus); /* the vtables on @bus */
+void manager_done(struct daemon *d);
+/* Re-enumerates and updates the objects (added, removed, properties). @return 0 or -errno. */
+int manager_rescan(struct daemon *d);
+/* Asks for a rescan soon (coalesced; from any main-thread context). */
+void manager_schedule_rescan(struct daemon *d);
+/* Refreshes one GPU's cached properties from @gpu (a handle of d->ctx) and emits
+ * PropertiesChanged for what changed. */
+void manager_refresh_gpu(struct dgpu *g, struct amdsmi_gpu *gpu, bool emit);
+struct dgpu *manager_find_gpu(struct daemon *d, const char *bdf);
+/* The GPU whose object @path is (NULL if none). */
+struct dgpu *manager_gpu_from_path(struct daemon *d, const char *path);
+/* Describe()'s document is rebuilt on the next call. */
+void manager_invalidate(struct daemon *d);
+/* Applies the desired state of the configuration to @g (NULL: every GPU). */
+void manager_apply_desired(struct daemon *d, struct dgpu *g, bool only_changed,
+                           const struct config *old);
+int manager_reload(struct daemon *d);                /* SIGHUP and Reload() */
+
+/* The library handle of @g in d->ctx (NULL when it vanished). */
+struct amdsmi_gpu *dgpu_handle(struct dgpu *g);
+/* Emits PropertiesChanged for @interface's @names (NULL-terminated). */
+void dgpu_emit_changed(struct dgpu *g, const char *interface, char **names);
+
+/* Fills @error from a negative errno and a message (the one errno <-> name table).
+ * @return @r. */
+int bus_error_errno(sd_bus_error *error, int r, const char *format, ...) _printf_(3, 4);
+
+/* daemon/job.c: a change. Created by a slice's method handler, run on a worker thread. */
+struct job {
+        struct daemon *d;
+        sd_bus_message *call;           /* the method call to answer (NULL: the daemon's own) */
+        char *name;                     /* "SetComputeMode", for logs */
+        char **bdfs;                    /* the GPUs it changes (all held while it runs) */
+        uint64_t flags;                 /* AMDSMI_BUS_FLAG_* */
+
+        /* the audit record: filled in by the creator (old/new may be NULL) */
+        char *change;                   /* "compute_mode", ... (history_entry.change) */
+        char *old_value;
+        char *new_value;
+        uid_t uid;
+        pid_t pid;
+        char *sender;
+
+        /* Runs on a worker thread with @ctx, a new context already enumerated; must not touch
+         * the daemon's state. Sets j->reply (the JSON document answered) and may set
+         * j->message (one line for the log and the history). @return 0 or -errno. */
+        int (*run)(struct job *j, struct amdsmi_ctx *ctx);
+        /* Optional: on the main thread after run(), before the reply (refresh, signals). */
+        void (*finish)(struct job *j);
+        void *userdata;
+        void (*free_userdata)(void *userdata);
+
+        /* results */
+        int r;
+        json_object *reply;
+        char *message;
+
+        /* framework */
+        struct job *next;
+        bool running;
+        bool record;                    /* history and intent records (not for dry runs) */
+        bool has_intent;
+        char intent_id[40];
+        uint64_t start_usec;
+};
+
+/* A new job for the method call @call (may be NULL), changing the GPUs @bdfs. The caller's
+ * uid, pid and unique name are taken from @call. */
+struct job *job_new(struct daemon *d, sd_bus_message *call, const char *name,
+                    const char *const *bdfs, size_t n_bdfs, uint64_t flags);
+struct job *job_free(struct job *j);
+/* Sets the audit fields (copies). */
+int job_set_change(struct job *j, const char *change, const char *old_value,
+                   const char *new_value);
+/* Queues @j (taken): it runs when none of its GPUs is held by another job, in submission
+ * order per GPU; the call is answered when it ends. @return 0 or -errno (j freed). */
+int job_submit(struct job *j);
+/*
+ * For method handlers: submits @j (taken) after polkit allowed @action for the caller (a dry
+ * run needs no authorisation); a denial answers org.amdsmi1.Error.PermissionDenied.
+ * @return 1 (the call is answered later: return it from the handler) or a negative errno
+ * (nothing answered yet; j freed).
+ */
+int job_authorise_and_submit(struct job *j, const char *action);
+int jobs_init(struct daemon *d);
+void jobs_done(struct daemon *d);
+/* Whether a job is queued or runs for @bdf. */
+bool jobs_pending_for(struct daemon *d, const char *bdf);
+/* Sends READY=1 when no job is left (the desired state applied at start). */
+void jobs_ready_check(struct daemon *d);
+
+/* daemon/polkit.c: asynchronous authorisation of a method call. */
+typedef void (*polkit_fn)(sd_bus_message *call, int r, const char *why, void *userdata);
+/*
+ * Checks whether the sender of @call may do @action: root is allowed at once, everyone else
+ * is asked of polkit (org.freedesktop.PolicyKit1), allowing interaction when the call allows
+ * it; no polkit on the bus means denied. @fn is called exactly once with r = 1 (allowed),
+ * 0 (denied, @why says why) or a negative errno, possibly before polkit_check() returns.
+ * @return 0 (fn called or will be) or a negative errno (fn not called).
+ */
+int polkit_check(struct daemon *d, sd_bus_message *call, const char *action, polkit_fn fn,
+                 void *userdata, void (*free_userdata)(void *));
+int polkit_init(struct daemon *d);
+void polkit_done(struct daemon *d);
+
+/* The slices' interfaces on the GPU objects (partition/, power/, sriov/). Each refresh()
+ * fills its part of struct dgpu from the library and returns the property names that changed
+ * (a strv, NULL for none). */
+struct config_gpu;
+struct intent;
+struct slice {
+        const char *interface;
+        const sd_bus_vtable *vtable;
+        char **(*refresh)(struct dgpu *g, struct amdsmi_gpu *gpu);
+        /* Optional: brings @g to what the configuration desires (@want; @old: what the
+         * previous configuration desired, NULL at start, after a reset or a re-plug), queuing
+         * jobs as needed; keys equal in @want and @old are left alone. */
+        void (*apply_desired)(struct dgpu *g, const struct config_gpu *want,
+                              const struct config_gpu *old);
+        /* Optional: a change of this slice that a crash interrupted (an intent record of
+         * one of its change names): complete or roll back, log which. @return 1 if it was
+         * this slice's, 0 if not, or -errno. */
+        int (*recover)(struct daemon *d, const struct intent *i);
+        /* Optional: frees the slice's part of @g. */
+        void (*free_gpu)(struct dgpu *g);
+};
+extern const struct slice partition_slice, power_slice, sriov_slice;
+extern const sd_bus_vtable gpu_vtable[], manager_vtable[];
+
+/* daemon/introspect.c: amdsmid --bus-introspect */
+int introspect_main(const char *what);
+
+/* daemon/util: strv helpers */
+int strv_extend(char ***l, const char *s);
+bool strv_contains(char *const *l, const char *s);
+#define STRV_MAKE(...) ((char *[]){ (char *) __VA_ARGS__, NULL })
+bool strv_equal(char **a, char **b);
+/* Replaces *dst with a copy of @src when they differ; @return 1 if it changed, 0, -ENOMEM. */
+int free_and_strdup(char **dst, const char *src);
+uint64_t now_usec(clockid_t clock);
+/* "2026-12-03T06:12:01.123Z" (UTC, as every JSON document's "timestamp") */
+void format_timestamp_now(char *buf, size_t size);

@@ -1,0 +1,501 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Changes as jobs: one change at a time per GPU, several GPUs in parallel. A job waits in a
+ * FIFO until none of its GPUs is held; it then runs on a thread of its own with a library
+ * context of its own, under the GPU locks that in-process changes (amdsmi --direct) take too.
+ * The thread hands the finished job back through a pipe, and the main thread records it,
+ * refreshes the GPUs and answers the call.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "amdsmid.h"
+#include "gpu-lock.h"
+#include "time-util.h"
+#include "amdsmid-conf.h"
+#include "exit-codes.h"
+#include "history.h"
+
+#include <systemd/sd-daemon.h>
+
+/* How long a job waits for a GPU lock an in-process change holds. */
+#define JOB_LOCK_TIMEOUT_MS 10000
+
+struct job *job_new(struct daemon *d, sd_bus_message *call, const char *name,
+                    const char *const *bdfs, size_t n_bdfs, uint64_t flags) {
+        struct job *j = calloc(1, sizeof(*j));
+
+        if (!j)
+                return NULL;
+        j->d = d;
+        j->flags = flags;
+        j->record = !(flags & AMDSMI_BUS_FLAG_DRY_RUN);
+        j->uid = (uid_t) -1;
+        j->name = strdup(name);
+        if (!j->name)
+                return job_free(j);
+        for (size_t i = 0; i < n_bdfs; i++)
+                if (strv_extend(&j->bdfs, bdfs[i]) < 0)
+                        return job_free(j);
+        if (call) {
+                sd_bus_creds *creds = NULL;
+                const char *sender = sd_bus_message_get_sender(call);
+
+                j->call = sd_bus_message_ref(call);
+                if (sender) {
+                        j->sender = strdup(sender);
+                        if (!j->sender)
+                                return job_free(j);
+                }
+                if (sd_bus_query_sender_creds(call, SD_BUS_CREDS_EUID | SD_BUS_CREDS_PID |
+                                              SD_BUS_CREDS_AUGMENT, &creds) >= 0) {
+                        (void) sd_bus_creds_get_euid(creds, &j->uid);
+                        (void) sd_bus_creds_get_pid(creds, &j->pid);
+                        sd_bus_creds_unref(creds);
+                }
+        } else {
+                j->uid = getuid();
+                j->pid = getpid();
+        }
+        return j;
+}
+
+struct job *job_free(struct job *j) {
+        if (!j)
+                return NULL;
+        sd_bus_message_unref(j->call);
+        free(j->name);
+        strv_free(j->bdfs);
+        free(j->change);
+        free(j->old_value);
+        free(j->new_value);
+        free(j->sender);
+        if (j->free_userdata)
+                j->free_userdata(j->userdata);
+        json_object_put(j->reply);
+        free(j->message);
+        free(j);
+        return NULL;
+}
+
+static int dup_or_null(const char *s, char **ret) {
+        char *c = NULL;
+
+        if (s) {
+                c = strdup(s);
+                if (!c)
+                        return -ENOMEM;
+        }
+        free(*ret);
+        *ret = c;
+        return 0;
+}
+
+int job_set_change(struct job *j, const char *change, const char *old_value,
+                   const char *new_value) {
+        if (dup_or_null(change, &j->change) < 0 || dup_or_null(old_value, &j->old_value) < 0 ||
+            dup_or_null(new_value, &j->new_value) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+static bool job_holds(const struct job *j, const char *bdf) {
+        for (char **b = j->bdfs; b && *b; b++)
+                if (strcmp(*b, bdf) == 0)
+                        return true;
+        return false;
+}
+
+bool jobs_pending_for(struct daemon *d, const char *bdf) {
+        for (struct job *j = d->queue_head; j; j = j->next)
+                if (job_holds(j, bdf))
+                        return true;
+        return false;
+}
+
+static void set_changing(struct daemon *d, const struct job *j) {
+        for (char **b = j->bdfs; b && *b; b++) {
+                struct dgpu *g = manager_find_gpu(d, *b);
+                bool changing;
+
+                if (!g)
+                        continue;
+                changing = jobs_pending_for(d, g->bdf);
+                if (changing != g->changing) {
+                        g->changing = changing;
+                        dgpu_emit_changed(g, AMDSMI_BUS_IFACE_GPU, (char *[]){ (char *) "Changing", NULL });
+                        manager_invalidate(d);
+                }
+        }
+}
+
+static void *job_thread(void *userdata) {
+        struct job *j = userdata;
+        struct amdsmi_ctx *ctx = NULL;
+        struct gpu_lock *locks = NULL;
+        size_t n = strv_length(j->bdfs);
+        ssize_t k;
+        int r;
+
+        locks = calloc(n ? n : 1, sizeof(*locks));
+        if (!locks) {
+                j->r = -ENOMEM;
+                goto out;
+        }
+        r = amdsmi_ctx_new(&ctx);
+        if (r >= 0)
+                r = amdsmi_ctx_enumerate(ctx);
+        if (r == 0)
+                r = -ENODEV;
+        if (r < 0) {
+                j->r = r;
+                (void) asprintf(&j->message, "cannot enumerate the GPUs: %s", strerror(-r));
+                goto out;
+        }
+        if (j->flags & AMDSMI_BUS_FLAG_DRY_RUN)
+                r = 0;
+        else {
+                uint64_t deadline = now_usec(CLOCK_MONOTONIC) + JOB_LOCK_TIMEOUT_MS * 1000ULL;
+                char busy[16] = "";
+                pid_t holder = 0;
+
+                for (size_t i = 0; i < n; i++)
+                        locks[i] = (struct gpu_lock) GPU_LOCK_INIT;
+                /* an in-process change (amdsmi --direct) may hold a GPU: wait for it a while */
+                for (;;) {
+                        r = gpu_locks_acquire(locks, (const char *const *) j->bdfs, n, busy,
+                                              &holder);
+                        if (r != -EBUSY || now_usec(CLOCK_MONOTONIC) >= deadline)
+                                break;
+                        sleep_ms(100);
+                }
+                if (r < 0) {
+                        j->r = r;
+                        if (r == -EBUSY)
+                                (void) asprintf(&j->message,
+                                                "%s is locked by another change (PID %d)",
+                                                busy, (int) holder);
+                        else
+                                (void) asprintf(&j->message, "cannot lock the GPU: %s",
+                                                strerror(-r));
+                        goto out;
+                }
+        }
+        j->r = j->run(j, ctx);
+        if (!(j->flags & AMDSMI_BUS_FLAG_DRY_RUN))
+                gpu_locks_release(locks, n);
+out:
+        free(locks);
+        amdsmi_ctx_unref(ctx);
+        do
+                k = write(j->d->job_pipe[1], &j, sizeof(j));
+        while (k < 0 && errno == EINTR);
+        /* a pipe write of a pointer is atomic; it cannot be short */
+        return NULL;
+}
+
+static struct intent *job_intent(struct job *j) {
+        struct intent *i = calloc(1, sizeof(*i));
+
+        if (!i)
+                return NULL;
+        snprintf(i->gpu, sizeof(i->gpu), "%s", j->bdfs && j->bdfs[0] ? j->bdfs[0] : "");
+        snprintf(i->change, sizeof(i->change), "%s", j->change ? j->change : j->name);
+        /* borrowed: intent_begin() only reads them */
+        i->old_value = (char *) j->old_value;
+        i->new_value = (char *) j->new_value;
+        return i;
+}
+
+static int job_start(struct daemon *d, struct job *j) {
+        pthread_attr_t attr;
+        pthread_t thread;
+        sigset_t all, old;
+        int r;
+
+        j->running = true;
+        j->start_usec = now_usec(CLOCK_MONOTONIC);
+        for (char **b = j->bdfs; b && *b; b++) {
+                struct dgpu *g = manager_find_gpu(d, *b);
+
+                if (g)
+                        g->busy++;
+        }
+        if (j->record && j->change) {
+                /* the intent record: a crash from here on is found at the next start */
+                _cleanup_free_ struct intent *i = job_intent(j);
+
+                if (i) {
+                        r = intent_begin(i);
+                        if (r < 0)
+                                log_gpu(LOG_WARNING, i->gpu,
+                                        "cannot write the intent record of %s: %s", j->name,
+                                        strerror(-r));
+                        else {
+                                j->has_intent = true;
+                                snprintf(j->intent_id, sizeof(j->intent_id), "%s", i->id);
+                        }
+                }
+        }
+        d->n_running++;
+        (void) pthread_attr_init(&attr);
+        (void) pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        /* the worker takes no signal: sd-event handles them on the main thread */
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
+        r = -pthread_create(&thread, &attr, job_thread, j);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        (void) pthread_attr_destroy(&attr);
+        return r;
+}
+
+/* Starts every waiting job whose GPUs are free and not wanted by an earlier waiting job (so
+ * that each GPU's changes run in the order they came). */
+static void jobs_schedule(struct daemon *d) {
+        _cleanup_strv_free_ char **claimed = NULL;
+        struct job **pp = &d->queue_head;
+
+        d->queue_tail = NULL;
+        while (*pp) {
+                struct job *j = *pp;
+                bool free_ = !j->running;
+
+                for (char **b = j->bdfs; free_ && b && *b; b++) {
+                        struct dgpu *g = manager_find_gpu(d, *b);
+
+                        if ((g && g->busy > 0) || strv_contains(claimed, *b))
+                                free_ = false;
+                }
+                if (!j->running)
+                        for (char **b = j->bdfs; b && *b; b++)
+                                (void) strv_extend(&claimed, *b);
+                if (free_) {
+                        int r = job_start(d, j);
+
+                        if (r < 0) {
+                                log_error("cannot start a thread for %s: %s", j->name,
+                                          strerror(-r));
+                                j->r = r;
+                                j->running = false;
+                                /* handled like a finished job, from the main loop */
+                                (void) write(d->job_pipe[1], &j, sizeof(j));
+                        }
+                }
+                d->queue_tail = j;
+                pp = &j->next;
+        }
+}
+
+int job_submit(struct job *j) {
+        struct daemon *d = j->d;
+
+        if (d->exiting) {
+                job_free(j);
+                return -ESHUTDOWN;
+        }
+        j->next = NULL;
+        if (d->queue_tail)
+                d->queue_tail->next = j;
+        else
+                d->queue_head = j;
+        d->queue_tail = j;
+        set_changing(d, j);
+        jobs_schedule(d);
+        return 0;
+}
+
+static void job_record(struct job *j) {
+        char gpus[256] = "";
+        char buf[32];
+
+        for (char **b = j->bdfs; b && *b; b++)
+                snprintf(gpus + strlen(gpus), sizeof(gpus) - strlen(gpus), "%s%s",
+                         b == j->bdfs ? "" : ",", *b);
+        if (j->r < 0)
+                log_full(LOG_WARNING, gpus, j->change, "%s by uid %d failed: %s%s%s", j->name,
+                         (int) j->uid, errno_name(j->r, buf, sizeof(buf)),
+                         j->message ? ": " : "", j->message ? j->message : "");
+        else
+                log_full(LOG_INFO, gpus, j->change, "%s by uid %d%s%s%s", j->name, (int) j->uid,
+                         j->flags & AMDSMI_BUS_FLAG_DRY_RUN ? " (dry run)" : "",
+                         j->message ? ": " : "", j->message ? j->message : "");
+        if (!j->record || !j->change)
+                return;
+        for (char **b = j->bdfs; b && *b; b++) {
+                struct history_entry e = {
+                        .via = "amdsmid",
+                        .uid = j->uid,
+                        .pid = j->pid,
+                        .sender = j->sender,
+                        .gpu = *b,
+                        .change = j->change,
+                        .old_value = j->old_value,
+                        .new_value = j->new_value,
+                        .result = j->r,
+                        .message = j->message,
+                };
+                int r = history_append(&e, j->d->config ? j->d->config->history_max_bytes : 0);
+
+                if (r < 0)
+                        log_gpu(LOG_WARNING, *b, "cannot append to the history: %s",
+                                strerror(-r));
+        }
+        if (j->has_intent) {
+                struct intent i = {};
+                int r;
+
+                snprintf(i.id, sizeof(i.id), "%s", j->intent_id);
+                r = intent_end(&i);
+                if (r < 0)
+                        log_warning("cannot remove the intent record %s: %s", i.id,
+                                    strerror(-r));
+        }
+}
+
+static void job_reply(struct job *j) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        int r;
+
+        if (!j->call)
+                return;
+        /* a failed change answers with the error; its document (the report) goes with the
+         * error message only as text: D-Bus errors carry one string */
+        if (j->r < 0) {
+                bus_error_errno(&error, j->r, "%s", j->message ? j->message : strerror(-j->r));
+                r = sd_bus_reply_method_error(j->call, &error);
+        } else
+                r = sd_bus_reply_method_return(
+                        j->call, "s",
+                        j->reply ? json_object_to_json_string_ext(j->reply, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
+                                 : "{}");
+        if (r < 0)
+                log_debug("cannot answer %s: %s", j->name, strerror(-r));
+}
+
+static int on_job_done(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        struct daemon *d = userdata;
+        struct job *j;
+        ssize_t n;
+
+        n = read(fd, &j, sizeof(j));
+        if (n != (ssize_t) sizeof(j))
+                return 0;
+        /* out of the queue */
+        for (struct job **pp = &d->queue_head; *pp; pp = &(*pp)->next)
+                if (*pp == j) {
+                        *pp = j->next;
+                        break;
+                }
+        d->queue_tail = NULL;
+        for (struct job *q = d->queue_head; q; q = q->next)
+                d->queue_tail = q;
+        if (j->running) {
+                d->n_running--;
+                for (char **b = j->bdfs; b && *b; b++) {
+                        struct dgpu *g = manager_find_gpu(d, *b);
+
+                        if (g && g->busy > 0)
+                                g->busy--;
+                }
+        }
+        job_record(j);
+        if (j->finish)
+                j->finish(j);
+        /* what the change did shows in the objects and properties before the caller hears
+         * back */
+        if (!(j->flags & AMDSMI_BUS_FLAG_DRY_RUN))
+                (void) manager_rescan(d);
+        job_reply(j);
+        set_changing(d, j);
+        job_free(j);
+        jobs_schedule(d);
+        jobs_ready_check(d);
+        if (d->exiting && d->n_running == 0)
+                (void) sd_event_exit(d->event, 0);
+        return 0;
+}
+
+int jobs_init(struct daemon *d) {
+        int r;
+
+        if (pipe2(d->job_pipe, O_CLOEXEC) < 0)
+                return -errno;
+        r = sd_event_add_io(d->event, &d->job_source, d->job_pipe[0], EPOLLIN, on_job_done, d);
+        if (r < 0)
+                return r;
+        /* before anything else: a finished change is answered before new calls are read */
+        return sd_event_source_set_priority(d->job_source, SD_EVENT_PRIORITY_IMPORTANT);
+}
+
+void jobs_done(struct daemon *d) {
+        /* running threads still hold their jobs; only waiting ones are freed */
+        struct job **pp = &d->queue_head;
+
+        while (*pp) {
+                struct job *j = *pp;
+
+                if (j->running) {
+                        pp = &j->next;
+                        continue;
+                }
+                *pp = j->next;
+                job_free(j);
+        }
+        d->job_source = sd_event_source_unref(d->job_source);
+}
+
+/* READY=1 once the desired state is applied: no job left from the start. */
+void jobs_ready_check(struct daemon *d) {
+        if (d->ready || d->queue_head)
+                return;
+        d->ready = true;
+        (void) sd_notify(false, "READY=1\nSTATUS=Managing the GPUs");
+        log_info("ready");
+}
+
+static void authorised(sd_bus_message *call, int r, const char *why, void *userdata) {
+        struct job *j = userdata;
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+
+        if (r > 0) {
+                r = job_submit(j);
+                if (r >= 0)
+                        return;
+                bus_error_errno(&error, r, "cannot queue the change: %s", strerror(-r));
+        } else {
+                char buf[32];
+
+                if (r == 0)
+                        bus_error_errno(&error, -EACCES, "%s: %s", j->name, why);
+                else
+                        bus_error_errno(&error, r, "%s: cannot check the authorisation: %s",
+                                        j->name, errno_name(r, buf, sizeof(buf)));
+                log_full(LOG_NOTICE, j->bdfs && j->bdfs[0] ? j->bdfs[0] : NULL, j->change,
+                         "%s by uid %d refused: %s", j->name, (int) j->uid,
+                         error.message ? error.message : "denied");
+                job_free(j);
+        }
+        (void) sd_bus_reply_method_error(call, &error);
+}
+
+int job_authorise_and_submit(struct job *j, const char *action) {
+        int r;
+
+        if (j->flags & AMDSMI_BUS_FLAG_DRY_RUN)
+                r = job_submit(j);
+        else
+                r = polkit_check(j->d, j->call, action, authorised, j, NULL);
+        if (r < 0) {
+                if (!(j->flags & AMDSMI_BUS_FLAG_DRY_RUN))
+                        job_free(j);
+                return r;
+        }
+        return 1;
+}

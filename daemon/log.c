@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The daemon's log: structured journal entries when stderr is connected to the journal
+ * (systemd sets JOURNAL_STREAM), plain lines with a priority prefix on stderr otherwise.
+ * Every change carries the fields GPU= and CHANGE=, so `journalctl GPU=0000:05:00.0` finds them.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#define SD_JOURNAL_SUPPRESS_LOCATION
+#include <systemd/sd-journal.h>
+
+#include "amdsmid.h"
+
+static bool use_journal;
+static int max_priority = LOG_INFO;
+
+void log_setup(void) {
+        const char *e = getenv("JOURNAL_STREAM");
+        unsigned long long dev, ino;
+        struct stat st;
+
+        if (getenv("AMDSMI_DEBUG") && strcmp(getenv("AMDSMI_DEBUG"), "1") == 0)
+                max_priority = LOG_DEBUG;
+        if (!e || sscanf(e, "%llu:%llu", &dev, &ino) != 2)
+                return;
+        if (fstat(STDERR_FILENO, &st) < 0)
+                return;
+        use_journal = (unsigned long long) st.st_dev == dev && (unsigned long long) st.st_ino == ino;
+}
+
+void log_full(int priority, const char *gpu, const char *change, const char *format, ...) {
+        char msg[2048];
+        va_list ap;
+        int saved = errno;
+
+        if (priority > max_priority)
+                return;
+        va_start(ap, format);
+        (void) vsnprintf(msg, sizeof(msg), format, ap);
+        va_end(ap);
+
+        if (use_journal) {
+                char m[2100], p[16], g[32], c[64];
+                struct iovec iov[5];
+                int n = 0;
+
+                snprintf(m, sizeof(m), "MESSAGE=%s%s%s", gpu ? gpu : "", gpu ? ": " : "", msg);
+                snprintf(p, sizeof(p), "PRIORITY=%d", priority);
+                iov[n++] = (struct iovec){ m, strlen(m) };
+                iov[n++] = (struct iovec){ p, strlen(p) };
+                iov[n++] = (struct iovec){ (char *) "SYSLOG_IDENTIFIER=amdsmid", 25 };
+                if (gpu) {
+                        snprintf(g, sizeof(g), "GPU=%s", gpu);
+                        iov[n++] = (struct iovec){ g, strlen(g) };
+                }
+                if (change) {
+                        snprintf(c, sizeof(c), "CHANGE=%s", change);
+                        iov[n++] = (struct iovec){ c, strlen(c) };
+                }
+                (void) sd_journal_sendv(iov, n);
+        } else {
+                static const char *const level[] = {
+                        [LOG_EMERG] = "emerg", [LOG_ALERT] = "alert", [LOG_CRIT] = "crit",
+                        [LOG_ERR] = "error", [LOG_WARNING] = "warning", [LOG_NOTICE] = "notice",
+                        [LOG_INFO] = "info", [LOG_DEBUG] = "debug",
+                };
+
+                fprintf(stderr, "amdsmid: %s: %s%s%s\n", level[priority & 7], gpu ? gpu : "",
+                        gpu ? ": " : "", msg);
+        }
+        errno = saved;
+}

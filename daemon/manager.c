@@ -1,0 +1,595 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The object tree: /org/amdsmi1 (org.amdsmi1.Manager and the ObjectManager) and one object per
+ * GPU, /org/amdsmi1/gpu/<sd_bus_path_encode(BDF)>, with org.amdsmi1.Gpu and the slices'
+ * interfaces. The registry follows the library's enumeration: GPUs that appear are added
+ * (InterfacesAdded), GPUs that go are removed (InterfacesRemoved), and the properties of the
+ * others are refreshed and emit PropertiesChanged.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+
+#include "amdsmid.h"
+#include "cli.h"
+#include "amdsmid-conf.h"
+#include "history.h"
+
+static const struct slice *const slices[] = { &partition_slice, &power_slice, &sriov_slice };
+
+struct dgpu *manager_find_gpu(struct daemon *d, const char *bdf) {
+        for (size_t i = 0; i < d->n_gpus; i++)
+                if (strcmp(d->gpus[i]->bdf, bdf) == 0)
+                        return d->gpus[i];
+        return NULL;
+}
+
+struct dgpu *manager_gpu_from_path(struct daemon *d, const char *path) {
+        for (size_t i = 0; i < d->n_gpus; i++)
+                if (strcmp(d->gpus[i]->path, path) == 0)
+                        return d->gpus[i];
+        return NULL;
+}
+
+struct amdsmi_gpu *dgpu_handle(struct dgpu *g) {
+        size_t n = amdsmi_ctx_get_gpu_count(g->d->ctx);
+
+        if (g->index < n) {
+                struct amdsmi_gpu *gpu = amdsmi_ctx_get_gpu(g->d->ctx, g->index);
+
+                if (gpu && strcmp(amdsmi_gpu_get_bdf(gpu), g->bdf) == 0)
+                        return gpu;
+        }
+        return NULL;
+}
+
+void dgpu_emit_changed(struct dgpu *g, const char *interface, char **names) {
+        int r;
+
+        if (!names || !names[0] || !g->d->bus)
+                return;
+        r = sd_bus_emit_properties_changed_strv(g->d->bus, g->path, interface, names);
+        if (r < 0)
+                log_gpu(LOG_DEBUG, g->bdf, "cannot emit PropertiesChanged: %s", strerror(-r));
+}
+
+void manager_invalidate(struct daemon *d) {
+        free(d->describe_json);
+        d->describe_json = NULL;
+}
+
+static void dgpu_free(struct dgpu *g) {
+        if (!g)
+                return;
+        for (size_t i = 0; i < ELEMENTSOF(slices); i++)
+                if (slices[i]->free_gpu)
+                        slices[i]->free_gpu(g);
+        free(g->path);
+        free(g->product);
+        free(g->unique_id);
+        free(g->compute_mode);
+        free(g->memory_mode);
+        free(g->pending_memory_mode);
+        strv_free(g->available_compute_modes);
+        free(g->effective_source);
+        free(g->metrics_json);
+        json_object_put(g->describe_entry);
+        free(g);
+}
+
+static struct dgpu *dgpu_new(struct daemon *d, const char *bdf) {
+        struct dgpu *g = calloc(1, sizeof(*g));
+
+        if (!g)
+                return NULL;
+        g->d = d;
+        snprintf(g->bdf, sizeof(g->bdf), "%s", bdf);
+        if (amdsmi_bus_gpu_path(bdf, &g->path) < 0) {
+                free(g);
+                return NULL;
+        }
+        g->role = "";
+        g->driver = "";
+        return g;
+}
+
+void manager_refresh_gpu(struct dgpu *g, struct amdsmi_gpu *gpu, bool emit) {
+        _cleanup_strv_free_ char **changed = NULL;
+        const char *s;
+
+        if (g->index != amdsmi_gpu_get_index(gpu)) {
+                g->index = amdsmi_gpu_get_index(gpu);
+                (void) strv_extend(&changed, "Index");
+        }
+        if (free_and_strdup(&g->product, amdsmi_gpu_get_product(gpu)) > 0)
+                (void) strv_extend(&changed, "Product");
+        s = amdsmi_gpu_get_string(gpu, AMDSMI_STRING_UNIQUE_ID);
+        if (free_and_strdup(&g->unique_id, s) > 0)
+                (void) strv_extend(&changed, "UniqueId");
+        s = amdsmi_role_to_string(amdsmi_gpu_get_role(gpu));
+        if (strcmp(g->role, s ? s : "") != 0) {
+                g->role = s ? s : "";
+                (void) strv_extend(&changed, "Role");
+        }
+        s = amdsmi_driver_to_string(amdsmi_gpu_get_driver(gpu));
+        if (strcmp(g->driver, s ? s : "") != 0) {
+                g->driver = s ? s : "";
+                (void) strv_extend(&changed, "Driver");
+        }
+        if (emit)
+                dgpu_emit_changed(g, AMDSMI_BUS_IFACE_GPU, changed);
+        for (size_t i = 0; i < ELEMENTSOF(slices); i++) {
+                _cleanup_strv_free_ char **names = NULL;
+
+                if (!slices[i]->refresh)
+                        continue;
+                names = slices[i]->refresh(g, gpu);
+                if (emit)
+                        dgpu_emit_changed(g, slices[i]->interface, names);
+        }
+}
+
+static int gpus_add(struct daemon *d, struct dgpu *g) {
+        struct dgpu **n = reallocarray(d->gpus, d->n_gpus + 1, sizeof(*n));
+
+        if (!n)
+                return -ENOMEM;
+        d->gpus = n;
+        d->gpus[d->n_gpus++] = g;
+        return 0;
+}
+
+int manager_rescan(struct daemon *d) {
+        size_t n;
+        int r;
+
+        r = amdsmi_ctx_enumerate(d->ctx);
+        if (r < 0 && r != -ENOENT) {
+                log_warning("cannot enumerate the GPUs: %s", strerror(-r));
+                return r;
+        }
+        n = r > 0 ? (size_t) r : 0;
+        for (size_t i = 0; i < d->n_gpus; i++)
+                d->gpus[i]->present = false;
+
+        for (size_t i = 0; i < n; i++) {
+                struct amdsmi_gpu *gpu = amdsmi_ctx_get_gpu(d->ctx, i);
+                struct dgpu *g;
+
+                if (!gpu)
+                        continue;
+                g = manager_find_gpu(d, amdsmi_gpu_get_bdf(gpu));
+                if (g) {
+                        g->present = true;
+                        manager_refresh_gpu(g, gpu, true);
+                        continue;
+                }
+                g = dgpu_new(d, amdsmi_gpu_get_bdf(gpu));
+                if (!g || gpus_add(d, g) < 0) {
+                        dgpu_free(g);
+                        return -ENOMEM;
+                }
+                g->present = true;
+                g->index = amdsmi_gpu_get_index(gpu);
+                manager_refresh_gpu(g, gpu, false);
+                g->desired_pending = true;
+                log_gpu(d->ready ? LOG_INFO : LOG_DEBUG, g->bdf, "GPU %u (%s, %s, %s) added",
+                        g->index, g->product, g->role, g->driver);
+                if (d->bus) {
+                        r = sd_bus_emit_object_added(d->bus, g->path);
+                        if (r < 0)
+                                log_gpu(LOG_DEBUG, g->bdf, "cannot emit InterfacesAdded: %s",
+                                        strerror(-r));
+                }
+        }
+        for (size_t i = 0; i < d->n_gpus;) {
+                struct dgpu *g = d->gpus[i];
+
+                if (g->present) {
+                        i++;
+                        continue;
+                }
+                log_gpu(LOG_INFO, g->bdf, "GPU removed");
+                if (d->bus) {
+                        r = sd_bus_emit_object_removed(d->bus, g->path);
+                        if (r < 0)
+                                log_gpu(LOG_DEBUG, g->bdf, "cannot emit InterfacesRemoved: %s",
+                                        strerror(-r));
+                }
+                memmove(d->gpus + i, d->gpus + i + 1, (d->n_gpus - i - 1) * sizeof(*d->gpus));
+                d->n_gpus--;
+                dgpu_free(g);
+        }
+        (void) amdsmi_ctx_check_topology(d->ctx);
+        manager_invalidate(d);
+        return 0;
+}
+
+/* ---- Describe(), GetMetrics(), GetHistory() -------------------------------------------- */
+
+static void cli_release(struct cli *c) {
+        c->ctx = NULL; /* the daemon's */
+        free(c->matches);
+        free(c->error_message);
+        json_object_put(c->errors);
+}
+
+static json_object *string_or_null(const char *s) {
+        return s && s[0] ? json_object_new_string(s) : NULL;
+}
+
+/* The entry of a GPU under change that no document showed yet: from the cached properties
+ * (the partition count is not cached: null). */
+static json_object *cached_entry(struct dgpu *g) {
+        json_object *o = json_object_new_object();
+
+        if (!o)
+                return NULL;
+        json_object_object_add(o, "gpu", json_object_new_uint64(g->index));
+        json_object_object_add(o, "bdf", json_object_new_string(g->bdf));
+        json_object_object_add(o, "product", string_or_null(g->product));
+        json_object_object_add(o, "role", string_or_null(g->role));
+        json_object_object_add(o, "driver", string_or_null(g->driver));
+        json_object_object_add(o, "partition_count", NULL);
+        json_object_object_add(o, "compute_mode", string_or_null(g->compute_mode));
+        json_object_object_add(o, "memory_mode", string_or_null(g->memory_mode));
+        json_object_object_add(o, "unique_id", string_or_null(g->unique_id));
+        json_object_object_add(o, "object_path", json_object_new_string(g->path));
+        return o;
+}
+
+static int build_describe(struct daemon *d, char **ret) {
+        struct cli c = { .command = "list", .format = OUTPUT_JSON, .quiet = true };
+        json_object *doc, *gpus, *daemon;
+        int r;
+
+        snprintf(c.hostname, sizeof(c.hostname), "%s", d->hostname);
+        r = cli_attach(&c, d->ctx, NULL);
+        if (r < 0)
+                return r;
+        /* a GPU under change is not read (its partition files wait until the change ends):
+         * it keeps its entry of the last document */
+        for (size_t i = 0; i < c.n_gpus; i++) {
+                struct amdsmi_gpu *gpu = amdsmi_ctx_get_gpu(d->ctx, i);
+                struct dgpu *g = gpu ? manager_find_gpu(d, amdsmi_gpu_get_bdf(gpu)) : NULL;
+
+                if (g && g->busy > 0)
+                        c.matches[i].selected = false;
+        }
+        doc = list_document(&c);
+        if (!doc) {
+                cli_release(&c);
+                return -ENOMEM;
+        }
+        /* what the daemon adds: the object of each GPU and whether a change is under way */
+        if (json_object_object_get_ex(doc, "gpus", &gpus)) {
+                json_object *all = json_object_new_array();
+                size_t k = 0;
+
+                for (size_t i = 0; all && i < c.n_gpus; i++) {
+                        struct amdsmi_gpu *gpu = amdsmi_ctx_get_gpu(d->ctx, i);
+                        struct dgpu *g = gpu ? manager_find_gpu(d, amdsmi_gpu_get_bdf(gpu)) : NULL;
+                        json_object *o;
+
+                        if (c.matches[i].selected)
+                                o = json_object_get(json_object_array_get_idx(gpus, k++));
+                        else if (g && g->describe_entry)
+                                o = json_object_get(g->describe_entry);
+                        else if (g)
+                                o = cached_entry(g);
+                        else
+                                continue;
+                        if (!o)
+                                continue;
+                        if (g && c.matches[i].selected) {
+                                json_object_object_add(o, "object_path",
+                                                       json_object_new_string(g->path));
+                                json_object_put(g->describe_entry);
+                                g->describe_entry = json_object_get(o);
+                        }
+                        if (g)
+                                json_object_object_add(o, "changing",
+                                                       json_object_new_boolean(g->changing));
+                        json_object_array_add(all, o);
+                }
+                if (all)
+                        json_object_object_add(doc, "gpus", all);
+        }
+        cli_release(&c);
+        daemon = json_object_new_object();
+        json_object_object_add(daemon, "version", json_object_new_string(amdsmi_version()));
+        json_object_object_add(daemon, "config",
+                               d->config && d->config->path
+                                       ? json_object_new_string(d->config->path) : NULL);
+        json_object_object_add(daemon, "config_error",
+                               d->config_error[0] ? json_object_new_string(d->config_error)
+                                                  : NULL);
+        json_object_object_add(doc, "daemon", daemon);
+        *ret = strdup(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+        json_object_put(doc);
+        return *ret ? 0 : -ENOMEM;
+}
+
+static int method_describe(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        struct daemon *d = userdata;
+        int r;
+
+        if (!d->describe_json) {
+                r = build_describe(d, &d->describe_json);
+                if (r < 0)
+                        return bus_error_errno(error, r, "cannot describe the GPUs: %s",
+                                               strerror(-r));
+        }
+        return sd_bus_reply_method_return(m, "s", d->describe_json);
+}
+
+/* GetMetrics() answers from a document at most this old: ten clients polling at 10 Hz cost
+ * the GPU what one does. */
+#define METRICS_MAX_AGE_USEC 50000
+
+static int method_get_metrics(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        struct dgpu *g = userdata;
+        struct daemon *d = g->d;
+        uint64_t now = now_usec(CLOCK_MONOTONIC);
+        struct cli c = { .command = "metric", .format = OUTPUT_JSON, .quiet = true };
+        json_object *doc;
+        char *s;
+        int r;
+
+        if (g->metrics_json && now - g->metrics_usec < METRICS_MAX_AGE_USEC)
+                return sd_bus_reply_method_return(m, "s", g->metrics_json);
+        snprintf(c.hostname, sizeof(c.hostname), "%s", d->hostname);
+        r = cli_attach(&c, d->ctx, g->bdf);
+        if (r < 0) {
+                cli_release(&c);
+                return bus_error_errno(error, -ENODEV, "GPU %s is gone", g->bdf);
+        }
+        doc = metric_document(&c);
+        cli_release(&c);
+        if (!doc)
+                return bus_error_errno(error, -ENOMEM, "out of memory");
+        s = strdup(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+        json_object_put(doc);
+        if (!s)
+                return bus_error_errno(error, -ENOMEM, "out of memory");
+        free(g->metrics_json);
+        g->metrics_json = s;
+        g->metrics_usec = now;
+        return sd_bus_reply_method_return(m, "s", s);
+}
+
+static int method_get_history(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        struct daemon *d = userdata;
+        json_object *entries = NULL, *doc;
+        unsigned skipped = 0;
+        uint32_t max;
+        char stamp[64];
+        int r;
+
+        r = sd_bus_message_read(m, "u", &max);
+        if (r < 0)
+                return r;
+        r = history_read(max, &entries, &skipped);
+        if (r < 0)
+                return bus_error_errno(error, r, "cannot read the history: %s", strerror(-r));
+        doc = json_object_new_object();
+        json_object_object_add(doc, "schema", json_object_new_string("amdsmi/1"));
+        format_timestamp_now(stamp, sizeof(stamp));
+        json_object_object_add(doc, "timestamp", json_object_new_string(stamp));
+        json_object_object_add(doc, "hostname", json_object_new_string(d->hostname));
+        json_object_object_add(doc, "command", json_object_new_string("history"));
+        json_object_object_add(doc, "entries", entries);
+        json_object_object_add(doc, "skipped", json_object_new_uint64(skipped));
+        json_object_object_add(doc, "errors", json_object_new_array());
+        r = sd_bus_reply_method_return(m, "s",
+                                       json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+        json_object_put(doc);
+        return r;
+}
+
+static void reload_authorised(sd_bus_message *call, int r, const char *why, void *userdata) {
+        struct daemon *d = userdata;
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+
+        if (r > 0) {
+                r = manager_reload(d);
+                if (r >= 0) {
+                        (void) sd_bus_reply_method_return(call, NULL);
+                        return;
+                }
+                bus_error_errno(&error, r, "%s", d->config_error[0] ? d->config_error
+                                                                    : strerror(-r));
+        } else if (r == 0)
+                bus_error_errno(&error, -EACCES, "Reload: %s", why);
+        else
+                bus_error_errno(&error, r, "cannot check the authorisation: %s", strerror(-r));
+        (void) sd_bus_reply_method_error(call, &error);
+}
+
+static int method_reload(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        struct daemon *d = userdata;
+        int r;
+
+        /* re-reading the configuration applies it: the same right as a partition change */
+        r = polkit_check(d, m, "org.amdsmi1.partition.configure", reload_authorised, d, NULL);
+        if (r < 0)
+                return bus_error_errno(error, r, "cannot check the authorisation: %s",
+                                       strerror(-r));
+        return 1;
+}
+
+static void apply_authorised(sd_bus_message *call, int r, const char *why, void *userdata) {
+        struct daemon *d = userdata;
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+
+        if (r > 0) {
+                manager_apply_desired(d, NULL, false, NULL);
+                (void) sd_bus_reply_method_return(call, "s", "{}");
+                return;
+        }
+        if (r == 0)
+                bus_error_errno(&error, -EACCES, "ApplyDesired: %s", why);
+        else
+                bus_error_errno(&error, r, "cannot check the authorisation: %s", strerror(-r));
+        (void) sd_bus_reply_method_error(call, &error);
+}
+
+/* The whole desired state, now (what start-up does): `amdsmi apply`. The changes it queues
+ * are logged and recorded in the history as they end. */
+static int method_apply_desired(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        struct daemon *d = userdata;
+        uint64_t flags;
+        int r;
+
+        r = sd_bus_message_read(m, "t", &flags);
+        if (r < 0)
+                return r;
+        if (flags != 0)
+                return bus_error_errno(error, -EINVAL,
+                                       "ApplyDesired: unknown flags 0x%llx (none defined; "
+                                       "amdsmi apply --dry-run shows the plan)",
+                                       (unsigned long long) flags);
+        if (d->config_error[0])
+                return bus_error_errno(error, -EINVAL, "the configuration on disk is refused "
+                                       "(%s); the one in force is applied by Reload",
+                                       d->config_error);
+        r = polkit_check(d, m, "org.amdsmi1.partition.configure", apply_authorised, d, NULL);
+        if (r < 0)
+                return bus_error_errno(error, r, "cannot check the authorisation: %s",
+                                       strerror(-r));
+        return 1;
+}
+
+static int property_version(sd_bus *bus, const char *path, const char *interface,
+                            const char *property, sd_bus_message *reply, void *userdata,
+                            sd_bus_error *error) {
+        return sd_bus_message_append(reply, "s", amdsmi_version());
+}
+
+const sd_bus_vtable manager_vtable[] = {
+        SD_BUS_VTABLE_START(0),
+        SD_BUS_PROPERTY("Version", "s", property_version, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_METHOD_WITH_ARGS("Describe", SD_BUS_NO_ARGS, SD_BUS_RESULT("s", json),
+                                method_describe, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("Reload", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT, method_reload,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("GetHistory", SD_BUS_ARGS("u", max), SD_BUS_RESULT("s", json),
+                                method_get_history, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("ApplyDesired", SD_BUS_ARGS("t", flags),
+                                SD_BUS_RESULT("s", json), method_apply_desired,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_VTABLE_END,
+};
+
+/* ---- org.amdsmi1.Gpu -------------------------------------------------------------------- */
+
+static int property_string_ptr(sd_bus *bus, const char *path, const char *interface,
+                               const char *property, sd_bus_message *reply, void *userdata,
+                               sd_bus_error *error) {
+        const char *const *s = userdata;
+
+        return sd_bus_message_append(reply, "s", *s ? *s : "");
+}
+
+static int property_bdf(sd_bus *bus, const char *path, const char *interface,
+                        const char *property, sd_bus_message *reply, void *userdata,
+                        sd_bus_error *error) {
+        struct dgpu *g = userdata;
+
+        return sd_bus_message_append(reply, "s", g->bdf);
+}
+
+static int property_changing(sd_bus *bus, const char *path, const char *interface,
+                             const char *property, sd_bus_message *reply, void *userdata,
+                             sd_bus_error *error) {
+        struct dgpu *g = userdata;
+
+        return sd_bus_message_append(reply, "b", (int) g->changing);
+}
+
+const sd_bus_vtable gpu_vtable[] = {
+        SD_BUS_VTABLE_START(0),
+        SD_BUS_PROPERTY("Bdf", "s", property_bdf, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("Index", "u", NULL, offsetof(struct dgpu, index),
+                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("Product", "s", property_string_ptr, offsetof(struct dgpu, product),
+                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("UniqueId", "s", property_string_ptr, offsetof(struct dgpu, unique_id),
+                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("Role", "s", property_string_ptr, offsetof(struct dgpu, role),
+                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("Driver", "s", property_string_ptr, offsetof(struct dgpu, driver),
+                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("Changing", "b", property_changing, 0,
+                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_METHOD_WITH_ARGS("GetMetrics", SD_BUS_NO_ARGS, SD_BUS_RESULT("s", json),
+                                method_get_metrics, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_VTABLE_END,
+};
+
+/* The fallback vtables find their GPU by path; the slices' data lives in struct dgpu. */
+static int gpu_find(sd_bus *bus, const char *path, const char *interface, void *userdata,
+                    void **found, sd_bus_error *error) {
+        struct daemon *d = userdata;
+        struct dgpu *g = manager_gpu_from_path(d, path);
+
+        if (!g)
+                return 0;
+        *found = g;
+        return 1;
+}
+
+static int gpu_enumerate(sd_bus *bus, const char *prefix, void *userdata, char ***ret_nodes,
+                         sd_bus_error *error) {
+        struct daemon *d = userdata;
+        char **l = calloc(d->n_gpus + 1, sizeof(char *));
+
+        if (!l)
+                return -ENOMEM;
+        for (size_t i = 0; i < d->n_gpus; i++) {
+                l[i] = strdup(d->gpus[i]->path);
+                if (!l[i]) {
+                        strv_free(l);
+                        return -ENOMEM;
+                }
+        }
+        *ret_nodes = l;
+        return 1;
+}
+
+int manager_register(struct daemon *d, sd_bus *bus) {
+        int r;
+
+        r = sd_bus_add_object_vtable(bus, NULL, AMDSMI_BUS_PATH, AMDSMI_BUS_IFACE_MANAGER,
+                                     manager_vtable, d);
+        if (r < 0)
+                return r;
+        r = sd_bus_add_object_manager(bus, NULL, AMDSMI_BUS_PATH);
+        if (r < 0)
+                return r;
+        r = sd_bus_add_node_enumerator(bus, NULL, AMDSMI_BUS_GPU_PREFIX, gpu_enumerate, d);
+        if (r < 0)
+                return r;
+        r = sd_bus_add_fallback_vtable(bus, NULL, AMDSMI_BUS_GPU_PREFIX, AMDSMI_BUS_IFACE_GPU,
+                                       gpu_vtable, gpu_find, d);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < ELEMENTSOF(slices); i++) {
+                r = sd_bus_add_fallback_vtable(bus, NULL, AMDSMI_BUS_GPU_PREFIX,
+                                               slices[i]->interface, slices[i]->vtable,
+                                               gpu_find, d);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+void manager_done(struct daemon *d) {
+        for (size_t i = 0; i < d->n_gpus; i++)
+                dgpu_free(d->gpus[i]);
+        free(d->gpus);
+        d->gpus = NULL;
+        d->n_gpus = 0;
+        manager_invalidate(d);
+}
