@@ -7,65 +7,39 @@
  *   amdsmi set -g SEL -C MODE | -M MODE [--dry-run] [--force]
  *   amdsmi reset -g SEL --reload-driver [--dry-run]
  *
- * Changes: plan first (amdsmi_gpu_plan_partition), refuse an invalid plan with the valid
- * modes, then take the per-GPU lock (lib/util/gpu-lock.h; every GPU of the hive for memory
- * requests and driver reloads, once per hive) and call the library. Until amdsmid exists a
- * change runs in-process and needs root.
+ * Changes go through amdsmid when it runs (org.amdsmi1.Partition, one call per selected GPU,
+ * in GPU order): it plans, authorises the caller with polkit, runs the change and answers
+ * with that GPU's element of the change document, which is printed as if the change had run
+ * here. Otherwise (no amdsmid, or --direct) they run in-process with the same code
+ * (partition-json.c): plan first, refuse an invalid plan with the valid modes, then take the
+ * per-GPU lock (lib/util/gpu-lock.h; every GPU of the hive for memory requests and driver
+ * reloads, once per hive) and call the library; each change goes to the history as amdsmid's
+ * do.
  */
 #include "config.h"
 
 #include <errno.h>
-#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <systemd/sd-bus.h>
+
+#include "amdsmid-conf.h"
+#include "bus-errors.h"
 #include "cli.h"
 #include "exit-codes.h"
-#include "gpu-lock.h"
+#include "history.h"
+#include "partition-json.h"
+
+#define compute_name partition_compute_name
+#define memory_name partition_memory_name
+#define compute_array partition_compute_array
+#define memory_array partition_memory_array
 
 /* ---- helpers ---------------------------------------------------------------------------- */
-
-static const char *compute_name(enum amdsmi_compute_mode m) {
-        return m == AMDSMI_COMPUTE_UNKNOWN ? NULL : amdsmi_compute_mode_to_string(m);
-}
-
-static const char *memory_name(enum amdsmi_memory_mode m) {
-        return m == AMDSMI_MEMORY_UNKNOWN ? NULL : amdsmi_memory_mode_to_string(m);
-}
-
-static json_object *compute_array(uint32_t mask) {
-        json_object *a = json_object_new_array();
-
-        for (int m = AMDSMI_COMPUTE_SPX; a && m <= AMDSMI_COMPUTE_CPX; m++)
-                if (mask & AMDSMI_COMPUTE_MODE_BIT(m))
-                        json_object_array_add(a, json_object_new_string(
-                                                         amdsmi_compute_mode_to_string(m)));
-        return a;
-}
-
-static json_object *memory_array(uint32_t mask) {
-        json_object *a = json_object_new_array();
-
-        for (int m = AMDSMI_MEMORY_NPS1; a && m <= AMDSMI_MEMORY_NPS8; m++)
-                if (mask & AMDSMI_MEMORY_MODE_BIT(m) && strcmp(amdsmi_memory_mode_to_string(m),
-                                                              "UNKNOWN") != 0)
-                        json_object_array_add(a, json_object_new_string(
-                                                         amdsmi_memory_mode_to_string(m)));
-        return a;
-}
-
-static void compute_list(uint32_t mask, char *buf, size_t len) {
-        if (mask == 0 || amdsmi_compute_mode_mask_to_string(mask, buf, len) < 0)
-                snprintf(buf, len, "none");
-}
-
-static void memory_list(uint32_t mask, char *buf, size_t len) {
-        if (mask == 0 || amdsmi_memory_mode_mask_to_string(mask, buf, len) < 0)
-                snprintf(buf, len, "none");
-}
 
 /* The elements of a JSON array of strings joined with spaces ("" for none, NULL for null). */
 static json_object *joined(json_object *array, bool table) {
@@ -83,17 +57,6 @@ static json_object *joined(json_object *array, bool table) {
                 return json_object_new_string("-");
         return json_object_new_string(buf);
 }
-
-static int gpu_index_of_bdf(struct cli *c, const char *bdf) {
-        for (size_t i = 0; i < c->n_gpus; i++) {
-                struct amdsmi_gpu *g = amdsmi_ctx_get_gpu(c->ctx, i);
-
-                if (g && strcmp(amdsmi_gpu_get_bdf(g), bdf) == 0)
-                        return (int) i;
-        }
-        return -1;
-}
-
 /* ---- amdsmi partition ------------------------------------------------------------------- */
 
 static json_object *share_object(const struct amdsmi_engine_share *s) {
@@ -461,314 +424,9 @@ int verb_partition(struct cli *c) {
         return cli_run(c, partition_sample);
 }
 
-/* ---- changes: shared ---------------------------------------------------------------------- */
+/* ---- changes ---------------------------------------------------------------------------- */
 
-struct change_run {
-        struct cli *c;
-        json_object *gpus;      /* the document's "gpus" */
-        int result;             /* the first failure */
-        bool reload_pending;    /* a memory request waits for a reload after the command */
-        char (*covered)[16];    /* BDFs a hive operation already handled */
-        int *covered_by;        /* ... by the selected GPU of this index */
-        size_t n_covered;
-};
-
-static int covered_by(struct change_run *run, const char *bdf) {
-        for (size_t i = 0; i < run->n_covered; i++)
-                if (strcmp(run->covered[i], bdf) == 0)
-                        return run->covered_by[i];
-        return -1;
-}
-
-static void cover(struct change_run *run, const char *bdf, int by) {
-        if (covered_by(run, bdf) >= 0 || run->n_covered >= run->c->n_gpus + AMDSMI_PLAN_MAX_HIVE)
-                return;
-        snprintf(run->covered[run->n_covered], sizeof(run->covered[0]), "%s", bdf);
-        run->covered_by[run->n_covered++] = by;
-}
-
-/* Records a failure: the first one decides the exit status. */
-static int run_fail(struct change_run *run, int r) {
-        if (run->result == 0)
-                run->result = r;
-        return r;
-}
-
-static int lock_gpus(struct cli *c, struct gpu_lock *locks, const char *const *bdfs, size_t n) {
-        char busy[16] = "";
-        pid_t holder = 0;
-        int r;
-
-        if (c->dry_run)
-                return 0;
-        r = gpu_locks_acquire(locks, bdfs, n, busy, &holder);
-        if (r == -EBUSY) {
-                if (holder > 0)
-                        return cli_fail(c, r, "GPU %s is being changed by PID %ld", busy,
-                                        (long) holder);
-                return cli_fail(c, r, "GPU %s is being changed by another process", busy);
-        }
-        if (r < 0)
-                return cli_fail(c, r, "cannot take the change lock of GPU %s: %s", bdfs[0],
-                                strerror(-r));
-        return 0;
-}
-
-static json_object *plan_object(const struct amdsmi_partition_plan *p) {
-        json_object *o = json_object_new_object(), *notes, *minors, *bdfs;
-
-        if (!o)
-                return NULL;
-        json_set(o, "reason",
-                 json_string_or_null(amdsmi_plan_reason_to_string(p->reason)));
-        notes = json_object_new_array();
-        for (int n = AMDSMI_PLAN_NO_CHANGE; notes && n <= AMDSMI_PLAN_MEMORY_FIRST; n++)
-                if (p->notes & (1u << n) && amdsmi_plan_reason_to_string(n))
-                        json_object_array_add(notes, json_object_new_string(
-                                                             amdsmi_plan_reason_to_string(n)));
-        json_set(o, "notes", notes);
-        json_set(o, "rules", json_string_or_null(amdsmi_partition_rules_to_string(p->rules)));
-        json_set(o, "compute_before", json_string_or_null(compute_name(p->compute_before)));
-        json_set(o, "compute_after", json_string_or_null(compute_name(p->compute_after)));
-        json_set(o, "memory_before", json_string_or_null(memory_name(p->memory_before)));
-        json_set(o, "memory_after", json_string_or_null(memory_name(p->memory_after)));
-        json_set(o, "supported_compute_modes", compute_array(p->supported_compute));
-        json_set(o, "valid_compute_modes", compute_array(p->valid_compute));
-        json_set(o, "partitions_before", json_object_new_uint64(p->partitions_before));
-        json_set(o, "partitions_after", json_object_new_uint64(p->partitions_after));
-        json_set(o, "xcc_per_partition_after", json_object_new_uint64(p->xcc_per_partition_after));
-        json_set(o, "memory_per_partition_after_bytes",
-                 json_u64_or_null(p->memory_per_partition_after));
-        minors = json_object_new_array();
-        for (unsigned i = 0; minors && i < p->n_invalidated_render_minors; i++)
-                json_object_array_add(minors,
-                                      json_object_new_int(p->invalidated_render_minors[i]));
-        json_set(o, "invalidated_render_minors", minors);
-        bdfs = json_object_new_array();
-        for (unsigned i = 0; bdfs && i < p->n_affected_bdfs; i++)
-                json_object_array_add(bdfs, json_object_new_string(p->affected_bdfs[i]));
-        json_set(o, "affected_bdfs", bdfs);
-        json_set(o, "vfs_before", json_object_new_uint64(p->vfs_before));
-        json_set(o, "vfs_after", json_object_new_uint64(p->vfs_after));
-        return o;
-}
-
-static json_object *report_object(const char *operation, const struct amdsmi_partition_change *ch) {
-        json_object *o = json_object_new_object(), *bl, *gpus;
-
-        if (!o)
-                return NULL;
-        json_set(o, "operation", json_object_new_string(operation));
-        json_set(o, "stage", json_string_or_null(amdsmi_change_stage_to_string(ch->stage)));
-        json_set(o, "error", cli_errno_json(ch->error));
-        json_set(o, "message", json_object_new_string(ch->message));
-        json_set(o, "changed", json_object_new_boolean(ch->changed));
-        json_set(o, "reload_required", json_object_new_boolean(ch->reload_required));
-        json_set(o, "rolled_back", json_object_new_boolean(ch->rolled_back));
-        json_set(o, "rollback_error", cli_errno_json(ch->rollback_error));
-        json_set(o, "kfd_lost", json_object_new_boolean(ch->kfd_lost));
-        json_set(o, "compute_before", json_string_or_null(compute_name(ch->compute_before)));
-        json_set(o, "compute_after", json_string_or_null(compute_name(ch->compute_after)));
-        json_set(o, "memory_before", json_string_or_null(memory_name(ch->memory_before)));
-        json_set(o, "memory_after", json_string_or_null(memory_name(ch->memory_after)));
-        json_set(o, "memory_pending", json_string_or_null(memory_name(ch->memory_pending)));
-        json_set(o, "partitions_before", json_object_new_uint64(ch->partitions_before));
-        json_set(o, "partitions_after", json_object_new_uint64(ch->partitions_after));
-        json_set(o, "vfs_before", json_object_new_uint64(ch->vfs_before));
-        json_set(o, "vfs_after", json_object_new_uint64(ch->vfs_after));
-        json_set(o, "elapsed_ms", json_object_new_uint64(ch->elapsed_ms));
-        bl = json_object_new_array();
-        for (unsigned i = 0; bl && i < ch->n_blockers && i < AMDSMI_CHANGE_MAX_PROCESSES; i++) {
-                const struct amdsmi_kfd_process *p = &ch->blockers[i];
-                json_object *e = json_object_new_object();
-
-                if (!e)
-                        break;
-                json_set(e, "pid", json_object_new_int(p->pid));
-                json_set(e, "comm", p->comm[0] ? json_object_new_string(p->comm) : NULL);
-                json_set(e, "bdf", json_object_new_string(p->bdf));
-                json_set(e, "vram_bytes", json_u64_or_null(p->vram_bytes));
-                json_object_array_add(bl, e);
-        }
-        json_set(o, "blockers", bl);
-        json_set(o, "n_blockers", json_object_new_uint64(ch->n_blockers));
-        gpus = json_object_new_array();
-        for (unsigned i = 0; gpus && i < ch->n_gpus && i < AMDSMI_PLAN_MAX_HIVE; i++) {
-                const struct amdsmi_gpu_modes *m = &ch->gpus[i];
-                json_object *e = json_object_new_object();
-
-                if (!e)
-                        break;
-                json_set(e, "bdf", json_object_new_string(m->bdf));
-                json_set(e, "error", cli_errno_json(m->error));
-                json_set(e, "compute_mode",
-                         m->error ? NULL : json_string_or_null(compute_name(m->compute)));
-                json_set(e, "memory_mode",
-                         m->error ? NULL : json_string_or_null(memory_name(m->memory)));
-                json_set(e, "partitions", m->error ? NULL : json_object_new_uint64(m->partitions));
-                json_object_array_add(gpus, e);
-        }
-        json_set(o, "gpus", gpus);
-        return o;
-}
-
-/* A text line for the operator: stdout in table mode, the entry's "notes" always. */
-/* Prints what the library reported about a failure: its message, who blocks, the rollback. */
-static void report_failure(struct change_run *run, int index, json_object *entry, int r,
-                           const struct amdsmi_partition_change *ch, const char *what) {
-        struct cli *c = run->c;
-
-        cli_fail(c, r, "GPU %d: %s failed: %s", index, what,
-                 ch->message[0] ? ch->message : strerror(-r));
-        for (unsigned i = 0; i < ch->n_blockers && i < AMDSMI_CHANGE_MAX_PROCESSES; i++) {
-                const struct amdsmi_kfd_process *p = &ch->blockers[i];
-                char vram[32] = "N/A";
-
-                if (p->vram_bytes != AMDSMI_NA)
-                        snprintf(vram, sizeof(vram), "%" PRIu64 " MiB", p->vram_bytes >> 20);
-                fprintf(stderr, "amdsmi:   PID %d (%s) uses GPU %s, VRAM %s\n", p->pid,
-                        p->comm[0] ? p->comm : "?", p->bdf, vram);
-        }
-        if (ch->n_blockers > AMDSMI_CHANGE_MAX_PROCESSES)
-                fprintf(stderr, "amdsmi:   ... and %u more processes\n",
-                        ch->n_blockers - AMDSMI_CHANGE_MAX_PROCESSES);
-        if (ch->rolled_back)
-                fprintf(stderr, "amdsmi:   the previous mode %s was restored\n",
-                        compute_name(ch->compute_before) ? compute_name(ch->compute_before)
-                                                         : "");
-        else if (ch->rollback_error)
-                fprintf(stderr, "amdsmi:   restoring the previous mode failed too: %s\n",
-                        strerror(ch->rollback_error < 0 ? -ch->rollback_error
-                                                        : ch->rollback_error));
-        if (ch->kfd_lost)
-                fprintf(stderr,
-                        "amdsmi:   the GPU has no KFD nodes now: amdsmi reset -g %d "
-                        "--reload-driver brings them back\n",
-                        index);
-        (void) entry;
-        run_fail(run, r);
-}
-
-static json_object *entry_new(size_t index, struct amdsmi_gpu *gpu) {
-        json_object *e = json_object_new_object();
-
-        if (!e)
-                return NULL;
-        json_set(e, "gpu", json_object_new_uint64(index));
-        json_set(e, "bdf", json_object_new_string(amdsmi_gpu_get_bdf(gpu)));
-        json_set(e, "product", json_object_new_string(amdsmi_gpu_get_product(gpu)));
-        json_set(e, "plan", NULL);
-        json_set(e, "reports", json_object_new_array());
-        json_set(e, "same_operation_as", NULL);
-        json_set(e, "result", NULL);
-        json_set(e, "messages", json_object_new_array());
-        return e;
-}
-
-static void entry_result(json_object *e, int r) {
-        json_set(e, "result", cli_errno_json(r));
-}
-
-/* The reason of an invalid plan as an errno and a message with the valid modes. */
-static int plan_error(struct cli *c, int index, struct amdsmi_gpu *gpu,
-                      const struct amdsmi_partition_plan *p) {
-        const char *bdf = amdsmi_gpu_get_bdf(gpu), *product = amdsmi_gpu_get_product(gpu);
-        char list[128];
-        uint32_t mask = 0;
-
-        switch (p->reason) {
-        case AMDSMI_PLAN_OK:
-                break;
-        case AMDSMI_PLAN_NOT_SUPPORTED:
-                return cli_fail(c, -EOPNOTSUPP, "GPU %d (%s, %s) has no partition support",
-                                index, bdf, product);
-        case AMDSMI_PLAN_NOT_SWITCHABLE:
-                return cli_fail(c, -EOPNOTSUPP,
-                                "GPU %d (%s, %s) is an SR-IOV VF: its partition modes are set "
-                                "on the host",
-                                index, bdf, product);
-        case AMDSMI_PLAN_COMPUTE_NOT_SUPPORTED:
-                compute_list(p->supported_compute, list, sizeof(list));
-                return cli_fail(c, -EOPNOTSUPP,
-                                "GPU %d (%s, %s) does not support compute mode %s (supported: %s)",
-                                index, bdf, product, compute_name(p->compute_after), list);
-        case AMDSMI_PLAN_MEMORY_NOT_CHANGEABLE:
-                return cli_fail(c, -EOPNOTSUPP,
-                                "GPU %d (%s, %s) has one memory mode only (%s): it cannot be "
-                                "changed",
-                                index, bdf, product,
-                                memory_name(p->memory_before) ? memory_name(p->memory_before)
-                                                              : "unknown");
-        case AMDSMI_PLAN_MEMORY_NOT_SUPPORTED:
-                if (amdsmi_gpu_read_available_memory_modes(gpu, &mask) < 0)
-                        mask = 0;
-                memory_list(mask, list, sizeof(list));
-                return cli_fail(c, -EOPNOTSUPP,
-                                "GPU %d (%s, %s) does not support memory mode %s (available: "
-                                "%s)",
-                                index, bdf, product, memory_name(p->memory_after), list);
-        case AMDSMI_PLAN_INCOMPATIBLE:
-                compute_list(p->valid_compute, list, sizeof(list));
-                return cli_fail(c, -ERANGE,
-                                "GPU %d (%s, %s): compute mode %s is not valid under memory "
-                                "mode %s (valid: %s)",
-                                index, bdf, product, compute_name(p->compute_after),
-                                memory_name(p->memory_after) ? memory_name(p->memory_after)
-                                                             : "unknown",
-                                list);
-        case AMDSMI_PLAN_NO_PATH:
-                return cli_fail(c, -ERANGE,
-                                "GPU %d (%s, %s): gim changes one mode at a time and both "
-                                "orders pass a pair it refuses (%s/%s or %s/%s): change "
-                                "through an intermediate mode",
-                                index, bdf, product, compute_name(p->compute_after),
-                                memory_name(p->memory_before), compute_name(p->compute_before),
-                                memory_name(p->memory_after));
-        default:
-                return cli_fail(c, -EINVAL, "GPU %d (%s): invalid plan (%s)", index, bdf,
-                                amdsmi_plan_reason_to_string(p->reason));
-        }
-        return 0;
-}
-
-/* "before -> after" lines of a plan. */
-static void say_plan(struct change_run *run, json_object *entry, int index,
-                     struct amdsmi_gpu *gpu, const struct amdsmi_partition_plan *p) {
-        char minors[128] = "", mem[32] = "N/A";
-        size_t n = 0;
-
-        cli_say(run->c, entry, "GPU %d (%s, %s): compute %s -> %s, memory %s -> %s%s", index,
-            amdsmi_gpu_get_bdf(gpu), amdsmi_gpu_get_product(gpu),
-            compute_name(p->compute_before) ?: "N/A", compute_name(p->compute_after) ?: "N/A",
-            memory_name(p->memory_before) ?: "N/A", memory_name(p->memory_after) ?: "N/A",
-            p->notes & (1u << AMDSMI_PLAN_NO_CHANGE) ? " (no change)" : "");
-        if (p->memory_per_partition_after != AMDSMI_NA)
-                snprintf(mem, sizeof(mem), "%" PRIu64 " MiB", p->memory_per_partition_after >> 20);
-        if (p->partitions_after > 0)
-                cli_say(run->c, entry,
-                    "  partitions %u -> %u, %u XCC%s per partition, memory %s per partition",
-                    p->partitions_before, p->partitions_after, p->xcc_per_partition_after,
-                    p->xcc_per_partition_after == 1 ? "" : "s", mem);
-        for (unsigned i = 0; i < p->n_invalidated_render_minors && n < sizeof(minors); i++)
-                n += (size_t) snprintf(minors + n, sizeof(minors) - n, "%srenderD%d",
-                                       i ? " " : "", p->invalidated_render_minors[i]);
-        if (n > 0)
-                cli_say(run->c, entry, "  render nodes that stop existing: %s", minors);
-        if (p->n_affected_bdfs > 1) {
-                char bdfs[AMDSMI_PLAN_MAX_HIVE * 17] = "";
-
-                n = 0;
-                for (unsigned i = 0; i < p->n_affected_bdfs && n < sizeof(bdfs); i++)
-                        n += (size_t) snprintf(bdfs + n, sizeof(bdfs) - n, "%s%s", i ? " " : "",
-                                               p->affected_bdfs[i]);
-                cli_say(run->c, entry, "  GPUs affected: %s", bdfs);
-        }
-        if (p->vfs_before || p->vfs_after)
-                cli_say(run->c, entry, "  VFs %u -> %u (torn down and made again)", p->vfs_before,
-                    p->vfs_after);
-}
-
-static int emit_change_document(struct change_run *run) {
+static int emit_change_document(struct partition_run *run) {
         static const struct column_def csv[] = {
                 { "gpu", NULL, "gpu", 0 },
                 { "bdf", NULL, "bdf", 0 },
@@ -801,236 +459,329 @@ static int emit_change_document(struct change_run *run) {
         return r;
 }
 
-static int change_begin(struct cli *c, struct change_run *run) {
-        int r;
+/* In-process changes are recorded in the history as amdsmid records its own, rotated at
+ * the bound amdsmid.conf sets. */
+static void record_direct(struct partition_run *run, const char *change,
+                          const char *const *bdfs, size_t n_bdfs, const char *old_value,
+                          const char *new_value, int r, const char *message) {
+        static bool warned, loaded;
+        static uint64_t max_bytes;
+
+        if (!loaded) {
+                struct config *conf = NULL;
+
+                loaded = true;
+                if (config_load(NULL, &conf, NULL, 0) >= 0)
+                        max_bytes = conf->history_max_bytes;
+                config_free(conf);
+        }
+
+        for (size_t i = 0; i < n_bdfs; i++) {
+                struct history_entry e = {
+                        .via = "direct",
+                        .uid = getuid(),
+                        .pid = getpid(),
+                        .gpu = bdfs[i],
+                        .change = change,
+                        .old_value = old_value,
+                        .new_value = new_value,
+                        .result = r,
+                        .message = message,
+                };
+                int k = history_append(&e, max_bytes);
+
+                if (k < 0 && !warned) {
+                        warned = true;
+                        fprintf(stderr, "amdsmi: warning: cannot append to the history: %s\n",
+                                strerror(-k));
+                }
+        }
+}
+
+static int change_begin(struct cli *c, struct partition_run *run) {
+        int r, route;
 
         r = cli_check_change_selection(c, "partition modes are changed for a whole GPU");
         if (r < 0)
                 return r;
-        r = cli_authorise_change(c);
-        if (r < 0)
-                return r;
+        route = cli_authorise_change(c);
+        if (route < 0)
+                return route;
         r = cli_open(c);
         if (r < 0)
                 return r;
         cli_begin_sample(c);
-        *run = (struct change_run){ .c = c };
-        run->gpus = json_object_new_array();
-        run->covered = calloc(c->n_gpus + AMDSMI_PLAN_MAX_HIVE, sizeof(*run->covered));
-        run->covered_by = calloc(c->n_gpus + AMDSMI_PLAN_MAX_HIVE, sizeof(int));
-        if (!run->gpus || !run->covered || !run->covered_by)
-                return cli_fail(c, -ENOMEM, "out of memory");
+        r = partition_run_init(run, c);
+        if (r < 0)
+                return cli_fail(c, r, "out of memory");
+        run->remote = route == CLI_ROUTE_DAEMON;
+        if (!run->remote)
+                run->record = record_direct;
         return 0;
 }
 
-static int change_end(struct change_run *run) {
-        int r = emit_change_document(run);
+/* ---- through amdsmid -------------------------------------------------------------------- */
 
-        json_object_put(run->gpus);
-        free(run->covered);
-        free(run->covered_by);
+struct call_state {
+        sd_bus_message *reply;
+};
+
+static int on_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        struct call_state *s = userdata;
+
+        s->reply = sd_bus_message_ref(m);
+        return 0;
+}
+
+/*
+ * Calls @member of org.amdsmi1.Partition on the object of @bdf. A change that failed is an
+ * error whose second argument, after the message, is the GPU's element of the document as
+ * amdsmid would have answered it: *ret has it then too (NULL when the error has none, as for
+ * a denial). cli_bus_call() cannot give it (sd_bus_call() drops the error's body), hence the
+ * asynchronous call. @return 0 or the errno of the error name (message in *ret_message).
+ */
+static int daemon_call(struct cli *c, const char *bdf, const char *member, json_object **ret,
+                       char **ret_message, const char *types, ...) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        _cleanup_(sd_bus_slot_unrefp) sd_bus_slot *slot = NULL;
+        _cleanup_free_ char *path = NULL;
+        struct call_state st = {};
+        const char *text = NULL;
+        uint64_t timeout_usec;
+        va_list ap;
+        int r;
+
+        *ret = NULL;
+        *ret_message = NULL;
+        if (!c->bus)
+                return -ENOTCONN;
+        r = amdsmi_bus_gpu_path(bdf, &path);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_new_method_call(c->bus, &m, AMDSMI_BUS_NAME, path,
+                                           AMDSMI_BUS_IFACE_PARTITION, member);
+        if (r < 0)
+                return r;
+        /* polkit may ask the admin for a password (an agent on the terminal) */
+        (void) sd_bus_message_set_allow_interactive_authorization(m, true);
+        (void) sd_bus_message_set_auto_start(m, false);
+        va_start(ap, types);
+        r = sd_bus_message_appendv(m, types, ap);
+        va_end(ap);
+        if (r < 0)
+                return r;
+        /* the change may wait for others of the GPU: ten minutes more than the driver */
+        timeout_usec = ((uint64_t) c->timeout_ms + 10 * 60 * 1000) * 1000;
+        r = sd_bus_call_async(c->bus, &slot, m, on_reply, &st, timeout_usec);
+        if (r < 0)
+                return r;
+        while (!st.reply) {
+                r = sd_bus_process(c->bus, NULL);
+                if (r < 0)
+                        return r;
+                if (r > 0)
+                        continue;
+                r = sd_bus_wait(c->bus, UINT64_MAX);
+                if (r < 0 && r != -EINTR)
+                        return r;
+        }
+        if (sd_bus_message_is_method_error(st.reply, NULL)) {
+                const sd_bus_error *e = sd_bus_message_get_error(st.reply);
+
+                r = e ? sd_bus_error_get_errno(e) : 0;
+                r = r > 0 ? -r : -EIO;
+                if (e && e->message)
+                        *ret_message = strdup(e->message);
+                if (sd_bus_message_rewind(st.reply, true) >= 0 &&
+                    sd_bus_message_skip(st.reply, "s") >= 0 &&
+                    sd_bus_message_read(st.reply, "s", &text) > 0)
+                        *ret = json_tokener_parse(text);
+        } else {
+                r = sd_bus_message_read(st.reply, "s", &text);
+                if (r >= 0) {
+                        *ret = json_tokener_parse(text);
+                        r = *ret ? 0 : -EBADMSG;
+                }
+        }
+        sd_bus_message_unref(st.reply);
         return r;
 }
 
-/* ---- set: compute and memory modes ----------------------------------------------------- */
+/* Takes @key out of @o (a new reference, or NULL). */
+static json_object *take_key(json_object *o, const char *key) {
+        json_object *v = NULL;
 
-static uint64_t change_flags(struct cli *c) {
-        return (c->dry_run ? AMDSMI_CHANGE_DRY_RUN : 0) | (c->force ? AMDSMI_CHANGE_FORCE : 0);
+        if (!json_object_object_get_ex(o, key, &v))
+                return NULL;
+        json_object_get(v);
+        json_object_object_del(o, key);
+        return v;
 }
 
-/* The memory request of @gpu's hive. @return 1 when it waits for a reload, 0, or < 0. */
-static int do_memory(struct change_run *run, size_t index, struct amdsmi_gpu *gpu,
-                     json_object *entry, const struct amdsmi_partition_plan *p) {
+/* Prints amdsmid's answer as the in-process change would have printed it and adds the GPU's
+ * element to the document. */
+static void daemon_entry(struct partition_run *run, size_t index, json_object *entry, int r) {
         struct cli *c = run->c;
-        struct gpu_lock locks[AMDSMI_PLAN_MAX_HIVE];
-        const char *bdfs[AMDSMI_PLAN_MAX_HIVE];
-        struct amdsmi_partition_change ch = { .size = sizeof(ch) };
-        json_object *reports = NULL;
-        int r;
+        json_object *diag = take_key(entry, PARTITION_REPLY_DIAGNOSTICS);
+        json_object *pending = take_key(entry, PARTITION_REPLY_RELOAD_PENDING);
+        json_object *covered = take_key(entry, PARTITION_REPLY_COVERED);
+        json_object *lines = NULL;
+        bool reported = false;
 
-        for (size_t i = 0; i < AMDSMI_PLAN_MAX_HIVE; i++)
-                locks[i] = (struct gpu_lock) GPU_LOCK_INIT;
-        for (unsigned i = 0; i < p->n_affected_bdfs; i++)
-                bdfs[i] = p->affected_bdfs[i];
+        if (c->format == OUTPUT_TABLE && json_object_object_get_ex(entry, "messages", &lines))
+                for (size_t i = 0; i < json_object_array_length(lines); i++)
+                        printf("%s\n", json_object_get_string(json_object_array_get_idx(lines, i)));
+        for (size_t i = 0; diag && i < json_object_array_length(diag); i++) {
+                const char *s = json_object_get_string(json_object_array_get_idx(diag, i));
 
-        if (p->n_affected_bdfs > 1) {
-                char list[AMDSMI_PLAN_MAX_HIVE * 24] = "";
-                size_t n = 0;
-
-                for (unsigned i = 0; i < p->n_affected_bdfs && n < sizeof(list); i++) {
-                        int k = gpu_index_of_bdf(c, bdfs[i]);
-
-                        n += (size_t) snprintf(list + n, sizeof(list) - n, "%s%d (%s)",
-                                               i ? ", " : "", k, bdfs[i]);
-                }
-                fprintf(stderr,
-                        "amdsmi: warning: memory mode %s applies to the whole XGMI hive: GPUs "
-                        "%s\n",
-                        memory_name(p->memory_after), list);
+                if (!s)
+                        continue;
+                /* the failure itself (not a warning, nor an indented detail) is the message
+                 * of the document's result, as cli_fail() keeps it in-process */
+                if (r < 0 && !reported && s[0] != ' ' && strncmp(s, "warning:", 8) != 0) {
+                        cli_fail(c, r, "%s", s);
+                        reported = true;
+                } else
+                        fprintf(stderr, "amdsmi: %s\n", s);
         }
-
-        r = lock_gpus(c, locks, bdfs, p->n_affected_bdfs);
+        if (r < 0 && !reported)
+                cli_fail(c, r, "GPU %zu: %s", index, strerror(-r));
         if (r < 0)
-                return run_fail(run, r);
-        r = amdsmi_gpu_set_memory_mode(gpu, c->memory, change_flags(c), &ch);
-        gpu_locks_release(locks, AMDSMI_PLAN_MAX_HIVE);
-        if (json_object_object_get_ex(entry, "reports", &reports))
-                json_object_array_add(reports, report_object("memory", &ch));
-        if (r < 0) {
-                report_failure(run, (int) index, entry, r, &ch, "the memory mode request");
-                return r;
+                partition_run_fail(run, r);
+        if (pending && json_object_get_boolean(pending) && !c->dry_run)
+                run->reload_pending = true;
+        for (size_t i = 0; covered && i < json_object_array_length(covered); i++) {
+                const char *s = json_object_get_string(json_object_array_get_idx(covered, i));
+
+                if (s)
+                        partition_cover(run, s, (int) index);
         }
-        for (unsigned i = 0; i < p->n_affected_bdfs; i++)
-                cover(run, bdfs[i], (int) index);
-        return r > 0 ? 1 : 0;
+        /* amdsmid numbers the GPUs as we do; the document's index is ours in any case */
+        json_set(entry, "gpu", json_object_new_uint64(index));
+        json_object_array_add(run->gpus, json_object_get(entry));
+        json_object_put(diag);
+        json_object_put(pending);
+        json_object_put(covered);
 }
 
-static int do_compute(struct change_run *run, size_t index, struct amdsmi_gpu *gpu,
-                      json_object *entry) {
+/* The change of one GPU through amdsmid. @return 0 or a negative errno; *ret_abort when the
+ * whole command stops (amdsmid refused the caller, as in-process changes refuse non-root). */
+static int daemon_one(struct partition_run *run, size_t index, struct amdsmi_gpu *gpu,
+                      bool reset, bool *ret_abort) {
         struct cli *c = run->c;
-        struct gpu_lock lock = GPU_LOCK_INIT;
         const char *bdf = amdsmi_gpu_get_bdf(gpu);
-        struct amdsmi_partition_change ch = { .size = sizeof(ch) };
-        json_object *reports = NULL;
+        const char *compute = compute_name(c->compute) ?: "";
+        const char *memory = memory_name(c->memory) ?: "";
+        uint64_t flags = (c->dry_run ? AMDSMI_BUS_FLAG_DRY_RUN : 0) |
+                         (c->force ? AMDSMI_BUS_FLAG_FORCE : 0);
+        _cleanup_free_ char *message = NULL;
+        json_object *reply = NULL, *entry;
         int r;
 
-        r = lock_gpus(c, &lock, &bdf, 1);
-        if (r < 0)
-                return run_fail(run, r);
-        r = amdsmi_gpu_set_compute_mode(gpu, c->compute, change_flags(c), c->timeout_ms, &ch);
-        gpu_lock_release(&lock);
-        if (json_object_object_get_ex(entry, "reports", &reports))
-                json_object_array_add(reports, report_object("compute", &ch));
-        if (r < 0) {
-                report_failure(run, (int) index, entry, r, &ch, "the compute mode switch");
+        *ret_abort = false;
+        /* a GPU an earlier hive-wide operation of this command covered: nothing runs for
+         * it, and what is said about it comes from reads (as in-process) */
+        if ((reset || c->memory != AMDSMI_MEMORY_UNKNOWN) &&
+            partition_covered_by(run, bdf) >= 0) {
+                entry = partition_entry_new(index, gpu);
+                if (!entry)
+                        return partition_run_fail(run, cli_fail(c, -ENOMEM, "out of memory"));
+                r = reset ? partition_reset_one(run, index, gpu, entry)
+                          : partition_set_one(run, index, gpu, entry);
+                partition_entry_result(entry, r < 0 ? r : 0);
+                json_object_array_add(run->gpus, entry);
                 return r;
         }
-        if (c->dry_run)
-                cli_say(run->c, entry, "  dry run: the switch to %s is possible now",
-                    compute_name(c->compute));
-        else if (ch.changed)
-                cli_say(run->c, entry, "  done: %s with %u partition%s (%u ms)",
-                    compute_name(ch.compute_after) ?: "N/A", ch.partitions_after,
-                    ch.partitions_after == 1 ? "" : "s", ch.elapsed_ms);
-        return 0;
-}
 
-static int set_one(struct change_run *run, size_t index, struct amdsmi_gpu *gpu,
-                   json_object *entry) {
-        struct cli *c = run->c;
-        struct amdsmi_partition_plan p = { .size = sizeof(p) };
-        enum amdsmi_memory_mode pending = AMDSMI_MEMORY_UNKNOWN;
-        bool memory_change, compute_change, gim;
-        int r, by;
+        if (reset && c->timeout_ms > 0)
+                r = daemon_call(c, bdf, "ReloadDriverWithTimeout", &reply, &message, "ut",
+                                c->timeout_ms, flags);
+        else if (reset)
+                r = daemon_call(c, bdf, "ReloadDriver", &reply, &message, "t", flags);
+        else if (c->timeout_ms == 0 && c->memory == AMDSMI_MEMORY_UNKNOWN)
+                r = daemon_call(c, bdf, "SetComputeMode", &reply, &message, "st", compute, flags);
+        else if (c->timeout_ms == 0 && c->compute == AMDSMI_COMPUTE_UNKNOWN)
+                r = daemon_call(c, bdf, "SetMemoryMode", &reply, &message, "st", memory, flags);
+        else
+                r = daemon_call(c, bdf, "SetModes", &reply, &message, "ssut", compute, memory,
+                                c->timeout_ms, flags);
 
-        r = amdsmi_gpu_plan_partition(gpu, c->compute, c->memory, 0, &p);
-        if (r < 0)
-                return run_fail(run, cli_fail(c, r, "GPU %zu: cannot plan the change: %s", index,
-                                              strerror(-r)));
-        gim = amdsmi_gpu_get_driver(gpu) == AMDSMI_DRIVER_GIM;
-        json_set(entry, "plan", plan_object(&p));
-        say_plan(run, entry, (int) index, gpu, &p);
-        r = plan_error(c, (int) index, gpu, &p);
-        if (r < 0)
-                return run_fail(run, r);
-
-        if (gim && p.vfs_before > 0 && !c->force && !(p.notes & (1u << AMDSMI_PLAN_NO_CHANGE)))
-                return run_fail(run, cli_fail(c, -EBUSY,
-                                              "GPU %zu (%s): the change tears down its %u VFs "
-                                              "(stop their VMs first); give --force to do it",
-                                              index, amdsmi_gpu_get_bdf(gpu), p.vfs_before));
-
-        if (amdsmi_gpu_read_pending_memory_mode(gpu, &pending) < 0)
-                pending = AMDSMI_MEMORY_UNKNOWN;
-        memory_change = c->memory != AMDSMI_MEMORY_UNKNOWN &&
-                        (p.memory_after != p.memory_before ||
-                         (pending != AMDSMI_MEMORY_UNKNOWN && pending != c->memory));
-        compute_change = c->compute != AMDSMI_COMPUTE_UNKNOWN &&
-                         p.compute_after != p.compute_before;
-
-        if (memory_change) {
-                by = covered_by(run, amdsmi_gpu_get_bdf(gpu));
-                if (by >= 0) {
-                        json_set(entry, "same_operation_as", json_object_new_int(by));
-                        cli_say(run->c, entry, "  memory mode %s: requested with GPU %d (same hive)",
-                            memory_name(c->memory), by);
-                        r = 1;
-                } else {
-                        r = do_memory(run, index, gpu, entry, &p);
-                        if (r < 0)
-                                return r;
-                }
-                if (r > 0) {
-                        /* bare metal: waits for the reload; the driver picks the compute
-                         * mode then */
-                        if (!c->dry_run)
-                                run->reload_pending = true;
-                        cli_say(run->c, entry,
-                            "  %s memory mode %s %s for a driver reload of the hive; next: "
-                            "amdsmi reset -g %zu --reload-driver",
-                            c->dry_run ? "dry run: the" : "the",
-                            memory_name(c->memory), c->dry_run ? "would wait" : "waits",
-                            index);
-                        if (c->compute != AMDSMI_COMPUTE_UNKNOWN &&
-                            p.notes & (1u << AMDSMI_PLAN_COMPUTE_AFTER_RELOAD))
-                                cli_say(run->c, entry,
-                                    "  the driver picks the compute mode at the reload; then: "
-                                    "amdsmi partition set -g %zu --compute %s",
-                                    index, compute_name(c->compute));
-                        else if (c->compute == AMDSMI_COMPUTE_UNKNOWN &&
-                                 p.notes & (1u << AMDSMI_PLAN_COMPUTE_AFTER_RELOAD))
-                                cli_say(run->c, entry,
-                                    "  the driver picks the compute mode for %s at the reload "
-                                    "(not %s)",
-                                    memory_name(c->memory), compute_name(p.compute_before));
-                        return 0;
-                }
-                if (!c->dry_run)
-                        cli_say(run->c, entry, "  done: memory mode %s", memory_name(c->memory));
+        if (reply && json_object_is_type(reply, json_type_object)) {
+                daemon_entry(run, index, reply, r);
+                json_object_put(reply);
+                return r;
         }
-        if (compute_change)
-                return do_compute(run, index, gpu, entry);
-        if (!memory_change)
-                cli_say(run->c, entry, "  nothing to do: already %s / %s",
-                    compute_name(p.compute_before) ?: "N/A", memory_name(p.memory_before) ?: "N/A");
-        return 0;
+        json_object_put(reply);
+        if (r >= 0)
+                r = -EBADMSG;
+        if (r == -EACCES || r == -EPERM) {
+                *ret_abort = true;
+                return cli_fail(c, r, "%s", message ? message : strerror(-r));
+        }
+        /* no document (amdsmid failed before the change): what it said, and an element
+         * without a plan */
+        partition_run_fail(run, cli_fail(c, r, "GPU %zu: %s", index,
+                                         message ? message : strerror(-r)));
+        entry = partition_entry_new(index, gpu);
+        if (entry) {
+                partition_entry_result(entry, r);
+                json_object_array_add(run->gpus, entry);
+        }
+        return r;
 }
 
-/* Starts a change and runs @one for every selected GPU, each with its JSON entry. @return
- * 0, or the failure of change_begin() (then nothing is left to free). */
-typedef int (*change_one_fn)(struct change_run *run, size_t index, struct amdsmi_gpu *gpu,
-                             json_object *entry);
-static int run_each_gpu(struct cli *c, struct change_run *run, change_one_fn one) {
+/* Starts a change and runs it for every selected GPU, in GPU order. @return 0, or the
+ * failure that stopped the command (then nothing is left to free). */
+static int run_each_gpu(struct cli *c, struct partition_run *run, bool reset) {
         int r = change_begin(c, run);
 
         if (r < 0) {
-                json_object_put(run->gpus);
-                free(run->covered);
-                free(run->covered_by);
+                partition_run_done(run);
                 return r;
         }
         FOREACH_SELECTED_GPU(c, i, gpu) {
-                json_object *entry = entry_new(i, gpu);
+                json_object *entry;
 
+                if (run->remote) {
+                        bool stop;
+
+                        r = daemon_one(run, i, gpu, reset, &stop);
+                        if (stop) {
+                                partition_run_done(run);
+                                return r;
+                        }
+                        continue;
+                }
+                entry = partition_entry_new(i, gpu);
                 if (!entry) {
-                        run_fail(run, cli_fail(c, -ENOMEM, "out of memory"));
+                        partition_run_fail(run, cli_fail(c, -ENOMEM, "out of memory"));
                         break;
                 }
-                r = one(run, i, gpu, entry);
-                entry_result(entry, r < 0 ? r : 0);
+                r = reset ? partition_reset_one(run, i, gpu, entry)
+                          : partition_set_one(run, i, gpu, entry);
+                partition_entry_result(entry, r < 0 ? r : 0);
                 json_object_array_add(run->gpus, entry);
         }
         return 0;
 }
 
+static int change_end(struct partition_run *run) {
+        int r = emit_change_document(run);
+
+        partition_run_done(run);
+        return r;
+}
+
+/* ---- set: compute and memory modes ----------------------------------------------------- */
+
 int partition_cli_set(struct cli *c) {
-        struct change_run run = {};
+        struct partition_run run = {};
         int r;
 
         if (c->compute == AMDSMI_COMPUTE_UNKNOWN && c->memory == AMDSMI_MEMORY_UNKNOWN)
                 return cli_fail(c, -EINVAL, "nothing to change: give --compute MODE and/or "
                                             "--memory MODE");
-        r = run_each_gpu(c, &run, set_one);
+        r = run_each_gpu(c, &run, false);
         if (r < 0)
                 return r;
         if (run.result == 0 && run.reload_pending)
@@ -1049,81 +800,11 @@ int verb_partition_set(struct cli *c) {
 
 /* ---- reset --reload-driver -------------------------------------------------------------- */
 
-static int reset_one(struct change_run *run, size_t index, struct amdsmi_gpu *gpu,
-                     json_object *entry) {
-        struct cli *c = run->c;
-        struct gpu_lock locks[AMDSMI_PLAN_MAX_HIVE];
-        const char *bdfs[AMDSMI_PLAN_MAX_HIVE];
-        struct amdsmi_partition_change ch = { .size = sizeof(ch) };
-        uint64_t hive = amdsmi_gpu_get_hive_id(gpu);
-        json_object *reports = NULL;
-        size_t n = 0;
-        int r, by;
-
-        by = covered_by(run, amdsmi_gpu_get_bdf(gpu));
-        if (by >= 0) {
-                json_set(entry, "same_operation_as", json_object_new_int(by));
-                cli_say(run->c, entry, "GPU %zu (%s): reloaded with GPU %d (same hive)", index,
-                    amdsmi_gpu_get_bdf(gpu), by);
-                return 0;
-        }
-
-        for (size_t i = 0; i < AMDSMI_PLAN_MAX_HIVE; i++)
-                locks[i] = (struct gpu_lock) GPU_LOCK_INIT;
-        bdfs[n++] = amdsmi_gpu_get_bdf(gpu);
-        for (size_t i = 0; hive != 0 && i < c->n_gpus && n < AMDSMI_PLAN_MAX_HIVE; i++) {
-                struct amdsmi_gpu *o = amdsmi_ctx_get_gpu(c->ctx, i);
-
-                if (o && o != gpu && amdsmi_gpu_get_hive_id(o) == hive)
-                        bdfs[n++] = amdsmi_gpu_get_bdf(o);
-        }
-        if (n > 1)
-                fprintf(stderr,
-                        "amdsmi: warning: the driver reload applies to the whole XGMI hive: "
-                        "%zu GPUs\n",
-                        n);
-
-        r = lock_gpus(c, locks, bdfs, n);
-        if (r < 0)
-                return run_fail(run, r);
-        r = amdsmi_gpu_reload_driver(gpu, c->dry_run ? AMDSMI_CHANGE_DRY_RUN : 0, c->timeout_ms,
-                                     &ch);
-        gpu_locks_release(locks, AMDSMI_PLAN_MAX_HIVE);
-        if (json_object_object_get_ex(entry, "reports", &reports))
-                json_object_array_add(reports, report_object("reload", &ch));
-        for (size_t i = 0; i < n; i++)
-                cover(run, bdfs[i], (int) index);
-        if (r < 0) {
-                report_failure(run, (int) index, entry, r, &ch, "the driver reload");
-                return r;
-        }
-        if (c->dry_run) {
-                cli_say(run->c, entry, "GPU %zu (%s): dry run: the driver reload of %zu GPU%s is "
-                                "possible now",
-                    index, amdsmi_gpu_get_bdf(gpu), n, n == 1 ? "" : "s");
-                return 0;
-        }
-        cli_say(run->c, entry, "GPU %zu (%s): driver reloaded on %u GPU%s (%u ms)", index,
-            amdsmi_gpu_get_bdf(gpu), ch.n_gpus, ch.n_gpus == 1 ? "" : "s", ch.elapsed_ms);
-        for (unsigned i = 0; i < ch.n_gpus && i < AMDSMI_PLAN_MAX_HIVE; i++) {
-                const struct amdsmi_gpu_modes *m = &ch.gpus[i];
-
-                if (m->error)
-                        cli_say(run->c, entry, "  %s  did not come back: %s", m->bdf,
-                            strerror(m->error < 0 ? -m->error : m->error));
-                else
-                        cli_say(run->c, entry, "  %s  %s  %s  %u partition%s", m->bdf,
-                            compute_name(m->compute) ?: "N/A", memory_name(m->memory) ?: "N/A",
-                            m->partitions, m->partitions == 1 ? "" : "s");
-        }
-        return 0;
-}
-
 int partition_cli_reset(struct cli *c) {
-        struct change_run run = {};
+        struct partition_run run = {};
         int r;
 
-        r = run_each_gpu(c, &run, reset_one);
+        r = run_each_gpu(c, &run, true);
         if (r < 0)
                 return r;
         /* the context describes the old driver instance now */

@@ -413,8 +413,8 @@ class Cli(unittest.TestCase):
         self.usage_error(["static", "-C", "cpx"], "option '-C' is not valid for 'static'")
         self.usage_error(["metric", "--reload-driver"],
                          "option '--reload-driver' is not valid for 'metric'")
-        self.usage_error(["reset", "-g", "0", "--reload-driver", "--force"],
-                         "option '--force' is not valid for 'reset'")
+        self.usage_error(["reset", "-g", "0", "--reload-driver", "--persist"],
+                         "option '--persist' is not valid for 'reset'")
         self.usage_error(["partition", "-w", "1"], "--watch is not supported by 'partition'")
         # each change verb has one spelling of the modes
         self.usage_error(["set", "-g", "0", "--compute", "cpx"],

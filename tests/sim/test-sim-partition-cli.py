@@ -39,7 +39,8 @@ class Case(unittest.TestCase):
         shutil.rmtree(self.rt, ignore_errors=True)
 
     def cli(self, m, *args, status=0, user=None, has=()):
-        env = dict(os.environ, AMDSMI_SYSFS_ROOT=m.root, RUNTIME_DIRECTORY=self.rt)
+        env = dict(os.environ, AMDSMI_SYSFS_ROOT=m.root, RUNTIME_DIRECTORY=self.rt,
+                   STATE_DIRECTORY=self.rt)
         env.pop("AMDSMI_DEBUG", None)
         p = subprocess.run((user or []) + [CLI] + [str(a) for a in args], env=env,
                            capture_output=True, text=True, timeout=120)
