@@ -17,8 +17,20 @@
  * function at that address (exit 3), a PF (exit 2, as the library's EINVAL for "not a VF"), a
  * VF inside a guest (exit 4).
  *
- * Changes take the per-GPU lock of the PF (lib/util/gpu-lock.h; bind and release: of the VF's
- * PF). Until amdsmid exists they run in-process and need root (cli_authorise_change()).
+ * Where it runs (cli_authorise_change()): through amdsmid when it runs (org.amdsmi1.Sriov of
+ * the PF's object: SetNumVfs, BindVf, ReleaseVf; polkit decides), else in-process as root
+ * (and with --direct --force). Both print the same lines and documents: the bodies of the
+ * changes and the JSON objects are shared with amdsmid (sriov-json.c). The checks that need no
+ * change (the selection, --persist on a PF outside gim, the count against gim's layouts) run
+ * here in both cases. Through amdsmid a failure answers with a D-Bus error, which carries the
+ * message only: the document then has "report" null for that PF (sriov set), or is the error
+ * document (bind, release). --timeout is not passed to amdsmid (its default applies). With
+ * --persist each PF is one call, each writing the whole file. `amdsmi sriov` reads through
+ * ListVfs() when amdsmid runs (it sees every process's /dev/vfio holders, which an
+ * unprivileged caller cannot), in-process with --direct or when the call fails.
+ *
+ * Changes in-process take the per-GPU lock of the PF (lib/util/gpu-lock.h; bind and release:
+ * of the VF's PF) and are recorded in history.jsonl (via "direct"), as amdsmid records its own.
  *
  * The VF count: amdsmi_gpu_set_num_vfs() (its errno is the exit status: 7 above the total, 5
  * while VFs are bound to vfio-pci or in use, 4 where the PF driver cannot configure VFs), then
@@ -30,8 +42,7 @@
  * other GPU under gim, under the change locks of all of them. Another configuration file that
  * sets vf_num is a conflict (exit 5, the file named, nothing written). A written count that
  * differs from the one gim runs with waits for gim's next load: exit 8, as a memory partition
- * request waits for a driver reload. --persist on a PF outside gim is refused (exit 4): its
- * sysfs VF count is not persisted until amdsmid keeps a desired state.
+ * request waits for a driver reload. --persist on a PF outside gim is refused (exit 4).
  */
 #include "config.h"
 
@@ -43,196 +54,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bus-errors.h"
 #include "cli.h"
 #include "exit-codes.h"
 #include "gim-modprobe.h"
-#include "gpu-lock.h"
+#include "history.h"
 #include "parse-util.h"
+#include "sriov-json.h"
 
-#define BIND_LOCK_WAIT_MS 10000 /* bind and release take milliseconds: queue up behind others */
-
-/* ---- helpers ---------------------------------------------------------------------------- */
-
-static bool role_is_guest(enum amdsmi_role r) {
-        return r == AMDSMI_ROLE_VF_GUEST_1VF || r == AMDSMI_ROLE_VF_GUEST_MULTI;
-}
-
-static int index_of_bdf(struct cli *c, const char *bdf) {
-        for (size_t i = 0; bdf && i < amdsmi_ctx_get_gpu_count(c->ctx); i++) {
-                struct amdsmi_gpu *g = amdsmi_ctx_get_gpu(c->ctx, i);
-
-                if (g && strcmp(amdsmi_gpu_get_bdf(g), bdf) == 0)
-                        return (int) i;
-        }
-        return -1;
-}
-
-static json_object *str_or_null(const char *s) {
-        return s && *s ? json_object_new_string(s) : NULL;
-}
-
-static const char *or_none(const char *s) {
-        return s && *s ? s : "none";
-}
-
-static struct amdsmi_sriov_info *info_new(void) {
-        struct amdsmi_sriov_info *info = calloc(1, sizeof(*info));
-
-        if (info)
-                info->size = sizeof(*info);
-        return info;
-}
-
-static int read_info(struct amdsmi_gpu *gpu, struct amdsmi_sriov_info **ret) {
-        _cleanup_free_ struct amdsmi_sriov_info *info = info_new();
-        int r;
-
-        if (!info)
-                return -ENOMEM;
-        r = amdsmi_gpu_read_sriov(gpu, info);
-        if (r < 0)
-                return r;
-        *ret = TAKE_PTR(info);
-        return 0;
-}
-
-static const char *config_name(enum amdsmi_vf_config c) {
-        return c == AMDSMI_VF_CONFIG_UNKNOWN ? NULL : amdsmi_vf_config_to_string(c);
-}
-
-/* The gim VF layouts of @product as JSON ({vfs, compute_mode, memory_mode, current}), or NULL
- * (JSON null) when gim does not drive the PF or the product has no known table. */
-static json_object *vf_modes_json(const char *product, const struct amdsmi_sriov_info *info) {
-        const struct gim_vf_mode *m = NULL;
-        size_t n = gim_vf_modes(product, &m);
-        json_object *a;
-
-        if (info->config != AMDSMI_VF_CONFIG_GIM_PARAM || n == 0)
-                return NULL;
-        a = json_object_new_array();
-        for (size_t i = 0; a && i < n; i++) {
-                json_object *o = json_object_new_object();
-
-                if (!o)
-                        break;
-                json_set(o, "vfs", json_object_new_uint64(m[i].vfs));
-                json_set(o, "compute_mode", json_object_new_string(m[i].compute_mode));
-                json_set(o, "memory_mode", json_object_new_string(m[i].memory_mode));
-                json_set(o, "current", json_object_new_boolean(m[i].vfs == info->num_vfs));
-                json_object_array_add(a, o);
-        }
-        return a;
-}
-
-/* "1 (SPX/NPS1) or 8 (CPX/NPS4)" */
-static void vf_modes_text(const char *product, char *buf, size_t len) {
-        const struct gim_vf_mode *m = NULL;
-        size_t n = gim_vf_modes(product, &m), k = 0;
-
-        buf[0] = '\0';
-        for (size_t i = 0; i < n && k < len; i++)
-                k += (size_t) snprintf(buf + k, len - k, "%s%u (%s/%s)",
-                                       i == 0       ? ""
-                                       : i + 1 == n ? " or "
-                                                    : ", ",
-                                       m[i].vfs, m[i].compute_mode, m[i].memory_mode);
-}
-
-/* ---- amdsmi sriov ----------------------------------------------------------------------- */
-
-/* @in_use_reported: whether a failed VFIO user scan was reported for this PF already (one
- * scan serves all the VFs of a PF: one error entry). -ENODATA (the context looks at no device
- * nodes) is no error: in_use is null. */
-static json_object *vf_json(struct cli *c, size_t pf_index, const struct amdsmi_vf_info *v,
-                            bool *in_use_reported) {
-        json_object *o = json_object_new_object(), *users;
-        int k = index_of_bdf(c, v->bdf);
-
-        if (!o)
-                return NULL;
-        json_set(o, "gpu", k < 0 ? NULL : json_object_new_int(k));
-        json_set(o, "bdf", json_object_new_string(v->bdf));
-        json_set(o, "index", json_object_new_uint64(v->index));
-        json_set(o, "driver", str_or_null(v->driver));
-        json_set(o, "driver_override", str_or_null(v->driver_override));
-        json_set(o, "iommu_group", v->iommu_group < 0 ? NULL : json_object_new_int(v->iommu_group));
-        json_set(o, "vfio_viable", json_object_new_boolean(v->vfio_viable));
-        if (v->in_use < 0 && v->in_use != -ENODATA && !*in_use_reported) {
-                cli_field_error(c, (int) pf_index, "vfs.in_use", v->in_use);
-                *in_use_reported = true;
-        }
-        json_set(o, "in_use", v->in_use < 0 ? NULL : json_object_new_boolean(v->in_use > 0));
-        users = json_object_new_array();
-        for (unsigned i = 0; users && i < v->n_users && i < AMDSMI_SRIOV_MAX_USERS; i++) {
-                json_object *u = json_object_new_object();
-
-                if (!u)
-                        break;
-                json_set(u, "pid", json_object_new_int(v->users[i].pid));
-                json_set(u, "comm", str_or_null(v->users[i].comm));
-                json_object_array_add(users, u);
-        }
-        json_set(o, "users", users);
-        json_set(o, "n_users", json_object_new_uint64(v->n_users));
-        return o;
-}
-
-/* One PF: its SR-IOV state and its VFs (all of them, or those selected). */
-static json_object *pf_json(struct cli *c, size_t index, struct amdsmi_gpu *gpu, bool all_vfs) {
-        _cleanup_free_ struct amdsmi_sriov_info *info = NULL;
-        const char *product = amdsmi_gpu_get_product(gpu);
-        json_object *o = json_object_new_object(), *vfs;
-        int r;
-
-        if (!o)
-                return NULL;
-        json_set(o, "gpu", json_object_new_uint64(index));
-        json_set(o, "bdf", json_object_new_string(amdsmi_gpu_get_bdf(gpu)));
-        json_set(o, "product", json_object_new_string(product));
-        json_set(o, "role",
-                 json_object_new_string(amdsmi_role_to_string(amdsmi_gpu_get_role(gpu))));
-        json_set(o, "driver",
-                 json_object_new_string(amdsmi_driver_to_string(amdsmi_gpu_get_driver(gpu))));
-
-        r = read_info(gpu, &info);
-        if (r == -ENOMEM) {
-                json_object_put(o);
-                return NULL;
-        }
-        if (r < 0)
-                cli_field_error(c, (int) index, "sriov", r);
-        json_set(o, "capable", info ? json_object_new_boolean(info->capable) : NULL);
-        json_set(o, "config", info ? str_or_null(config_name(info->config)) : NULL);
-        json_set(o, "total_vfs",
-                 info && info->capable ? json_object_new_uint64(info->total_vfs) : NULL);
-        json_set(o, "num_vfs",
-                 info && info->capable ? json_object_new_uint64(info->num_vfs) : NULL);
-        json_set(o, "offset", info && info->capable ? json_object_new_uint64(info->offset) : NULL);
-        json_set(o, "stride", info && info->capable ? json_object_new_uint64(info->stride) : NULL);
-        json_set(o, "vf_device", info && info->capable ? json_hex(info->vf_device, 4) : NULL);
-        json_set(o, "autoprobe",
-                 info && info->capable && info->drivers_autoprobe >= 0
-                         ? json_object_new_boolean(info->drivers_autoprobe > 0)
-                         : NULL);
-        json_set(o, "pf_driver", info ? str_or_null(info->pf_driver) : NULL);
-        json_set(o, "gim_vf_num",
-                 info && info->gim_vf_num >= 0 ? json_object_new_int(info->gim_vf_num) : NULL);
-        cli_add_partition_modes(c, (int) index, gpu, o, true);
-        json_set(o, "vf_modes", info ? vf_modes_json(product, info) : NULL);
-
-        vfs = json_object_new_array();
-        bool reported = false;
-        for (unsigned i = 0; vfs && info && i < info->n_vfs && i < AMDSMI_SRIOV_MAX_VFS; i++) {
-                const struct amdsmi_vf_info *v = &info->vfs[i];
-                int k = index_of_bdf(c, v->bdf);
-
-                if (!all_vfs && (k < 0 || !c->matches[k].selected))
-                        continue;
-                json_object_array_add(vfs, vf_json(c, index, v, &reported));
-        }
-        json_set(o, "vfs", vfs);
-        return o;
-}
+/* ListVfs() answers from the daemon's context at once; a hung daemon is not waited for long. */
+#define LIST_CALL_TIMEOUT_MS 30000
 
 /* The table's and CSV's helper fields of a PF row. */
 static void pf_row_texts(json_object *row, json_object *pf) {
@@ -502,6 +333,41 @@ finish:
         return r;
 }
 
+/* The PF's object of `amdsmi sriov --json` from amdsmid's ListVfs() (NULL: ask the library);
+ * without @all_vfs only the VFs selected here are kept. */
+static json_object *pf_json_daemon(struct cli *c, struct amdsmi_gpu *gpu, bool all_vfs) {
+        json_object *o = NULL, *vfs = NULL, *keep;
+        int r;
+
+        if (c->direct || !cli_daemon_running(c))
+                return NULL;
+        r = cli_bus_call(c, NULL, amdsmi_gpu_get_bdf(gpu), AMDSMI_BUS_IFACE_SRIOV, "ListVfs",
+                         LIST_CALL_TIMEOUT_MS, &o, NULL, "");
+        if (r < 0 || !json_object_is_type(o, json_type_object)) {
+                json_object_put(o);
+                return NULL;
+        }
+        if (all_vfs || !json_object_object_get_ex(o, "vfs", &vfs) ||
+            !json_object_is_type(vfs, json_type_array))
+                return o;
+        keep = json_object_new_array();
+        if (!keep) {
+                json_object_put(o);
+                return NULL;
+        }
+        for (size_t i = 0; i < json_object_array_length(vfs); i++) {
+                json_object *v = json_object_array_get_idx(vfs, i), *bdf = NULL;
+                int k = -1;
+
+                if (json_object_object_get_ex(v, "bdf", &bdf))
+                        k = sriov_index_of_bdf(c, json_object_get_string(bdf));
+                if (k >= 0 && c->matches[k].selected)
+                        json_object_array_add(keep, json_object_get(v));
+        }
+        json_set(o, "vfs", keep);
+        return o;
+}
+
 static int sriov_sample(struct cli *c) {
         _cleanup_free_ bool *show = NULL, *all_vfs = NULL;
         json_object *gpus = NULL, *doc;
@@ -519,11 +385,11 @@ static int sriov_sample(struct cli *c) {
                 enum amdsmi_role role = amdsmi_gpu_get_role(gpu);
 
                 if (role == AMDSMI_ROLE_VF) {
-                        int k = index_of_bdf(c, amdsmi_gpu_get_physfn_bdf(gpu));
+                        int k = sriov_index_of_bdf(c, amdsmi_gpu_get_physfn_bdf(gpu));
 
                         if (k >= 0 && (size_t) k < c->n_gpus)
                                 show[k] = true;
-                } else if (role_is_guest(role)) {
+                } else if (sriov_role_is_guest(role)) {
                         if (guest < 0)
                                 guest = (int) i;
                         n_guest++;
@@ -538,7 +404,9 @@ static int sriov_sample(struct cli *c) {
 
                 if (!show[i] || !gpu)
                         continue;
-                o = pf_json(c, i, gpu, all_vfs[i]);
+                o = pf_json_daemon(c, gpu, all_vfs[i]);
+                if (!o)
+                        o = sriov_pf_json(c, i, gpu, all_vfs[i]);
                 if (!o) {
                         json_object_put(gpus);
                         return cli_fail(c, -ENOMEM, "out of memory");
@@ -584,528 +452,65 @@ int verb_sriov(struct cli *c) {
 
 /* ---- changes: shared -------------------------------------------------------------------- */
 
-/* Records a failure: the first one decides the exit status. */
-static int run_fail(int *result, int r) {
-        if (*result == 0)
-                *result = r;
+/* An in-process change in history.jsonl, as amdsmid records its own (via "direct"). */
+static void record_direct(const char *gpu, const char *change, const char *old_value,
+                          const char *new_value, int r, const char *message) {
+        struct history_entry e = {
+                .via = "direct",
+                .uid = getuid(),
+                .pid = getpid(),
+                .gpu = gpu,
+                .change = change,
+                .old_value = old_value,
+                .new_value = new_value,
+                .result = r,
+                .message = message,
+        };
+        int k = history_append(&e, 0);
+
+        if (k < 0)
+                fprintf(stderr, "amdsmi: warning: cannot append to the history: %s\n",
+                        strerror(-k));
+}
+
+/* The first message line of @entry, or NULL. */
+static const char *first_message(json_object *entry) {
+        json_object *lines = NULL;
+
+        if (!entry || !json_object_object_get_ex(entry, "messages", &lines) ||
+            json_object_array_length(lines) == 0)
+                return NULL;
+        return json_object_get_string(json_object_array_get_idx(lines, 0));
+}
+
+/* A failed call of amdsmid: its message (several lines for blockers, hints) as the in-process
+ * change prints it: the first line as the error, the others after it. @return @r. */
+static int daemon_fail(struct cli *c, int r, const char *message) {
+        const char *nl;
+
+        if (!message || !message[0])
+                return cli_fail(c, r, "amdsmid: %s", strerror(-r));
+        nl = strchr(message, '\n');
+        cli_fail(c, r, "%.*s", nl ? (int) (nl - message) : (int) strlen(message), message);
+        while (nl) {
+                const char *line = nl + 1;
+
+                nl = strchr(line, '\n');
+                if (!c->quiet)
+                        fprintf(stderr, "amdsmi: %.*s\n",
+                                nl ? (int) (nl - line) : (int) strlen(line), line);
+        }
         return r;
 }
 
-static json_object *vf_bdfs_json(const struct amdsmi_sriov_info *info) {
-        json_object *a = json_object_new_array();
+/* The lines of the reply's "messages", as cli_say() prints them in process. */
+static void print_messages(struct cli *c, json_object *entry) {
+        json_object *lines = NULL;
 
-        for (unsigned i = 0; a && i < info->n_vfs && i < AMDSMI_SRIOV_MAX_VFS; i++)
-                json_object_array_add(a, json_object_new_string(info->vfs[i].bdf));
-        return a;
-}
-
-/* ---- sriov set: the sysfs path ---------------------------------------------------------- */
-
-struct set_target {
-        size_t index;
-        struct amdsmi_gpu *gpu; /* a reference: it outlives the enumeration after the change */
-        struct amdsmi_sriov_info *info; /* before */
-        json_object *entry;
-};
-
-static json_object *change_report_json(const struct amdsmi_sriov_change *ch) {
-        json_object *o = json_object_new_object(), *bl;
-
-        if (!o)
-                return NULL;
-        json_set(o, "stage", json_object_new_string(amdsmi_sriov_stage_to_string(ch->stage)));
-        json_set(o, "error", cli_errno_json(ch->error));
-        json_set(o, "config", str_or_null(config_name(ch->config)));
-        json_set(o, "total_vfs", json_object_new_uint64(ch->total_vfs));
-        json_set(o, "vfs_before", json_object_new_uint64(ch->vfs_before));
-        json_set(o, "vfs_after", json_object_new_uint64(ch->vfs_after));
-        json_set(o, "changed", json_object_new_boolean(ch->changed));
-        json_set(o, "wrote_zero", json_object_new_boolean(ch->wrote_zero));
-        json_set(o, "autoprobe_off", json_object_new_boolean(ch->autoprobe_off));
-        json_set(o, "elapsed_ms", json_object_new_uint64(ch->elapsed_ms));
-        bl = json_object_new_array();
-        for (unsigned i = 0; bl && i < ch->n_blockers && i < AMDSMI_SRIOV_MAX_VFS; i++) {
-                const struct amdsmi_vf_blocker *b = &ch->blockers[i];
-                json_object *e = json_object_new_object();
-
-                if (!e)
-                        break;
-                json_set(e, "bdf", json_object_new_string(b->bdf));
-                json_set(e, "vfio", json_object_new_boolean(b->vfio));
-                json_set(e, "in_use", json_object_new_boolean(b->in_use));
-                json_set(e, "pid", b->pid > 0 ? json_object_new_int(b->pid) : NULL);
-                json_set(e, "comm", str_or_null(b->comm));
-                json_object_array_add(bl, e);
-        }
-        json_set(o, "blockers", bl);
-        json_set(o, "n_blockers", json_object_new_uint64(ch->n_blockers));
-        json_set(o, "message", str_or_null(ch->message));
-        return o;
-}
-
-static void say_blockers(const struct amdsmi_sriov_change *ch) {
-        for (unsigned i = 0; i < ch->n_blockers && i < AMDSMI_SRIOV_MAX_VFS; i++) {
-                const struct amdsmi_vf_blocker *b = &ch->blockers[i];
-
-                if (b->in_use && b->pid > 0)
-                        fprintf(stderr, "amdsmi:   VF %s%s, in use by PID %ld (%s)\n", b->bdf,
-                                b->vfio ? " is bound to vfio-pci" : "", (long) b->pid,
-                                b->comm[0] ? b->comm : "?");
-                else if (b->in_use)
-                        fprintf(stderr, "amdsmi:   VF %s%s, in use\n", b->bdf,
-                                b->vfio ? " is bound to vfio-pci" : "");
-                else
-                        fprintf(stderr, "amdsmi:   VF %s is bound to vfio-pci\n", b->bdf);
-        }
-        if (ch->n_blockers > AMDSMI_SRIOV_MAX_VFS)
-                fprintf(stderr, "amdsmi:   ... and %u more VFs\n",
-                        ch->n_blockers - AMDSMI_SRIOV_MAX_VFS);
-}
-
-static int set_one(struct cli *c, struct set_target *t, int *result) {
-        const char *bdf = amdsmi_gpu_get_bdf(t->gpu);
-        struct amdsmi_sriov_change ch = { .size = sizeof(ch) };
-        struct gpu_lock lock = GPU_LOCK_INIT;
-        uint64_t flags = (c->dry_run ? AMDSMI_SRIOV_DRY_RUN : 0) |
-                         (c->force ? AMDSMI_SRIOV_FORCE : 0) |
-                         (c->autoprobe_off ? AMDSMI_SRIOV_AUTOPROBE_OFF : 0);
-        pid_t holder = 0;
-        int r;
-
-        if (!c->dry_run) {
-                r = gpu_lock_acquire(&lock, bdf, &holder);
-                if (r == -EBUSY && holder > 0)
-                        return run_fail(result, cli_fail(c, r,
-                                                         "GPU %zu (%s) is being changed by "
-                                                         "PID %ld",
-                                                         t->index, bdf, (long) holder));
-                if (r == -EBUSY)
-                        return run_fail(result, cli_fail(c, r,
-                                                         "GPU %zu (%s) is being changed by another "
-                                                         "process",
-                                                         t->index, bdf));
-                if (r < 0)
-                        return run_fail(result, cli_fail(c, r,
-                                                         "cannot take the change lock of "
-                                                         "GPU %s: %s",
-                                                         bdf, strerror(-r)));
-        }
-        r = amdsmi_gpu_set_num_vfs(t->gpu, c->num_vfs, flags, c->timeout_ms, &ch);
-        gpu_lock_release(&lock);
-        json_set(t->entry, "report", change_report_json(&ch));
-
-        if (r < 0) {
-                if (ch.message[0])
-                        cli_fail(c, r, "GPU %zu (%s): %s", t->index, bdf, ch.message);
-                else if (r == -ERANGE)
-                        cli_fail(c, r,
-                                 "GPU %zu (%s): %u VFs is out of range: the PF has at most "
-                                 "%u",
-                                 t->index, bdf, c->num_vfs, t->info->total_vfs);
-                else
-                        cli_fail(c, r, "GPU %zu (%s): setting %u VFs failed: %s", t->index, bdf,
-                                 c->num_vfs, strerror(-r));
-                if (r == -EBUSY && ch.n_blockers > 0) {
-                        say_blockers(&ch);
-                        fprintf(stderr, "amdsmi:   stop the VMs or release the VFs (amdsmi sriov "
-                                        "release VF); --force changes the count anyway\n");
-                }
-                if (!ch.message[0] && (ch.config == AMDSMI_VF_CONFIG_GIM_PARAM ||
-                                       t->info->config == AMDSMI_VF_CONFIG_GIM_PARAM))
-                        fprintf(stderr,
-                                "amdsmi:   with --persist, amdsmi writes gim's vf_num to "
-                                "%s for gim's next load\n",
-                                GIM_MODPROBE_FILE);
-                return run_fail(result, r);
-        }
-
-        if (c->dry_run && ch.vfs_before == c->num_vfs)
-                cli_say(c, t->entry, "GPU %zu (%s): dry run: already %u VFs, nothing to do",
-                        t->index, bdf, ch.vfs_before);
-        else if (c->dry_run)
-                cli_say(c, t->entry, "GPU %zu (%s): dry run: VFs %u -> %u is possible now%s%s",
-                        t->index, bdf, ch.vfs_before, c->num_vfs,
-                        ch.n_blockers > 0 ? " (with --force: VFs in use)" : "",
-                        ch.vfs_before > 0 && c->num_vfs > 0 ? " (writing 0 first)" : "");
-        else if (!ch.changed)
-                cli_say(c, t->entry, "GPU %zu (%s): already %u VFs, nothing to do", t->index, bdf,
-                        ch.vfs_after);
-        else
-                cli_say(c, t->entry, "GPU %zu (%s): VFs %u -> %u (%s%s%u ms)", t->index, bdf,
-                        ch.vfs_before, ch.vfs_after, ch.wrote_zero ? "0 written first, " : "",
-                        ch.autoprobe_off ? "autoprobe off, " : "", ch.elapsed_ms);
-        if (!c->dry_run && ch.changed && ch.n_blockers > 0)
-                cli_say(c, t->entry, "  forced: %u VF%s in use or bound to vfio-pci went away",
-                        ch.n_blockers, ch.n_blockers == 1 ? "" : "s");
-        return 0;
-}
-
-/* ---- sriov set --persist: gim's vf_num ------------------------------------------------- */
-
-static json_object *conf_line_json(const struct gim_conf_line *l) {
-        json_object *o = json_object_new_object();
-
-        if (!o)
-                return NULL;
-        json_set(o, "path", json_object_new_string(l->path));
-        json_set(o, "line", json_object_new_uint64(l->line));
-        json_set(o, "text", json_object_new_string(l->text));
-        return o;
-}
-
-static json_object *conf_line_ref(const struct gim_conf_line *l) {
-        char buf[PATH_MAX + 16];
-
-        snprintf(buf, sizeof(buf), "%s:%u", l->path, l->line);
-        return json_object_new_string(buf);
-}
-
-/* Every GPU under gim (a gim file covers all of them) with its loaded vf_num. */
-struct gim_gpus {
-        struct gim_pf *pfs;
-        const char **bdfs;
-        size_t n;
-};
-
-static void gim_gpus_done(struct gim_gpus *g) {
-        free(g->pfs);
-        free(g->bdfs);
-}
-
-static int collect_gim_gpus(struct cli *c, struct set_target *targets, size_t n_targets,
-                            struct gim_gpus *ret) {
-        size_t n = amdsmi_ctx_get_gpu_count(c->ctx);
-        struct gim_gpus g = {};
-
-        g.pfs = calloc(n + 1, sizeof(*g.pfs));
-        g.bdfs = calloc(n + 1, sizeof(*g.bdfs));
-        if (!g.pfs || !g.bdfs) {
-                gim_gpus_done(&g);
-                return cli_fail(c, -ENOMEM, "out of memory");
-        }
-        for (size_t i = 0; i < n; i++) {
-                _cleanup_free_ struct amdsmi_sriov_info *own = NULL;
-                struct amdsmi_gpu *gpu = amdsmi_ctx_get_gpu(c->ctx, i);
-                const struct amdsmi_sriov_info *info = NULL;
-                struct gim_pf *pf;
-                enum amdsmi_role role;
-                int r;
-
-                if (!gpu)
-                        continue;
-                role = amdsmi_gpu_get_role(gpu);
-                if (role == AMDSMI_ROLE_VF || role_is_guest(role))
-                        continue;
-                for (size_t k = 0; k < n_targets; k++)
-                        if (targets[k].gpu == gpu)
-                                info = targets[k].info;
-                if (!info) {
-                        if (amdsmi_gpu_get_driver(gpu) != AMDSMI_DRIVER_GIM)
-                                continue;
-                        r = read_info(gpu, &own);
-                        if (r < 0) {
-                                gim_gpus_done(&g);
-                                return cli_fail(c, r,
-                                                "GPU %zu (%s): cannot read its VF count "
-                                                "under gim: %s",
-                                                i, amdsmi_gpu_get_bdf(gpu), strerror(-r));
-                        }
-                        info = own;
-                }
-                if (info->config != AMDSMI_VF_CONFIG_GIM_PARAM)
-                        continue;
-                pf = &g.pfs[g.n];
-                snprintf(pf->bdf, sizeof(pf->bdf), "%s", amdsmi_gpu_get_bdf(gpu));
-                pf->loaded = info->gim_vf_num >= 0 ? info->gim_vf_num
-                             : info->num_vfs > 0   ? (int) info->num_vfs
-                                                   : -1;
-                pf->requested = -1;
-                for (size_t k = 0; k < n_targets; k++)
-                        if (targets[k].gpu == gpu)
-                                pf->requested = (int) c->num_vfs;
-                g.bdfs[g.n] = amdsmi_gpu_get_bdf(gpu);
-                g.n++;
-        }
-        *ret = g;
-        return 0;
-}
-
-/* The count against gim's range, the PF's total and the product's VF layouts. */
-static int check_gim_count(struct cli *c, const struct set_target *t) {
-        const char *bdf = amdsmi_gpu_get_bdf(t->gpu), *product = amdsmi_gpu_get_product(t->gpu);
-        char modes[128];
-        unsigned n = c->num_vfs;
-
-        if (n < GIM_VF_NUM_MIN || n > GIM_VF_NUM_MAX)
-                return cli_fail(c, -ERANGE,
-                                "GPU %zu (%s): gim's vf_num is %u to %u VFs per GPU, not %u",
-                                t->index, bdf, GIM_VF_NUM_MIN, GIM_VF_NUM_MAX, n);
-        if (t->info->capable && n > t->info->total_vfs)
-                return cli_fail(c, -ERANGE,
-                                "GPU %zu (%s): %u VFs is out of range: the PF has at "
-                                "most %u",
-                                t->index, bdf, n, t->info->total_vfs);
-        if (gim_vf_modes(product, NULL) == 0) {
-                fprintf(stderr,
-                        "amdsmi: warning: GPU %zu (%s): no VF layout of gim is known for %s: %u "
-                        "VFs is not checked against its partition modes\n",
-                        t->index, bdf, product, n);
-                return 0;
-        }
-        if (gim_vf_mode_find(product, n))
-                return 0;
-        vf_modes_text(product, modes, sizeof(modes));
-        if (!c->force)
-                return cli_fail(c, -ERANGE,
-                                "GPU %zu (%s): gim supports %s VFs on %s (one partition per VF); "
-                                "%u is not among them (--force writes it anyway)",
-                                t->index, bdf, modes, product, n);
-        fprintf(stderr,
-                "amdsmi: warning: GPU %zu (%s): gim supports %s VFs on %s; writing %u as forced\n",
-                t->index, bdf, modes, product, n);
-        return 0;
-}
-
-static int persist_fail_build(struct cli *c, int r, const char *bdf,
-                              const struct gim_modprobe_scan *scan, const struct gim_gpus *g) {
-        const struct gim_conf_line *l = &scan->enabled_devices_line;
-        bool requested = false;
-
-        for (size_t i = 0; i < g->n; i++)
-                if (strcmp(g->pfs[i].bdf, bdf) == 0 && g->pfs[i].requested >= 0)
-                        requested = true;
-        switch (r) {
-        case -ENXIO:
-                if (requested)
-                        return cli_fail(c, r,
-                                        "GPU %s is not in gim's enabled_devices (%s:%u): gim "
-                                        "would not drive it at its next load",
-                                        bdf, l->path, l->line);
-                return cli_fail(c, r,
-                                "gim's enabled_devices (%s:%u) names %s, which is no GPU under "
-                                "gim now: its VF count is unknown; fix enabled_devices first",
-                                l->path, l->line, bdf);
-        case -ENODATA:
-                return cli_fail(c, -EOPNOTSUPP,
-                                "the VF count gim runs GPU %s with is unknown: give it with -g "
-                                "too",
-                                bdf);
-        case -ERANGE:
-                return cli_fail(c, r,
-                                "%s holds a vf_num outside 1..31 for GPU %s: give that GPU "
-                                "with -g too",
-                                GIM_MODPROBE_FILE, bdf);
-        default:
-                return cli_fail(c, r, "cannot work out gim's vf_num: %s", strerror(-r));
-        }
-}
-
-static json_object *persist_json(const struct gim_gpus *g, const struct gim_modprobe_scan *scan,
-                                 const struct gim_vf_num *v, size_t n_v) {
-        json_object *o = json_object_new_object(), *a, *conf;
-
-        if (!o)
-                return NULL;
-        json_set(o, "path", json_object_new_string(GIM_MODPROBE_FILE));
-        json_set(o, "written", json_object_new_boolean(false));
-        json_set(o, "order",
-                 json_object_new_string(scan->enabled_devices ? "enabled_devices" : "pci_address"));
-        json_set(o, "order_line",
-                 scan->enabled_devices ? conf_line_ref(&scan->enabled_devices_line) : NULL);
-        a = json_object_new_array();
-        for (size_t i = 0; a && i < n_v; i++) {
-                json_object *e = json_object_new_object();
-                const struct gim_pf *pf = NULL;
-
-                if (!e)
-                        break;
-                for (size_t k = 0; k < g->n; k++)
-                        if (strcmp(g->pfs[k].bdf, v[i].bdf) == 0)
-                                pf = &g->pfs[k];
-                json_set(e, "bdf", json_object_new_string(v[i].bdf));
-                json_set(e, "vf_num", json_object_new_uint64(v[i].vf_num));
-                json_set(e, "loaded",
-                         pf && pf->loaded >= 0 ? json_object_new_int(pf->loaded) : NULL);
-                json_set(e, "selected", json_object_new_boolean(pf && pf->requested >= 0));
-                json_object_array_add(a, e);
-        }
-        json_set(o, "vf_num", a);
-        json_set(o, "content", NULL);
-        conf = json_object_new_array();
-        for (size_t i = 0; conf && i < scan->n_conflicts && i < GIM_MODPROBE_MAX_CONFLICTS; i++)
-                json_object_array_add(conf, conf_line_json(&scan->conflicts[i]));
-        json_set(o, "conflicts", conf);
-        json_set(o, "initramfs", NULL);
-        return o;
-}
-
-static int persist_run(struct cli *c, struct set_target *targets, size_t n_targets, int *result) {
-        _cleanup_free_ struct gim_vf_num *v = NULL;
-        _cleanup_free_ char *text = NULL;
-        _cleanup_free_ struct gpu_lock *locks = NULL;
-        struct gim_modprobe_scan scan = {};
-        struct gim_gpus g = {};
-        struct gim_conf_line initramfs = {};
-        char errpath[PATH_MAX] = "", bdf[16] = "", busy[16] = "", order[PATH_MAX + 64];
-        json_object *persist = NULL;
-        size_t n_v = 0;
-        bool pending = false;
-        pid_t holder = 0;
-        int r;
-
-        for (size_t i = 0; i < n_targets; i++) {
-                r = check_gim_count(c, &targets[i]);
-                if (r < 0)
-                        return run_fail(result, r);
-        }
-        r = collect_gim_gpus(c, targets, n_targets, &g);
-        if (r < 0)
-                return run_fail(result, r);
-
-        /* the file covers every GPU under gim: hold all their change locks */
-        locks = calloc(g.n + 1, sizeof(*locks));
-        if (!locks) {
-                r = cli_fail(c, -ENOMEM, "out of memory");
-                goto finish;
-        }
-        for (size_t i = 0; i < g.n; i++)
-                locks[i] = (struct gpu_lock) GPU_LOCK_INIT;
-        if (!c->dry_run) {
-                r = gpu_locks_acquire(locks, g.bdfs, g.n, busy, &holder);
-                if (r == -EBUSY) {
-                        r = holder > 0 ? cli_fail(c, r, "GPU %s is being changed by PID %ld", busy,
-                                                  (long) holder)
-                                       : cli_fail(c, r,
-                                                  "GPU %s is being changed by another "
-                                                  "process",
-                                                  busy);
-                        goto finish;
-                }
-                if (r < 0) {
-                        r = cli_fail(c, r,
-                                     "cannot take the change locks of the GPUs under gim: "
-                                     "%s",
-                                     strerror(-r));
-                        goto finish;
-                }
-        }
-
-        r = gim_modprobe_scan(NULL, &scan, errpath);
-        if (r == -EBADMSG) {
-                r = cli_fail(c, -EINVAL,
-                             "cannot work out gim's order of the GPUs: enabled_devices in %s:%u "
-                             "is malformed (%s)",
-                             scan.enabled_devices_line.path, scan.enabled_devices_line.line,
-                             scan.enabled_devices_line.text);
-                goto finish;
-        }
-        if (r < 0) {
-                r = cli_fail(c, r, "cannot read the modprobe configuration%s%s: %s",
-                             errpath[0] ? " " : "", errpath, strerror(-r));
-                goto finish;
-        }
-        r = gim_modprobe_build(g.pfs, g.n, &scan, &v, &n_v, bdf);
-        if (r < 0) {
-                r = persist_fail_build(c, r, bdf, &scan, &g);
-                goto finish;
-        }
-        persist = persist_json(&g, &scan, v, n_v);
-        if (!persist) {
-                r = cli_fail(c, -ENOMEM, "out of memory");
-                goto finish;
-        }
-        for (size_t i = 0; i < n_targets; i++)
-                json_set(targets[i].entry, "persist", json_object_get(persist));
-
-        if (scan.n_conflicts > 0) {
-                const struct gim_conf_line *l = &scan.conflicts[0];
-
-                r = cli_fail(c, -EBUSY,
-                             "gim's vf_num is set in %s:%u already (\"%s\"): amdsmi writes only "
-                             "%s and changes no other file; remove vf_num there and run the "
-                             "command again",
-                             l->path, l->line, l->text, GIM_MODPROBE_FILE);
-                for (size_t i = 1; i < scan.n_conflicts && i < GIM_MODPROBE_MAX_CONFLICTS; i++)
-                        fprintf(stderr, "amdsmi:   also %s:%u: %s\n", scan.conflicts[i].path,
-                                scan.conflicts[i].line, scan.conflicts[i].text);
-                goto finish;
-        }
-
-        if (scan.enabled_devices)
-                snprintf(order, sizeof(order),
-                         "PCI address order of the GPUs in enabled_devices (%s:%u)",
-                         scan.enabled_devices_line.path, scan.enabled_devices_line.line);
-        else
-                snprintf(order, sizeof(order), "PCI address order (enabled_devices is not set)");
-        r = gim_modprobe_render(v, n_v, order, time(NULL), &text);
-        if (r < 0) {
-                r = cli_fail(c, r, "cannot format %s: %s", GIM_MODPROBE_FILE, strerror(-r));
-                goto finish;
-        }
-        json_set(persist, "content", json_object_new_string(text));
-        for (size_t i = 0; i < n_v; i++)
-                for (size_t k = 0; k < g.n; k++)
-                        if (strcmp(g.pfs[k].bdf, v[i].bdf) == 0 &&
-                            g.pfs[k].loaded != (int) v[i].vf_num)
-                                pending = true;
-
-        if (c->dry_run) {
-                for (size_t i = 0; i < n_targets; i++)
-                        cli_say(c, targets[i].entry,
-                                "GPU %zu (%s): dry run: vf_num %u for gim's next load",
-                                targets[i].index, amdsmi_gpu_get_bdf(targets[i].gpu), c->num_vfs);
-                cli_say(c, targets[0].entry, "dry run: amdsmi would write %s:", GIM_MODPROBE_FILE);
-                if (c->format == OUTPUT_TABLE)
-                        fputs(text, stdout);
-                r = 0;
-                goto finish;
-        }
-
-        r = gim_modprobe_write(NULL, text);
-        if (r < 0) {
-                r = cli_fail(c, r, "cannot write %s: %s", GIM_MODPROBE_FILE, strerror(-r));
-                goto finish;
-        }
-        json_set(persist, "written", json_object_new_boolean(true));
-        for (size_t i = 0; i < n_targets; i++)
-                cli_say(c, targets[i].entry, "GPU %zu (%s): vf_num %u for gim's next load",
-                        targets[i].index, amdsmi_gpu_get_bdf(targets[i].gpu), c->num_vfs);
-        {
-                const char *line = strstr(text, "\noptions gim ");
-
-                line = line ? line + 1 : text;
-                cli_say(c, targets[0].entry, "wrote %s: %.*s", GIM_MODPROBE_FILE,
-                        (int) strcspn(line, "\n"), line);
-        }
-        cli_say(c, targets[0].entry,
-                "gim reads vf_num when it loads: the new count applies at gim's next load "
-                "(modprobe -r gim; modprobe gim: every VF goes away meanwhile) or at the next "
-                "boot");
-        r = gim_modprobe_initramfs(NULL, &initramfs);
-        if (r > 0) {
-                json_set(persist, "initramfs", conf_line_ref(&initramfs));
-                cli_say(c, targets[0].entry,
-                        "gim is loaded from the initramfs (%s:%u): rebuild it so that it "
-                        "carries the new file: update-initramfs -u (dracut -f on dracut systems)",
-                        initramfs.path, initramfs.line);
-        } else
-                cli_say(c, targets[0].entry,
-                        "if the initramfs loads gim, rebuild it too: update-initramfs -u");
-        r = 0;
-        if (pending)
-                r = cli_fail(c, -ERELOAD_REQUIRED,
-                             "the VF count waits for gim's next load (modprobe -r gim; modprobe "
-                             "gim) or a reboot");
-
-finish:
-        if (locks)
-                gpu_locks_release(locks, g.n);
-        gim_gpus_done(&g);
-        gim_modprobe_scan_done(&scan);
-        json_object_put(persist);
-        if (r < 0)
-                run_fail(result, r);
-        return r;
+        if (c->format != OUTPUT_TABLE || !json_object_object_get_ex(entry, "messages", &lines))
+                return;
+        for (size_t i = 0; i < json_object_array_length(lines); i++)
+                printf("%s\n", json_object_get_string(json_object_array_get_idx(lines, i)));
 }
 
 /* ---- sriov set -------------------------------------------------------------------------- */
@@ -1130,24 +535,6 @@ static const struct column_def set_csv_columns[] = {
         { "result", NULL, "result", 0 },
 };
 
-static json_object *set_entry_new(struct cli *c, const struct set_target *t) {
-        json_object *e = json_object_new_object();
-
-        if (!e)
-                return NULL;
-        json_set(e, "gpu", json_object_new_uint64(t->index));
-        json_set(e, "bdf", json_object_new_string(amdsmi_gpu_get_bdf(t->gpu)));
-        json_set(e, "product", json_object_new_string(amdsmi_gpu_get_product(t->gpu)));
-        json_set(e, "config", str_or_null(config_name(t->info->config)));
-        json_set(e, "num_vfs_requested", json_object_new_uint64(c->num_vfs));
-        json_set(e, "report", NULL);
-        json_set(e, "persist", NULL);
-        json_set(e, "vfs", vf_bdfs_json(t->info));
-        json_set(e, "result", NULL);
-        json_set(e, "messages", json_object_new_array());
-        return e;
-}
-
 static bool selection_has_all(const struct cli *c) {
         if (c->selection.n_items == 0)
                 return true;
@@ -1159,8 +546,8 @@ static bool selection_has_all(const struct cli *c) {
 
 /* The selected PFs, with their state before. Refuses VFs named explicitly (exit 2) and
  * guests' VFs (exit 4). */
-static int collect_targets(struct cli *c, struct set_target **ret, size_t *ret_n) {
-        struct set_target *t = calloc(c->n_gpus + 1, sizeof(*t));
+static int collect_targets(struct cli *c, struct sriov_set_target **ret, size_t *ret_n) {
+        struct sriov_set_target *t = calloc(c->n_gpus + 1, sizeof(*t));
         bool all = selection_has_all(c);
         size_t n = 0;
         int r = 0;
@@ -1179,10 +566,10 @@ static int collect_targets(struct cli *c, struct set_target **ret, size_t *ret_n
                         r = cli_fail(c, -EINVAL,
                                      "GPU %zu (%s) is a VF: the VF count is set on its PF, GPU "
                                      "%d (%s)",
-                                     i, bdf, index_of_bdf(c, pf), pf ? pf : "?");
+                                     i, bdf, sriov_index_of_bdf(c, pf), pf ? pf : "?");
                         break;
                 }
-                if (role_is_guest(role)) {
+                if (sriov_role_is_guest(role)) {
                         r = cli_fail(c, -EOPNOTSUPP,
                                      "GPU %zu (%s) is a VF inside a guest (%s): the VF count is "
                                      "set on the host",
@@ -1191,7 +578,7 @@ static int collect_targets(struct cli *c, struct set_target **ret, size_t *ret_n
                 }
                 t[n].index = i;
                 t[n].gpu = amdsmi_gpu_ref(gpu);
-                r = read_info(gpu, &t[n].info);
+                r = sriov_read_info(gpu, &t[n].info);
                 if (r < 0) {
                         amdsmi_gpu_unref(t[n].gpu);
                         r = cli_fail(c, r, "GPU %zu (%s): cannot read its SR-IOV state: %s", i, bdf,
@@ -1217,11 +604,125 @@ static int collect_targets(struct cli *c, struct set_target **ret, size_t *ret_n
         return 0;
 }
 
+/* In-process: the count through sriov_numvfs, each PF recorded in the history. */
+static void set_direct(struct cli *c, struct sriov_run *s, struct sriov_set_target *targets,
+                       size_t n, int *result) {
+        bool changed = false;
+
+        for (size_t i = 0; i < n; i++) {
+                const char *bdf = amdsmi_gpu_get_bdf(targets[i].gpu);
+                char old_value[16], new_value[16];
+                int r;
+
+                r = sriov_set_one(s, &targets[i], result);
+                json_set(targets[i].entry, "result", cli_errno_json(r));
+                if (r == 0 && !c->dry_run)
+                        changed = true;
+                if (c->dry_run)
+                        continue;
+                snprintf(old_value, sizeof(old_value), "%u", targets[i].info->num_vfs);
+                snprintf(new_value, sizeof(new_value), "%u", c->num_vfs);
+                if (r < 0) {
+                        json_object *report = NULL, *msg = NULL;
+
+                        if (json_object_object_get_ex(targets[i].entry, "report", &report) &&
+                            report)
+                                json_object_object_get_ex(report, "message", &msg);
+                        record_direct(bdf, "num_vfs", old_value, new_value, r,
+                                      msg ? json_object_get_string(msg) : strerror(-r));
+                } else
+                        record_direct(bdf, "num_vfs", old_value, new_value, 0,
+                                      first_message(targets[i].entry));
+        }
+        if (changed)
+                sriov_set_refresh_vfs(s, targets, n);
+}
+
+/* In-process: gim's vf_num for every target at once, recorded for every GPU under gim. */
+static void persist_direct(struct cli *c, struct sriov_run *s, struct sriov_set_target *targets,
+                           size_t n, int *result) {
+        _cleanup_free_ char *old_list = NULL, *new_list = NULL;
+        json_object *persist = NULL, *list = NULL;
+        int r;
+
+        r = sriov_persist_run(s, targets, n, result, &old_list, &new_list);
+        for (size_t i = 0; i < n; i++)
+                json_set(targets[i].entry, "result",
+                         cli_errno_json(r < 0 && r != -ERELOAD_REQUIRED ? r : 0));
+        if (c->dry_run || !new_list)
+                return;
+        /* the file covers every GPU under gim: each one's history says so */
+        if (json_object_object_get_ex(targets[0].entry, "persist", &persist) && persist)
+                json_object_object_get_ex(persist, "vf_num", &list);
+        for (size_t i = 0; list && i < json_object_array_length(list); i++) {
+                json_object *bdf = NULL;
+
+                if (json_object_object_get_ex(json_object_array_get_idx(list, i), "bdf", &bdf))
+                        record_direct(json_object_get_string(bdf), "gim_vf_num", old_list, new_list,
+                                      r == -ERELOAD_REQUIRED ? 0 : r,
+                                      r < 0 && r != -ERELOAD_REQUIRED
+                                              ? c->error_message
+                                              : "written for gim's next load");
+        }
+}
+
+/* Through amdsmid: one SetNumVfs() per PF; its entry replaces ours. */
+static void set_daemon(struct cli *c, struct sriov_run *s, json_object *gpus,
+                       struct sriov_set_target *targets, size_t n, int *result) {
+        uint64_t flags = (c->dry_run ? AMDSMI_BUS_FLAG_DRY_RUN : 0) |
+                         (c->force ? AMDSMI_BUS_FLAG_FORCE : 0) |
+                         (c->autoprobe_off ? AMDSMI_BUS_FLAG_AUTOPROBE_OFF : 0) |
+                         (c->persist ? AMDSMI_BUS_FLAG_PERSIST : 0);
+        bool pending = false;
+        int r;
+
+        /* the checks of a --persist count need nothing of amdsmid: the same lines here, and as
+         * in-process, one refused count refuses the command */
+        for (size_t i = 0; c->persist && i < n; i++) {
+                r = sriov_check_gim_count(s, &targets[i]);
+                if (r < 0) {
+                        sriov_run_fail(result, r);
+                        for (size_t k = 0; k < n; k++)
+                                json_set(targets[k].entry, "result", cli_errno_json(r));
+                        return;
+                }
+        }
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_free_ char *message = NULL;
+                json_object *reply = NULL, *persist = NULL, *content = NULL;
+
+                r = cli_bus_call(c, NULL, amdsmi_gpu_get_bdf(targets[i].gpu),
+                                 AMDSMI_BUS_IFACE_SRIOV, "SetNumVfs", 0, &reply, &message, "ut",
+                                 (uint32_t) c->num_vfs, flags);
+                if (r >= 0 && !json_object_is_type(reply, json_type_object)) {
+                        json_object_put(reply);
+                        r = -EBADMSG;
+                }
+                if (r < 0) {
+                        sriov_run_fail(result, daemon_fail(c, r, message));
+                        json_set(targets[i].entry, "result", cli_errno_json(r));
+                        continue;
+                }
+                json_object_array_put_idx(gpus, i, reply);
+                targets[i].entry = reply;
+                print_messages(c, reply);
+                if (c->dry_run && c->persist && c->format == OUTPUT_TABLE &&
+                    json_object_object_get_ex(reply, "persist", &persist) && persist &&
+                    json_object_object_get_ex(persist, "content", &content) && content)
+                        fputs(json_object_get_string(content), stdout);
+                if (sriov_persist_pending(reply))
+                        pending = true;
+        }
+        if (pending)
+                sriov_run_fail(result, cli_fail(c, -ERELOAD_REQUIRED, SRIOV_GIM_PENDING_MESSAGE));
+}
+
 int verb_sriov_set(struct cli *c) {
-        struct set_target *targets = NULL;
+        struct sriov_set_target *targets = NULL;
+        struct sriov_run s = { .c = c };
         json_object *gpus = NULL;
         size_t n = 0;
-        int r, result = 0;
+        int r, route, result = 0;
 
         if (!c->num_vfs_set)
                 return cli_fail(c, -EINVAL, "sriov set needs --num-vfs N");
@@ -1235,9 +736,9 @@ int verb_sriov_set(struct cli *c) {
         r = cli_check_change_selection(c, "VFs belong to the whole GPU");
         if (r < 0)
                 return r;
-        r = cli_authorise_change(c);
-        if (r < 0)
-                return r;
+        route = cli_authorise_change(c);
+        if (route < 0)
+                return route;
         r = cli_open(c);
         if (r < 0)
                 return r;
@@ -1246,19 +747,11 @@ int verb_sriov_set(struct cli *c) {
         if (r < 0)
                 return r;
 
-        if (c->persist)
-                for (size_t i = 0; i < n; i++)
-                        if (targets[i].info->config != AMDSMI_VF_CONFIG_GIM_PARAM) {
-                                r = cli_fail(c, -EOPNOTSUPP,
-                                             "GPU %zu (%s): --persist writes gim's vf_num; "
-                                             "this PF is not under gim (%s, VF count through "
-                                             "%s): amdsmi does not persist a sysfs VF count "
-                                             "(amdsmid will keep it as desired state)",
-                                             targets[i].index, amdsmi_gpu_get_bdf(targets[i].gpu),
-                                             or_none(targets[i].info->pf_driver),
-                                             or_none(config_name(targets[i].info->config)));
-                                goto finish;
-                        }
+        for (size_t i = 0; c->persist && i < n; i++) {
+                r = sriov_check_persist(&s, &targets[i]);
+                if (r < 0)
+                        goto finish;
+        }
 
         gpus = json_object_new_array();
         if (!gpus) {
@@ -1266,7 +759,7 @@ int verb_sriov_set(struct cli *c) {
                 goto finish;
         }
         for (size_t i = 0; i < n; i++) {
-                targets[i].entry = set_entry_new(c, &targets[i]);
+                targets[i].entry = sriov_set_entry_new(c, &targets[i]);
                 if (!targets[i].entry) {
                         r = cli_fail(c, -ENOMEM, "out of memory");
                         goto finish;
@@ -1274,39 +767,12 @@ int verb_sriov_set(struct cli *c) {
                 json_object_array_add(gpus, targets[i].entry);
         }
 
-        if (c->persist) {
-                r = persist_run(c, targets, n, &result);
-                for (size_t i = 0; i < n; i++)
-                        json_set(targets[i].entry, "result",
-                                 cli_errno_json(r < 0 && r != -ERELOAD_REQUIRED ? r : 0));
-        } else {
-                bool changed = false;
-
-                for (size_t i = 0; i < n; i++) {
-                        r = set_one(c, &targets[i], &result);
-                        json_set(targets[i].entry, "result", cli_errno_json(r));
-                        if (r == 0 && !c->dry_run)
-                                changed = true;
-                }
-                /* the VFs that came or went: the context's GPUs are out of date */
-                if (changed && amdsmi_ctx_enumerate(c->ctx) < 0)
-                        fprintf(stderr, "amdsmi: cannot enumerate the GPUs again after the "
-                                        "change\n");
-                for (size_t i = 0; changed && i < n; i++) {
-                        _cleanup_free_ struct amdsmi_sriov_info *after = NULL;
-                        struct amdsmi_gpu *gpu = NULL;
-                        int k;
-
-                        k = amdsmi_ctx_find_gpu(c->ctx, amdsmi_gpu_get_bdf(targets[i].gpu), &gpu);
-                        if (k >= 0)
-                                k = read_info(gpu, &after);
-                        if (k < 0) {
-                                cli_field_error(c, (int) targets[i].index, "vfs", k);
-                                json_set(targets[i].entry, "vfs", NULL);
-                        } else
-                                json_set(targets[i].entry, "vfs", vf_bdfs_json(after));
-                }
-        }
+        if (route == CLI_ROUTE_DAEMON)
+                set_daemon(c, &s, gpus, targets, n, &result);
+        else if (c->persist)
+                persist_direct(c, &s, targets, n, &result);
+        else
+                set_direct(c, &s, targets, n, &result);
 
         /* CSV rows say whether it was a dry run; the JSON says it once, at the top */
         for (size_t i = 0; c->format == OUTPUT_CSV && i < n; i++)
@@ -1324,11 +790,6 @@ finish:
 }
 
 /* ---- sriov bind / release --------------------------------------------------------------- */
-
-enum vf_op {
-        VF_BIND,
-        VF_RELEASE,
-};
 
 static const struct column_def vf_csv_columns[] = {
         { "gpu", NULL, "gpu", 0 },
@@ -1368,34 +829,15 @@ static int parse_vf_argument(struct cli *c, const char *arg, char *ret) {
                         arg);
 }
 
-static json_object *bind_report_json(const struct amdsmi_vf_bind_report *rep) {
-        json_object *o = json_object_new_object();
-
-        if (!o)
-                return NULL;
-        json_set(o, "stage", json_object_new_string(amdsmi_sriov_stage_to_string(rep->stage)));
-        json_set(o, "error", cli_errno_json(rep->error));
-        json_set(o, "driver_before", str_or_null(rep->driver_before));
-        json_set(o, "driver_after", str_or_null(rep->driver_after));
-        json_set(o, "override_before", str_or_null(rep->override_before));
-        json_set(o, "override_after", str_or_null(rep->override_after));
-        json_set(o, "changed", json_object_new_boolean(rep->changed));
-        json_set(o, "message", str_or_null(rep->message));
-        return o;
-}
-
-static int vf_change(struct cli *c, enum vf_op op) {
-        const char *what = op == VF_BIND ? "bind" : "release";
+static int vf_change(struct cli *c, enum sriov_vf_op op) {
+        struct sriov_run s = { .c = c };
         struct amdsmi_vf_bind_report rep = { .size = sizeof(rep) };
-        struct gpu_lock lock = GPU_LOCK_INIT;
         struct amdsmi_gpu *vf = NULL;
         json_object *gpus = NULL, *e = NULL;
         char bdf[16];
         const char *pf;
         enum amdsmi_role role;
-        uint64_t flags;
-        pid_t holder = 0;
-        int r, k, result = 0;
+        int r, k, route, result = 0;
 
         if (c->selection.n_items > 0)
                 return cli_fail(c, -EINVAL, "'%s' takes the VF as its argument, not -g",
@@ -1403,9 +845,9 @@ static int vf_change(struct cli *c, enum vf_op op) {
         r = parse_vf_argument(c, c->argument, bdf);
         if (r < 0)
                 return r;
-        r = cli_authorise_change(c);
-        if (r < 0)
-                return r;
+        route = cli_authorise_change(c);
+        if (route < 0)
+                return route;
         r = cli_open(c);
         if (r < 0)
                 return r;
@@ -1417,9 +859,9 @@ static int vf_change(struct cli *c, enum vf_op op) {
                                 "no AMD GPU function at %s (no such PCI device, or not an AMD "
                                 "GPU)",
                                 bdf);
-        k = index_of_bdf(c, bdf);
+        k = sriov_index_of_bdf(c, bdf);
         role = amdsmi_gpu_get_role(vf);
-        if (role_is_guest(role))
+        if (sriov_role_is_guest(role))
                 return cli_fail(c, -EOPNOTSUPP,
                                 "%s (GPU %d) is a VF inside a guest (%s): VFs are bound to "
                                 "vfio-pci on the host",
@@ -1431,63 +873,46 @@ static int vf_change(struct cli *c, enum vf_op op) {
                                 "VFs ('amdsmi sriov -g %d' lists them)",
                                 bdf, k, amdsmi_role_to_string(role), c->command, k);
 
-        if (!c->dry_run) {
-                r = gpu_lock_acquire_wait(&lock, pf, BIND_LOCK_WAIT_MS, &holder);
-                if (r == -EBUSY)
-                        return holder > 0 ? cli_fail(c, r,
-                                                     "GPU %s (the PF of %s) is being "
-                                                     "changed by PID %ld",
-                                                     pf, bdf, (long) holder)
-                                          : cli_fail(c, r,
-                                                     "GPU %s (the PF of %s) is being "
-                                                     "changed by another process",
-                                                     pf, bdf);
+        if (route == CLI_ROUTE_DAEMON) {
+                _cleanup_free_ char *message = NULL;
+                uint64_t flags = (c->dry_run ? AMDSMI_BUS_FLAG_DRY_RUN : 0) |
+                                 (c->force ? AMDSMI_BUS_FLAG_FORCE : 0);
+
+                r = cli_bus_call(c, NULL, pf, AMDSMI_BUS_IFACE_SRIOV,
+                                 op == SRIOV_VF_BIND ? "BindVf" : "ReleaseVf", 0, &e, &message,
+                                 "st", bdf, flags);
+                if (r >= 0 && !json_object_is_type(e, json_type_object)) {
+                        json_object_put(e);
+                        e = NULL;
+                        r = -EBADMSG;
+                }
                 if (r < 0)
-                        return cli_fail(c, r, "cannot take the change lock of GPU %s: %s", pf,
-                                        strerror(-r));
+                        return daemon_fail(c, r, message);
+                print_messages(c, e);
+        } else {
+                r = sriov_vf_change(&s, op, vf, k, pf, &result, &e, &rep);
+                if (!e)
+                        return r;
+                if (!c->dry_run) {
+                        char old_value[64], new_value[64];
+
+                        snprintf(old_value, sizeof(old_value), "%s %s", bdf,
+                                 sriov_or_none(rep.driver_before));
+                        snprintf(new_value, sizeof(new_value), "%s %s", bdf,
+                                 sriov_or_none(rep.driver_after));
+                        record_direct(pf, op == SRIOV_VF_BIND ? "bind_vf" : "release_vf", old_value,
+                                      new_value, r,
+                                      r < 0 ? (rep.message[0] ? rep.message : strerror(-r))
+                                            : first_message(e));
+                }
         }
-        flags = (c->dry_run ? AMDSMI_SRIOV_DRY_RUN : 0) | (c->force ? AMDSMI_SRIOV_FORCE : 0);
-        r = op == VF_BIND ? amdsmi_vf_bind_vfio(vf, flags, &rep)
-                          : amdsmi_vf_release(vf, flags, &rep);
-        gpu_lock_release(&lock);
 
         gpus = json_object_new_array();
-        e = json_object_new_object();
-        if (!gpus || !e) {
-                json_object_put(gpus);
+        if (!gpus) {
                 json_object_put(e);
                 return cli_fail(c, -ENOMEM, "out of memory");
         }
-        json_set(e, "gpu", json_object_new_int(k));
-        json_set(e, "bdf", json_object_new_string(bdf));
-        json_set(e, "pf_bdf", json_object_new_string(pf));
-        json_set(e, "product", json_object_new_string(amdsmi_gpu_get_product(vf)));
-        json_set(e, "operation", json_object_new_string(what));
-        json_set(e, "report", bind_report_json(&rep));
-        json_set(e, "result", cli_errno_json(r));
-        json_set(e, "messages", json_object_new_array());
         json_object_array_add(gpus, e);
-
-        if (r < 0) {
-                run_fail(&result, r);
-                cli_fail(c, r, "%s: %s failed: %s", bdf, what,
-                         rep.message[0] ? rep.message : strerror(-r));
-                if (r == -EBUSY && op == VF_RELEASE && !c->force)
-                        fprintf(stderr, "amdsmi:   --force releases it anyway\n");
-        } else if (c->dry_run && op == VF_BIND && strcmp(rep.driver_before, "vfio-pci") != 0)
-                cli_say(c, e, "%s: dry run: %s -> vfio-pci is possible now", bdf,
-                        or_none(rep.driver_before));
-        else if (c->dry_run && op == VF_RELEASE && strcmp(rep.driver_before, "vfio-pci") == 0)
-                cli_say(c, e, "%s: dry run: vfio-pci -> the driver it had before is possible now",
-                        bdf);
-        else if (!rep.changed)
-                cli_say(c, e, "%s: %s (%s)", bdf, or_none(rep.driver_after),
-                        op == VF_BIND ? "bound to vfio-pci already, nothing to do"
-                                      : "not bound to vfio-pci, nothing to do");
-        else
-                cli_say(c, e, "%s: %s -> %s%s", bdf, or_none(rep.driver_before),
-                        or_none(rep.driver_after), c->dry_run ? " (dry run)" : "");
-
         if (c->format == OUTPUT_CSV)
                 json_set(e, "dry_run", json_object_new_boolean(c->dry_run));
         r = cli_emit_change(c, gpus, result, vf_csv_columns, ELEMENTSOF(vf_csv_columns));
@@ -1496,9 +921,9 @@ static int vf_change(struct cli *c, enum vf_op op) {
 }
 
 int verb_sriov_bind(struct cli *c) {
-        return vf_change(c, VF_BIND);
+        return vf_change(c, SRIOV_VF_BIND);
 }
 
 int verb_sriov_release(struct cli *c) {
-        return vf_change(c, VF_RELEASE);
+        return vf_change(c, SRIOV_VF_RELEASE);
 }
