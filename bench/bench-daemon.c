@@ -1,0 +1,277 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * amdsmid on the bus: the round trip of a property read and of GetMetrics(), against the
+ * same round trip to dbus-daemon itself (org.freedesktop.DBus's Features property) in the
+ * same run; the throughput of 8 concurrent clients; and amdsmid's CPU use while a client
+ * samples 8 GPUs at 10 Hz. Run by bench/run.sh against amdsmid on a private bus:
+ *
+ *   DBUS_SYSTEM_BUS_ADDRESS=... bench-daemon AMDSMID_PID [ROUNDS]
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <systemd/sd-bus.h>
+
+#define BUS_NAME "org.amdsmi1"
+
+static uint64_t now_ns(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000000ULL + (uint64_t) ts.tv_nsec;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+        uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
+
+        return x < y ? -1 : x > y;
+}
+
+static double median_us(uint64_t *v, size_t n) {
+        qsort(v, n, sizeof(*v), cmp_u64);
+        return n ? (double) v[n / 2] / 1000.0 : 0;
+}
+
+static double pct_us(uint64_t *v, size_t n, double p) {
+        /* v sorted by median_us() */
+        size_t i = (size_t) (p * (double) (n - 1));
+
+        return n ? (double) v[i] / 1000.0 : 0;
+}
+
+static int gpu_paths(sd_bus *bus, char ***ret, size_t *ret_n) {
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        sd_bus_message *reply = NULL;
+        char **paths = NULL;
+        size_t n = 0;
+        const char *p;
+        int r;
+
+        r = sd_bus_call_method(bus, BUS_NAME, "/org/amdsmi1", "org.freedesktop.DBus.ObjectManager",
+                               "GetManagedObjects", &error, &reply, NULL);
+        if (r < 0) {
+                fprintf(stderr, "GetManagedObjects: %s\n", error.message ? error.message : strerror(-r));
+                sd_bus_error_free(&error);
+                return r;
+        }
+        r = sd_bus_message_enter_container(reply, 'a', "{oa{sa{sv}}}");
+        while (r >= 0 && (r = sd_bus_message_enter_container(reply, 'e', "oa{sa{sv}}")) > 0) {
+                r = sd_bus_message_read(reply, "o", &p);
+                if (r < 0)
+                        break;
+                paths = realloc(paths, (n + 1) * sizeof(char *));
+                paths[n++] = strdup(p);
+                r = sd_bus_message_skip(reply, "a{sa{sv}}");
+                if (r >= 0)
+                        r = sd_bus_message_exit_container(reply);
+        }
+        sd_bus_message_unref(reply);
+        if (r < 0)
+                return r;
+        *ret = paths;
+        *ret_n = n;
+        return 0;
+}
+
+static int get_property(sd_bus *bus, const char *dest, const char *path, const char *iface,
+                        const char *prop, const char *type) {
+        sd_bus_message *reply = NULL;
+        int r = sd_bus_get_property(bus, dest, path, iface, prop, NULL, &reply, type);
+
+        sd_bus_message_unref(reply);
+        return r;
+}
+
+static int call_metrics(sd_bus *bus, const char *path) {
+        sd_bus_message *reply = NULL;
+        int r = sd_bus_call_method(bus, BUS_NAME, path, "org.amdsmi1.Gpu", "GetMetrics", NULL,
+                                   &reply, NULL);
+
+        sd_bus_message_unref(reply);
+        return r;
+}
+
+struct worker {
+        char **paths;
+        size_t n_paths;
+        uint64_t until;
+        unsigned long calls;
+        int error;
+};
+
+static void *work(void *userdata) {
+        struct worker *w = userdata;
+        sd_bus *bus = NULL;
+        size_t i = 0;
+
+        if (sd_bus_open_system(&bus) < 0) {
+                w->error = 1;
+                return NULL;
+        }
+        while (now_ns() < w->until) {
+                if (get_property(bus, BUS_NAME, w->paths[i++ % w->n_paths], "org.amdsmi1.Gpu",
+                                 "Product", "s") < 0) {
+                        w->error = 1;
+                        break;
+                }
+                w->calls++;
+        }
+        sd_bus_flush_close_unref(bus);
+        return NULL;
+}
+
+static int cpu_ticks(pid_t pid, unsigned long long *ret) {
+        char path[64], buf[1024], *p;
+        unsigned long long ut, st;
+        FILE *f;
+
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
+        f = fopen(path, "re");
+        if (!f)
+                return -errno;
+        if (!fgets(buf, sizeof(buf), f)) {
+                fclose(f);
+                return -EIO;
+        }
+        fclose(f);
+        p = strrchr(buf, ')');
+        if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
+                         &st) != 2)
+                return -EBADMSG;
+        *ret = ut + st;
+        return 0;
+}
+
+int main(int argc, char *argv[]) {
+        sd_bus *bus = NULL;
+        char **paths = NULL;
+        size_t n_paths = 0;
+        unsigned rounds = argc > 2 ? (unsigned) atoi(argv[2]) : 2000;
+        pid_t pid = argc > 1 ? (pid_t) atoi(argv[1]) : 0;
+        uint64_t *t;
+        double ours, peer;
+        int r;
+
+        if (pid <= 0 || rounds == 0) {
+                fprintf(stderr, "usage: bench-daemon AMDSMID_PID [ROUNDS]\n");
+                return 2;
+        }
+        t = calloc(rounds, sizeof(*t));
+        r = sd_bus_open_system(&bus);
+        if (r < 0 || !t || gpu_paths(bus, &paths, &n_paths) < 0 || n_paths == 0) {
+                fprintf(stderr, "cannot reach amdsmid: %s\n", strerror(r < 0 ? -r : EIO));
+                return 1;
+        }
+
+        /* 1. property read round trip, and dbus-daemon's own property as the peer */
+        for (unsigned i = 0; i < rounds; i++) {
+                uint64_t s = now_ns();
+
+                if (get_property(bus, BUS_NAME, paths[i % n_paths], "org.amdsmi1.Gpu", "Product",
+                                 "s") < 0)
+                        return 1;
+                t[i] = now_ns() - s;
+        }
+        ours = median_us(t, rounds);
+        printf("property read (Gpu.Product), %u rounds: median %.1f us, p90 %.1f us, p99 %.1f us\n",
+               rounds, ours, pct_us(t, rounds, 0.9), pct_us(t, rounds, 0.99));
+        for (unsigned i = 0; i < rounds; i++) {
+                uint64_t s = now_ns();
+
+                if (get_property(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                 "org.freedesktop.DBus", "Features", "as") < 0)
+                        return 1;
+                t[i] = now_ns() - s;
+        }
+        peer = median_us(t, rounds);
+        printf("peer: dbus-daemon's own property (org.freedesktop.DBus.Features), %u rounds: "
+               "median %.1f us\n", rounds, peer);
+        printf("ratio: amdsmid property read / dbus-daemon property read = %.2fx "
+               "(budget: < 200 us median)\n", peer > 0 ? ours / peer : 0);
+
+        /* 2. GetMetrics round trip: rotating over the GPUs (each document is reused for
+         * 50 ms, so this shows a mix of fresh and reused documents, as many clients see) */
+        for (unsigned i = 0; i < rounds / 4; i++) {
+                uint64_t s = now_ns();
+
+                if (call_metrics(bus, paths[i % n_paths]) < 0)
+                        return 1;
+                t[i] = now_ns() - s;
+        }
+        printf("GetMetrics(), %u rounds over %zu GPUs: median %.1f us, p90 %.1f us\n", rounds / 4,
+               n_paths, median_us(t, rounds / 4), pct_us(t, rounds / 4, 0.9));
+        for (unsigned i = 0; i < rounds / 8; i++) {
+                uint64_t s;
+
+                usleep(60000); /* older than the reuse window: a fresh document each time */
+                s = now_ns();
+                if (call_metrics(bus, paths[i % n_paths]) < 0)
+                        return 1;
+                t[i] = now_ns() - s;
+                if (i >= 40)
+                        break;
+        }
+        {
+                unsigned n = rounds / 8 < 41 ? rounds / 8 : 41;
+
+                printf("GetMetrics(), fresh documents, %u rounds: median %.1f us\n", n,
+                       median_us(t, n));
+        }
+
+        /* 3. throughput: 8 clients, 3 s of property reads */
+        {
+                struct worker w[8];
+                pthread_t th[8];
+                unsigned long total = 0;
+                uint64_t until = now_ns() + 3000000000ULL;
+
+                for (int i = 0; i < 8; i++) {
+                        w[i] = (struct worker){ .paths = paths, .n_paths = n_paths, .until = until };
+                        pthread_create(&th[i], NULL, work, &w[i]);
+                }
+                for (int i = 0; i < 8; i++) {
+                        pthread_join(th[i], NULL);
+                        total += w[i].calls;
+                        if (w[i].error)
+                                fprintf(stderr, "client %d failed\n", i);
+                }
+                printf("throughput, 8 concurrent clients reading properties for 3 s: %.0f calls/s\n",
+                       (double) total / 3.0);
+        }
+
+        /* 4. amdsmid's CPU while one client samples every GPU at 10 Hz for 10 s */
+        {
+                unsigned long long before, after;
+                long hz = sysconf(_SC_CLK_TCK);
+                uint64_t start = now_ns(), next = start;
+
+                if (cpu_ticks(pid, &before) < 0) {
+                        fprintf(stderr, "cannot read /proc/%d/stat\n", (int) pid);
+                        return 1;
+                }
+                for (int tick = 0; tick < 100; tick++) {
+                        for (size_t i = 0; i < n_paths; i++)
+                                if (call_metrics(bus, paths[i]) < 0)
+                                        return 1;
+                        next += 100000000ULL;
+                        while (now_ns() < next)
+                                usleep((useconds_t) ((next - now_ns()) / 1000));
+                }
+                (void) cpu_ticks(pid, &after);
+                printf("amdsmid CPU while sampling %zu GPUs at 10 Hz for %.1f s: %.2f %% of one core "
+                       "(budget < 1 %%)\n", n_paths, (double) (now_ns() - start) / 1e9,
+                       100.0 * (double) (after - before) / (double) hz /
+                               ((double) (now_ns() - start) / 1e9));
+        }
+        for (size_t i = 0; i < n_paths; i++)
+                free(paths[i]);
+        free(paths);
+        free(t);
+        sd_bus_flush_close_unref(bus);
+        return 0;
+}
