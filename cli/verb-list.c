@@ -3,7 +3,9 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdio.h>
 
+#include "bus-errors.h"
 #include "cli.h"
 
 static const struct column_def list_columns[] = {
@@ -66,8 +68,57 @@ json_object *list_document(struct cli *c) {
         return cli_document(c, gpus);
 }
 
+/* With amdsmid running and no -g: its Describe() document, the same one (amdsmid builds it
+ * with list_document()) from its cache, without reading the GPUs again. @return 1 when it
+ * answered, 0 to read in-process, or a negative errno (reported). */
+static int list_from_daemon(struct cli *c) {
+        _cleanup_free_ char *message = NULL;
+        struct columns cols = {};
+        json_object *doc = NULL, *gpus, *errors;
+        int r;
+
+        if (c->direct || c->selection.n_items > 0 || !cli_daemon_running(c))
+                return 0;
+        r = cli_bus_call(c, AMDSMI_BUS_PATH, NULL, AMDSMI_BUS_IFACE_MANAGER, "Describe", 0, &doc,
+                         &message, NULL);
+        if (r < 0 || !doc || !json_object_object_get_ex(doc, "gpus", &gpus) ||
+            !json_object_is_type(gpus, json_type_array)) {
+                json_object_put(doc);
+                return 0; /* an older or confused amdsmid: read in-process */
+        }
+        /* what only amdsmid adds */
+        json_object_object_del(doc, "daemon");
+        for (size_t i = 0; i < json_object_array_length(gpus); i++) {
+                json_object_object_del(json_object_array_get_idx(gpus, i), "object_path");
+                json_object_object_del(json_object_array_get_idx(gpus, i), "changing");
+        }
+        if (c->format == OUTPUT_JSON) {
+                r = cli_print_json(c, doc);
+                json_object_put(doc);
+                return r < 0 ? r : 1;
+        }
+        if (json_object_object_get_ex(doc, "errors", &errors))
+                for (size_t i = 0; i < json_object_array_length(errors); i++) {
+                        json_object *m;
+
+                        if (json_object_object_get_ex(json_object_array_get_idx(errors, i),
+                                                      "message", &m))
+                                fprintf(stderr, "amdsmi: %s\n", json_object_get_string(m));
+                }
+        r = columns_add_defs(&cols, list_columns, ELEMENTSOF(list_columns));
+        if (r >= 0)
+                r = cli_emit(c, json_object_get(gpus), &cols);
+        columns_free(&cols);
+        json_object_put(doc);
+        return r < 0 ? r : 1;
+}
+
 int verb_list(struct cli *c) {
-        int r = cli_open(c);
+        int r = list_from_daemon(c);
+
+        if (r != 0)
+                return r < 0 ? r : 0;
+        r = cli_open(c);
 
         if (r < 0)
                 return r;

@@ -57,6 +57,17 @@ class Core(unittest.TestCase):
             self.assertEqual([g["changing"] for g in doc["gpus"]], [False] * 8)
             self.assertEqual(doc["daemon"]["version"], d.get(ROOT, MANAGER, "Version"))
             self.assertIsNone(doc["daemon"]["config_error"])
+            # amdsmi list answers from it (the same timestamp: no new read), without amdsmid's
+            # additions; with -g it reads in-process
+            via = json.loads(d.cli("list", "--json", user=NOBODY).stdout)
+            self.assertEqual(via["timestamp"], doc["timestamp"])
+            self.assertEqual(via["gpus"], direct["gpus"])
+            self.assertNotIn("daemon", via)
+            table = d.cli("list").stdout.splitlines()
+            self.assertEqual(len(table), 9)
+            self.assertIn("0000:05:00.0", table[1])
+            one = json.loads(d.cli("list", "--json", "-g", "1").stdout)
+            self.assertEqual([g["bdf"] for g in one["gpus"]], [GPU1])
 
     def test_metrics(self):
         with Daemon() as d:
