@@ -161,6 +161,8 @@ struct job {
         char *name;                     /* "SetComputeMode", for logs */
         char **bdfs;                    /* the GPUs it changes (all held while it runs) */
         uint64_t flags;                 /* AMDSMI_BUS_FLAG_* */
+        bool kfd_exclusive;             /* runs alone among such jobs (a partition change
+                                           rebuilds the KFD topology of every GPU) */
 
         /* the audit record: filled in by the creator (old/new may be NULL) */
         char *change;                   /* "compute_mode", ... (history_entry.change) */

@@ -263,6 +263,11 @@ static void jobs_schedule(struct daemon *d) {
         struct job **pp = &d->queue_head;
 
         d->queue_tail = NULL;
+        bool kfd_busy = false, kfd_claimed = false;
+
+        for (struct job *q = d->queue_head; q; q = q->next)
+                if (q->running && q->kfd_exclusive)
+                        kfd_busy = true;
         while (*pp) {
                 struct job *j = *pp;
                 bool free_ = !j->running;
@@ -273,11 +278,20 @@ static void jobs_schedule(struct daemon *d) {
                         if ((g && g->busy > 0) || strv_contains(claimed, *b))
                                 free_ = false;
                 }
-                if (!j->running)
+                if (free_ && j->kfd_exclusive && (kfd_busy || kfd_claimed))
+                        free_ = false;
+                if (!j->running) {
                         for (char **b = j->bdfs; b && *b; b++)
                                 (void) strv_extend(&claimed, *b);
+                        if (j->kfd_exclusive)
+                                kfd_claimed = true;
+                }
                 if (free_) {
-                        int r = job_start(d, j);
+                        int r;
+
+                        if (j->kfd_exclusive)
+                                kfd_busy = true;
+                        r = job_start(d, j);
 
                         if (r < 0) {
                                 log_error("cannot start a thread for %s: %s", j->name,

@@ -396,6 +396,10 @@ static struct job *pjob_new(struct dgpu *g, sd_bus_message *call, const char *na
         };
         snprintf(pj->bdf, sizeof(pj->bdf), "%s", g->bdf);
         j = job_new(g->d, call, name, (const char *const *) bdfs, strv_length(bdfs), flags);
+        /* the KFD topology is one for the machine: while one GPU switches, the nodes of the
+         * others are renumbered, so partition changes run one at a time */
+        if (j)
+                j->kfd_exclusive = true;
         if (!j) {
                 free(pj);
                 return NULL;
