@@ -66,9 +66,7 @@ static int record_path(struct amdsmi_gpu *gpu, char *buf, size_t size) {
 /* Writes the record of one GPU atomically (a temporary file renamed over it), mode 0644. */
 static int record_write(struct amdsmi_gpu *gpu, enum amdsmi_memory_mode mode) {
         _cleanup_free_ char *text = NULL;
-        _cleanup_close_ int fd = -EBADF;
-        char dir[4096], path[4200], tmp[4300];
-        ssize_t n;
+        char dir[4096], path[4200];
         int r, len;
 
         r = record_dir(dir, sizeof(dir));
@@ -89,23 +87,7 @@ static int record_write(struct amdsmi_gpu *gpu, enum amdsmi_memory_mode mode) {
                 text = NULL;
                 return -ENOMEM;
         }
-        snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path);
-        fd = mkostemp(tmp, O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        if (fchmod(fd, 0644) < 0)
-                r = -errno;
-        else {
-                n = write(fd, text, (size_t) len);
-                r = n < 0 ? -errno : n != len ? -EIO : 0;
-        }
-        if (r == 0 && rename(tmp, path) < 0)
-                r = -errno;
-        if (r < 0) {
-                (void) unlink(tmp);
-                return r;
-        }
-        return 0;
+        return write_file_atomic(path, text, (size_t) len, 0644);
 }
 
 static void record_remove(struct amdsmi_gpu *gpu) {

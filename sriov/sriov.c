@@ -611,9 +611,7 @@ static bool driver_name_valid(const char *driver) {
 
 int sriov_remember_driver(const char *bdf, const char *driver) {
         _cleanup_free_ char *text = NULL;
-        _cleanup_close_ int fd = -EBADF;
-        char dir[PATH_MAX], path[PATH_MAX + 32], tmp[PATH_MAX + 64];
-        ssize_t n;
+        char dir[PATH_MAX], path[PATH_MAX + 32];
         int r, len;
 
         if (!driver || !driver_name_valid(driver))
@@ -629,23 +627,7 @@ int sriov_remember_driver(const char *bdf, const char *driver) {
                 text = NULL;
                 return -ENOMEM;
         }
-        snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path);
-        fd = mkostemp(tmp, O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        if (fchmod(fd, 0644) < 0)
-                r = -errno;
-        else {
-                n = write(fd, text, (size_t) len);
-                r = n < 0 ? -errno : n != len ? -EIO : 0;
-        }
-        if (r == 0 && rename(tmp, path) < 0)
-                r = -errno;
-        if (r < 0) {
-                (void) unlink(tmp);
-                return r;
-        }
-        return 0;
+        return write_file_atomic(path, text, (size_t) len, 0644);
 }
 
 /* 0 with the driver ("" for none), -ENOENT when nothing is remembered, -EBADMSG when the file

@@ -5,7 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "runtime-dir.h"
 
@@ -55,4 +57,29 @@ int runtime_dir_mkdir(const char *path) {
         if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
                 return -errno;
         return 0;
+}
+
+int write_file_atomic(const char *path, const char *data, size_t len, unsigned mode) {
+        char tmp[4352];
+        ssize_t n;
+        int fd, r;
+
+        if ((size_t) snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= sizeof(tmp))
+                return -ENAMETOOLONG;
+        fd = mkostemp(tmp, O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        if (fchmod(fd, (mode_t) mode) < 0)
+                r = -errno;
+        else {
+                n = write(fd, data, len);
+                r = n < 0 ? -errno : (size_t) n != len ? -EIO : 0;
+        }
+        if (close(fd) < 0 && r == 0)
+                r = -errno;
+        if (r == 0 && rename(tmp, path) < 0)
+                r = -errno;
+        if (r < 0)
+                (void) unlink(tmp);
+        return r;
 }

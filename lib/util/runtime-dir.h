@@ -18,3 +18,8 @@ int state_dir(char *buf, size_t size);
 
 /* Makes the directory (and missing parents) with mode 0755; 0 if it exists. */
 int runtime_dir_mkdir(const char *path);
+
+/* Replaces @path with @len bytes of @data, atomically (a temporary file in the same
+ * directory, fchmod @mode whatever the umask, rename): readers see the old file or the new
+ * one, never a part. @return 0 or a negative errno (nothing left behind). */
+int write_file_atomic(const char *path, const char *data, size_t len, unsigned mode);
