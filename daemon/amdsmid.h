@@ -214,6 +214,9 @@ int job_submit(struct job *j);
  */
 int job_authorise_and_submit(struct job *j, const char *action);
 int jobs_init(struct daemon *d);
+/* Stopping (d->exiting): once no change runs, answers the waiting ones (refused) and ends
+ * the event loop. */
+int jobs_exit_when_idle(struct daemon *d);
 void jobs_done(struct daemon *d);
 /* Whether a job is queued or runs for @bdf. */
 bool jobs_pending_for(struct daemon *d, const char *bdf);

@@ -262,6 +262,9 @@ static void jobs_schedule(struct daemon *d) {
         _cleanup_strv_free_ char **claimed = NULL;
         struct job **pp = &d->queue_head;
 
+        if (d->exiting)
+                return; /* what waits is answered by jobs_done() */
+
         d->queue_tail = NULL;
         bool kfd_busy = false, kfd_claimed = false;
 
@@ -431,8 +434,8 @@ static int on_job_done(sd_event_source *s, int fd, uint32_t revents, void *userd
         job_free(j);
         jobs_schedule(d);
         jobs_ready_check(d);
-        if (d->exiting && d->n_running == 0)
-                (void) sd_event_exit(d->event, 0);
+        if (d->exiting)
+                (void) jobs_exit_when_idle(d);
         return 0;
 }
 
@@ -446,6 +449,28 @@ int jobs_init(struct daemon *d) {
                 return r;
         /* before anything else: a finished change is answered before new calls are read */
         return sd_event_source_set_priority(d->job_source, SD_EVENT_PRIORITY_IMPORTANT);
+}
+
+/* Stopping: the changes that wait are answered now, before the loop ends (sd-bus closes the
+ * connection when it does); they changed nothing. */
+static void jobs_refuse_waiting(struct daemon *d) {
+        for (struct job *j = d->queue_head; j; j = j->next) {
+                _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+
+                if (j->running || !j->call)
+                        continue;
+                bus_error_errno(&error, -EBUSY, "%s: amdsmid is stopping; nothing was changed",
+                                j->name);
+                (void) sd_bus_reply_method_error(j->call, &error);
+                j->call = sd_bus_message_unref(j->call);
+        }
+}
+
+int jobs_exit_when_idle(struct daemon *d) {
+        if (d->n_running > 0)
+                return 0;
+        jobs_refuse_waiting(d);
+        return sd_event_exit(d->event, 0);
 }
 
 void jobs_done(struct daemon *d) {

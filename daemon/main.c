@@ -116,9 +116,7 @@ static int on_sigterm(sd_event_source *s, const struct signalfd_siginfo *si, voi
                  d->n_running ? ", after the changes under way" : "");
         (void) sd_notify(false, "STOPPING=1");
         d->exiting = true;
-        if (d->n_running == 0)
-                return sd_event_exit(d->event, 0);
-        return 0;
+        return jobs_exit_when_idle(d);
 }
 
 static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {

@@ -126,6 +126,29 @@ class Desired(unittest.TestCase):
                      check=False)
         return json.loads(p.stdout)["data"] if p.returncode == 0 else None
 
+    def test_sigterm_finishes_the_running_change(self):
+        with Daemon() as d:
+            ctl(d, "switch-time", GPU0, 2000)
+            path = gpu_path(GPU0)
+            cmd = ["busctl", "--system", "--timeout=60s", "call", "org.amdsmi1", path, IFACE,
+                   "SetComputeMode", "st"]
+            first = subprocess.Popen(cmd + ["CPX", "0"], env=d.env(), stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True)
+            wait_for("the first change running",
+                     lambda: d.get(path, IFACE_GPU, "Changing") is True)
+            second = subprocess.Popen(cmd + ["DPX", "0"], env=d.env(), stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, text=True)
+            time.sleep(0.5)
+            self.assertEqual(d.stop(signal.SIGTERM), 0)
+            out, err = first.communicate(timeout=60)
+            self.assertEqual(first.returncode, 0, err)
+            out, err = second.communicate(timeout=60)
+            self.assertNotEqual(second.returncode, 0)
+            self.assertIn("amdsmid is stopping; nothing was changed", err)
+            # the first switch completed; the second never started
+            self.assertEqual(d.mount.value(d.mount.gpu(GPU0, "current_compute_partition")),
+                             "CPX")
+
     def test_sigkill_mid_change(self):
         conf = "[gpu %s]\ncompute_mode = CPX\n" % GPU0
         with Daemon(config=conf, start=False) as d:
