@@ -7,6 +7,7 @@
 #include <json-c/printbuf.h>
 
 #include "exit-codes.h"
+#include "macro.h"
 #include "output.h"
 
 static const uint64_t pow10_table[] = {
@@ -678,4 +679,75 @@ json_object *error_entry_new(int gpu, const char *field, int r, const char *mess
                                       : NULL);
         json_object_object_add(e, "message", json_object_new_string(message ? message : ""));
         return e;
+}
+
+static int render(const struct columns *cols, json_object *rows, const char *indent,
+                  char **ret) {
+        char *text = NULL;
+        size_t size = 0;
+        FILE *f;
+        int r;
+
+        f = open_memstream(&text, &size);
+        if (!f)
+                return -ENOMEM;
+        r = output_table(f, cols, rows, indent);
+        if (fclose(f) != 0 && r >= 0)
+                r = -ENOMEM;
+        if (r < 0) {
+                free(text);
+                return r;
+        }
+        *ret = text;
+        return 0;
+}
+
+/* Splits @text in place into at most @max lines. */
+static size_t split_lines(char *text, char **lines, size_t max) {
+        size_t n = 0;
+
+        for (char *p = text; p && *p && n < max;) {
+                char *nl = strchr(p, '\n');
+
+                lines[n++] = p;
+                if (!nl)
+                        break;
+                *nl = '\0';
+                p = nl + 1;
+        }
+        return n;
+}
+
+int output_nested_table(FILE *f, const struct columns *pcols, json_object *prows,
+                        const struct columns *ccols, json_object *crows, const size_t *counts,
+                        const char *indent) {
+        _cleanup_free_ char *ptext = NULL, *ctext = NULL;
+        _cleanup_free_ char **plines = NULL, **clines = NULL;
+        size_t n = json_object_array_length(prows), nc = json_object_array_length(crows);
+        size_t np, ncl, cl = 1;
+        int r;
+
+        r = render(pcols, prows, "", &ptext);
+        if (r >= 0)
+                r = render(ccols, crows, indent, &ctext);
+        if (r < 0)
+                return r;
+        plines = calloc(n + 2, sizeof(char *));
+        clines = calloc(nc + 2, sizeof(char *));
+        if (!plines || !clines)
+                return -ENOMEM;
+        np = split_lines(ptext, plines, n + 1);
+        ncl = split_lines(ctext, clines, nc + 1);
+        if (np > 0)
+                fprintf(f, "%s\n", plines[0]);
+        for (size_t i = 0; i < n && i + 1 < np; i++) {
+                fprintf(f, "%s\n", plines[i + 1]);
+                if (counts[i] == 0)
+                        continue;
+                if (ncl > 0)
+                        fprintf(f, "%s\n", clines[0]);
+                for (size_t j = 0; j < counts[i] && cl < ncl; j++)
+                        fprintf(f, "%s\n", clines[cl++]);
+        }
+        return ferror(f) ? -EIO : 0;
 }

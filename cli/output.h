@@ -108,6 +108,16 @@ void columns_free(struct columns *c);
 
 /* A table: one header line, one line per element of @rows; every line starts with @indent. */
 int output_table(FILE *f, const struct columns *cols, json_object *rows, const char *indent);
+
+/*
+ * Parents and their children: one line per element of @prows (@pcols, with a header), each
+ * followed by its @counts[i] rows of @crows (in order) as a table of @ccols indented by
+ * @indent, with the children's header above each group. Columns align over all parents and
+ * over all children. @return 0 or a negative errno.
+ */
+int output_nested_table(FILE *f, const struct columns *pcols, json_object *prows,
+                        const struct columns *ccols, json_object *crows, const size_t *counts,
+                        const char *indent);
 /* "HEADER  value" lines for one object, headers padded to one width. */
 int output_kv(FILE *f, const struct columns *cols, json_object *row, const char *indent);
 /* The CSV header line, and one CSV line per element of @rows. */

@@ -253,37 +253,20 @@ static json_object *flat_row(json_object *g, json_object *part, bool table) {
         return row;
 }
 
-/* Reads a whole memstream buffer as lines. */
-static size_t split_lines(char *text, char **lines, size_t max) {
-        size_t n = 0;
-
-        for (char *p = text; p && *p && n < max;) {
-                char *nl = strchr(p, '\n');
-
-                lines[n++] = p;
-                if (!nl)
-                        break;
-                *nl = '\0';
-                p = nl + 1;
-        }
-        return n;
-}
-
 /* One line per GPU, its partitions indented below it; columns aligned over all GPUs. */
 static int print_partition_table(json_object *gpus) {
-        _cleanup_free_ char *gtext = NULL, *ptext = NULL;
-        _cleanup_free_ char **glines = NULL, **plines = NULL;
+        _cleanup_free_ size_t *counts = NULL;
         struct columns gcols = {}, pcols = {};
         json_object *grows = json_object_new_array(), *prows = json_object_new_array();
-        size_t n = json_object_array_length(gpus), gsize = 0, psize = 0, ng, np, pl = 1;
-        FILE *f;
+        size_t n = json_object_array_length(gpus);
         int r;
 
+        counts = calloc(n ? n : 1, sizeof(*counts));
         r = columns_add_defs(&gcols, partition_gpu_columns, ELEMENTSOF(partition_gpu_columns));
         if (r >= 0)
                 r = columns_add_defs(&pcols, partition_part_columns,
                                      ELEMENTSOF(partition_part_columns));
-        if (r < 0 || !grows || !prows) {
+        if (r < 0 || !grows || !prows || !counts) {
                 r = -ENOMEM;
                 goto finish;
         }
@@ -293,58 +276,12 @@ static int print_partition_table(json_object *gpus) {
 
                 json_object_array_add(grows, flat_row(g, NULL, true));
                 json_object_object_get_ex(g, "partitions", &parts);
-                for (size_t k = 0; parts && k < json_object_array_length(parts); k++)
+                counts[i] = parts ? json_object_array_length(parts) : 0;
+                for (size_t k = 0; k < counts[i]; k++)
                         json_object_array_add(
                                 prows, flat_row(g, json_object_array_get_idx(parts, k), true));
         }
-
-        f = open_memstream(&gtext, &gsize);
-        if (!f) {
-                r = -errno;
-                goto finish;
-        }
-        r = output_table(f, &gcols, grows, "");
-        if (fclose(f) != 0 && r >= 0)
-                r = -errno;
-        if (r < 0)
-                goto finish;
-        f = open_memstream(&ptext, &psize);
-        if (!f) {
-                r = -errno;
-                goto finish;
-        }
-        r = output_table(f, &pcols, prows, "      ");
-        if (fclose(f) != 0 && r >= 0)
-                r = -errno;
-        if (r < 0)
-                goto finish;
-
-        glines = calloc(n + 2, sizeof(char *));
-        plines = calloc(json_object_array_length(prows) + 2, sizeof(char *));
-        if (!glines || !plines) {
-                r = -ENOMEM;
-                goto finish;
-        }
-        ng = split_lines(gtext, glines, n + 1);
-        np = split_lines(ptext, plines, json_object_array_length(prows) + 1);
-
-        if (ng > 0)
-                printf("%s\n", glines[0]);
-        for (size_t i = 0; i < n && i + 1 < ng; i++) {
-                json_object *g = json_object_array_get_idx(gpus, i), *parts = NULL;
-                size_t k;
-
-                printf("%s\n", glines[i + 1]);
-                json_object_object_get_ex(g, "partitions", &parts);
-                k = parts ? json_object_array_length(parts) : 0;
-                if (k == 0)
-                        continue;
-                if (np > 0)
-                        printf("%s\n", plines[0]);
-                for (size_t j = 0; j < k && pl < np; j++)
-                        printf("%s\n", plines[pl++]);
-        }
-        r = 0;
+        r = output_nested_table(stdout, &gcols, grows, &pcols, prows, counts, "      ");
 finish:
         json_object_put(grows);
         json_object_put(prows);

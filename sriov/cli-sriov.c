@@ -201,54 +201,19 @@ static const struct column_def vf_columns[] = {
         { NULL, "IN USE", "v.in_use_text", 0 },
 };
 
-static size_t split_lines(char *text, char **lines, size_t max) {
-        size_t n = 0;
-
-        for (char *p = text; p && *p && n < max;) {
-                char *nl = strchr(p, '\n');
-
-                lines[n++] = p;
-                if (!nl)
-                        break;
-                *nl = '\0';
-                p = nl + 1;
-        }
-        return n;
-}
-
-/* A table as text. */
-static int render_table(const struct columns *cols, json_object *rows, const char *indent,
-                        char **ret) {
-        _cleanup_free_ char *text = NULL;
-        size_t size = 0;
-        FILE *f;
-        int r;
-
-        f = open_memstream(&text, &size);
-        if (!f)
-                return -ENOMEM;
-        r = output_table(f, cols, rows, indent);
-        if (fclose(f) != 0 && r >= 0)
-                r = -ENOMEM;
-        if (r < 0)
-                return r;
-        *ret = TAKE_PTR(text);
-        return 0;
-}
-
 /* One line per PF, its VFs indented below it; columns aligned over all PFs and all VFs. */
 static int print_sriov_table(json_object *gpus) {
-        _cleanup_free_ char *ptext = NULL, *vtext = NULL;
-        _cleanup_free_ char **plines = NULL, **vlines = NULL;
+        _cleanup_free_ size_t *counts = NULL;
         struct columns pcols = {}, vcols = {};
         json_object *prows = json_object_new_array(), *vrows = json_object_new_array();
-        size_t n = json_object_array_length(gpus), np, nv, vl = 1;
+        size_t n = json_object_array_length(gpus);
         int r;
 
+        counts = calloc(n ? n : 1, sizeof(*counts));
         r = columns_add_defs(&pcols, pf_columns, ELEMENTSOF(pf_columns));
         if (r >= 0)
                 r = columns_add_defs(&vcols, vf_columns, ELEMENTSOF(vf_columns));
-        if (r < 0 || !prows || !vrows) {
+        if (r < 0 || !prows || !vrows || !counts) {
                 r = -ENOMEM;
                 goto finish;
         }
@@ -257,41 +222,12 @@ static int print_sriov_table(json_object *gpus) {
 
                 json_object_array_add(prows, flat_row(g, NULL));
                 json_object_object_get_ex(g, "vfs", &vfs);
-                for (size_t k = 0; vfs && k < json_object_array_length(vfs); k++)
+                counts[i] = vfs ? json_object_array_length(vfs) : 0;
+                for (size_t k = 0; k < counts[i]; k++)
                         json_object_array_add(vrows,
                                               flat_row(g, json_object_array_get_idx(vfs, k)));
         }
-        r = render_table(&pcols, prows, "", &ptext);
-        if (r >= 0)
-                r = render_table(&vcols, vrows, "      ", &vtext);
-        if (r < 0)
-                goto finish;
-        plines = calloc(n + 2, sizeof(char *));
-        vlines = calloc(json_object_array_length(vrows) + 2, sizeof(char *));
-        if (!plines || !vlines) {
-                r = -ENOMEM;
-                goto finish;
-        }
-        np = split_lines(ptext, plines, n + 1);
-        nv = split_lines(vtext, vlines, json_object_array_length(vrows) + 1);
-
-        if (np > 0)
-                printf("%s\n", plines[0]);
-        for (size_t i = 0; i < n && i + 1 < np; i++) {
-                json_object *g = json_object_array_get_idx(gpus, i), *vfs = NULL;
-                size_t k;
-
-                printf("%s\n", plines[i + 1]);
-                json_object_object_get_ex(g, "vfs", &vfs);
-                k = vfs ? json_object_array_length(vfs) : 0;
-                if (k == 0)
-                        continue;
-                if (nv > 0)
-                        printf("%s\n", vlines[0]);
-                for (size_t j = 0; j < k && vl < nv; j++)
-                        printf("%s\n", vlines[vl++]);
-        }
-        r = 0;
+        r = output_nested_table(stdout, &pcols, prows, &vcols, vrows, counts, "      ");
 finish:
         json_object_put(prows);
         json_object_put(vrows);

@@ -441,6 +441,55 @@ static void test_table(void **state) {
         json_object_put(rows);
 }
 
+static void test_nested_table(void **state) {
+        static const struct column_def parent_defs[] = { { "gpu", "GPU", "gpu", 0 },
+                                                         { "name", "NAME", "name", 0 } };
+        static const struct column_def child_defs[] = { { "part", "PART", "part", 0 },
+                                                        { "xcc", "XCC", "xcc", 0 } };
+        struct columns pcols = {}, ccols = {};
+        json_object *parents = json_object_new_array(), *children = json_object_new_array();
+        const size_t counts[] = { 2, 0, 1 };
+        const char *const names[] = { "a", "bbbbbb", "c" };
+        struct capture cap;
+
+        assert_int_equal(columns_add_defs(&pcols, parent_defs, 2), 0);
+        assert_int_equal(columns_add_defs(&ccols, child_defs, 2), 0);
+        for (int i = 0; i < 3; i++) {
+                json_object *o = json_object_new_object();
+
+                json_object_object_add(o, "gpu", json_object_new_int(i));
+                json_object_object_add(o, "name", json_object_new_string(names[i]));
+                json_object_array_add(parents, o);
+        }
+        for (int i = 0; i < 3; i++) {
+                json_object *o = json_object_new_object();
+
+                json_object_object_add(o, "part", json_object_new_int(i));
+                json_object_object_add(o, "xcc", json_object_new_int(i == 2 ? 100 : 1));
+                json_object_array_add(children, o);
+        }
+        /* each parent's children below it, with their header; a parent without none; the
+         * columns align over all parents and over all children */
+        capture_begin(&cap);
+        assert_int_equal(output_nested_table(cap.f, &pcols, parents, &ccols, children, counts,
+                                             "    "),
+                         0);
+        assert_string_equal(capture_end(&cap), "GPU  NAME\n"
+                                               "  0  a\n"
+                                               "    PART  XCC\n"
+                                               "       0    1\n"
+                                               "       1    1\n"
+                                               "  1  bbbbbb\n"
+                                               "  2  c\n"
+                                               "    PART  XCC\n"
+                                               "       2  100\n");
+        free(cap.buf);
+        columns_free(&pcols);
+        columns_free(&ccols);
+        json_object_put(parents);
+        json_object_put(children);
+}
+
 static void test_column_defs(void **state) {
         static const struct column_def defs[] = {
                 { "a", "A", "a", 0 },
@@ -537,7 +586,8 @@ int main(void) {
                 cmocka_unit_test(test_json_document), cmocka_unit_test(test_timestamp),
                 cmocka_unit_test(test_csv_quote),     cmocka_unit_test(test_cells),
                 cmocka_unit_test(test_paths),         cmocka_unit_test(test_csv),
-                cmocka_unit_test(test_table),         cmocka_unit_test(test_column_defs),
+                cmocka_unit_test(test_table),         cmocka_unit_test(test_nested_table),
+                cmocka_unit_test(test_column_defs),
                 cmocka_unit_test(test_exit_codes),    cmocka_unit_test(test_errno_names),
                 cmocka_unit_test(test_error_entry),
         };
