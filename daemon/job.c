@@ -26,6 +26,7 @@
 #include <systemd/sd-daemon.h>
 
 /* How long a job waits for a GPU lock an in-process change holds. */
+#define JSON_FLAGS (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
 #define JOB_LOCK_TIMEOUT_MS 10000
 
 struct job *job_new(struct daemon *d, sd_bus_message *call, const char *name,
@@ -382,16 +383,25 @@ static void job_reply(struct job *j) {
 
         if (!j->call)
                 return;
-        /* a failed change answers with the error; its document (the report) goes with the
-         * error message only as text: D-Bus errors carry one string */
         if (j->r < 0) {
+                _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+
+                /* a failed change answers with the error; when run() left the GPU's document
+                 * (what failed, and where), it follows the message as a second string, so
+                 * clients can print what an in-process change would have */
                 bus_error_errno(&error, j->r, "%s", j->message ? j->message : strerror(-j->r));
-                r = sd_bus_reply_method_error(j->call, &error);
+                r = sd_bus_message_new_method_error(j->call, &m, &error);
+                if (r >= 0 && j->reply)
+                        r = sd_bus_message_append(m, "s",
+                                                  json_object_to_json_string_ext(j->reply, JSON_FLAGS));
+                if (r >= 0)
+                        r = sd_bus_send(NULL, m, NULL);
+                if (r < 0) /* at least the error itself */
+                        r = sd_bus_reply_method_error(j->call, &error);
         } else
                 r = sd_bus_reply_method_return(
                         j->call, "s",
-                        j->reply ? json_object_to_json_string_ext(j->reply, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
-                                 : "{}");
+                        j->reply ? json_object_to_json_string_ext(j->reply, JSON_FLAGS) : "{}");
         if (r < 0)
                 log_debug("cannot answer %s: %s", j->name, strerror(-r));
 }

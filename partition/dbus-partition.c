@@ -226,29 +226,6 @@ finish:
 
 static void queue_desired_compute(struct dgpu *g, enum amdsmi_compute_mode mode);
 
-/* A failed change answers with its element of the document too, as the error's second
- * argument (the framework's reply carries the message only): sent here, before it. */
-static void reply_error_with_document(struct job *j) {
-        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
-        int r;
-
-        if (!j->call || j->r >= 0 || !j->reply)
-                return;
-        bus_error_errno(&error, j->r, "%s", j->message ? j->message : strerror(-j->r));
-        r = sd_bus_message_new_method_error(j->call, &m, &error);
-        if (r >= 0)
-                r = sd_bus_message_append(m, "s",
-                                          json_object_to_json_string_ext(j->reply, JSON_FLAGS));
-        if (r >= 0)
-                r = sd_bus_send(NULL, m, NULL);
-        if (r < 0) {
-                log_debug("cannot answer %s: %s", j->name, strerror(-r));
-                return; /* the framework answers with the message alone */
-        }
-        j->call = sd_bus_message_unref(j->call);
-}
-
 static void desired_finish(struct job *j, struct pjob *pj, struct dgpu *g) {
         const char *mode;
 
@@ -335,10 +312,8 @@ static void job_finish(struct job *j) {
                          compute_name_or_empty(pj->compute), j->r < 0 ? "failed" : "done",
                          j->r < 0 && j->message ? ": " : "",
                          j->r < 0 && j->message ? j->message : "");
-        /* the properties show what the change did before the caller hears back */
-        if (!dry_run)
-                (void) manager_rescan(d);
-        reply_error_with_document(j);
+        /* the framework then rescans (the properties show what the change did) and answers,
+         * a failure with the GPU's element of the document after the message */
 }
 
 /* ---- creating jobs ---------------------------------------------------------------------- */
