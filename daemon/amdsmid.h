@@ -267,10 +267,7 @@ int introspect_main(const char *what);
 /* daemon/util: strv helpers */
 int strv_extend(char ***l, const char *s);
 bool strv_contains(char *const *l, const char *s);
-#define STRV_MAKE(...) ((char *[]){ (char *) __VA_ARGS__, NULL })
 bool strv_equal(char **a, char **b);
 /* Replaces *dst with a copy of @src when they differ; @return 1 if it changed, 0, -ENOMEM. */
 int free_and_strdup(char **dst, const char *src);
 uint64_t now_usec(clockid_t clock);
-/* "2026-12-03T06:12:01.123Z" (UTC, as every JSON document's "timestamp") */
-void format_timestamp_now(char *buf, size_t size);

@@ -363,8 +363,8 @@ static int method_get_history(sd_bus_message *m, void *userdata, sd_bus_error *e
         struct daemon *d = userdata;
         json_object *entries = NULL, *doc;
         unsigned skipped = 0;
+        struct timespec now;
         uint32_t max;
-        char stamp[64];
         int r;
 
         r = sd_bus_message_read(m, "u", &max);
@@ -373,12 +373,12 @@ static int method_get_history(sd_bus_message *m, void *userdata, sd_bus_error *e
         r = history_read(max, &entries, &skipped);
         if (r < 0)
                 return bus_error_errno(error, r, "cannot read the history: %s", strerror(-r));
-        doc = json_object_new_object();
-        json_object_object_add(doc, "schema", json_object_new_string("amdsmi/1"));
-        format_timestamp_now(stamp, sizeof(stamp));
-        json_object_object_add(doc, "timestamp", json_object_new_string(stamp));
-        json_object_object_add(doc, "hostname", json_object_new_string(d->hostname));
-        json_object_object_add(doc, "command", json_object_new_string("history"));
+        clock_gettime(CLOCK_REALTIME, &now);
+        doc = document_new("history", &now, d->hostname);
+        if (!doc) {
+                json_object_put(entries);
+                return bus_error_errno(error, -ENOMEM, "out of memory");
+        }
         json_object_object_add(doc, "entries", entries);
         json_object_object_add(doc, "skipped", json_object_new_uint64(skipped));
         json_object_object_add(doc, "errors", json_object_new_array());

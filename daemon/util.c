@@ -88,13 +88,3 @@ int bus_error_errno(sd_bus_error *error, int r, const char *format, ...) {
         return r;
 }
 
-void format_timestamp_now(char *buf, size_t size) {
-        struct timespec ts;
-        struct tm tm;
-        char base[32];
-
-        clock_gettime(CLOCK_REALTIME, &ts);
-        gmtime_r(&ts.tv_sec, &tm);
-        strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm);
-        snprintf(buf, size, "%s.%03ldZ", base, ts.tv_nsec / 1000000);
-}
