@@ -439,8 +439,9 @@ static int on_job_done(sd_event_source *s, int fd, uint32_t revents, void *userd
          * back */
         if (!(j->flags & AMDSMI_BUS_FLAG_DRY_RUN))
                 (void) manager_rescan(d);
-        job_reply(j);
+        /* Changing goes down before the caller hears back, as the properties do */
         set_changing(d, j);
+        job_reply(j);
         job_free(j);
         jobs_schedule(d);
         jobs_ready_check(d);
