@@ -98,6 +98,7 @@ _public_ struct amdsmi_ctx *amdsmi_ctx_unref(struct amdsmi_ctx *ctx) {
                 return NULL;
         ctx_clear_gpus(ctx);
         kfd_free_retired(ctx, NULL);
+        sysfs_forget_kept(ctx);
         if (ctx->root_fd >= 0)
                 close(ctx->root_fd);
         free(ctx->sysfs_root);
@@ -169,6 +170,32 @@ static int order_gpus(struct amdsmi_gpu **gpus, size_t n) {
         return 0;
 }
 
+static uint64_t hash_listing(char **names) {
+        uint64_t h = 1469598103934665603ULL;
+
+        for (char **p = names; p && *p; p++)
+                for (const char *c = *p;; c++) {
+                        h = (h ^ (uint8_t) *c) * 1099511628211ULL;
+                        if (!*c)
+                                break;
+                }
+        return h;
+}
+
+static bool same_string(const char *a, const char *b) {
+        return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+static bool same_gpus(struct amdsmi_gpu **a, size_t n_a, struct amdsmi_gpu **b, size_t n_b) {
+        if (n_a != n_b)
+                return false;
+        for (size_t i = 0; i < n_a; i++)
+                if (strcmp(a[i]->bdf, b[i]->bdf) != 0 || a[i]->driver != b[i]->driver ||
+                    !same_string(a[i]->hwmon_path, b[i]->hwmon_path))
+                        return false;
+        return true;
+}
+
 _public_ int amdsmi_ctx_enumerate(struct amdsmi_ctx *ctx) {
         _cleanup_strv_free_ char **names = NULL;
         struct amdsmi_gpu **gpus = NULL;
@@ -218,9 +245,16 @@ _public_ int amdsmi_ctx_enumerate(struct amdsmi_ctx *ctx) {
         if (r < 0)
                 goto fail;
 
+        /* Telemetry files stay open across enumerations that find the same GPUs with the
+         * same hwmon directories (amdsmid enumerates every few seconds); after any other
+         * change they are all closed: a GPU that went away may come back with other hwmon
+         * numbers, and a plain directory tree never fails a read of a file it replaced. */
+        if (!same_gpus(ctx->gpus, ctx->n_gpus, gpus, n))
+                sysfs_forget_kept(ctx);
         ctx_clear_gpus(ctx);
         ctx->gpus = gpus;
         ctx->n_gpus = n;
+        ctx->pci_listing_hash = hash_listing(names);
 
         /* KFD nodes are mapped lazily (kfd_ensure_loaded()): telemetry never needs them. */
         ctx->kfd_loaded = false;
@@ -249,6 +283,33 @@ _public_ int amdsmi_ctx_check_topology(struct amdsmi_ctx *ctx) {
         if (!ctx->kfd_present || gen != ctx->kfd_generation)
                 return -ESTALE;
         return 0;
+}
+
+_public_ int amdsmi_ctx_check_devices(struct amdsmi_ctx *ctx) {
+        _cleanup_strv_free_ char **names = NULL;
+        int r;
+
+        r = sysfs_list_dir(ctx, "bus/pci/devices", NULL, &names);
+        if (r < 0)
+                return r;
+        if (hash_listing(names) != ctx->pci_listing_hash)
+                return -ESTALE;
+        for (size_t i = 0; i < ctx->n_gpus; i++) {
+                struct amdsmi_gpu *gpu = ctx->gpus[i];
+                _cleanup_free_ char *driver = NULL;
+                char path[256];
+
+                snprintf(path, sizeof(path), "%s/driver", gpu->syspath);
+                r = sysfs_readlink_basename(ctx, path, &driver);
+                if (r < 0 && r != -ENOENT)
+                        return r;
+                if (!same_string(driver, gpu->driver_name))
+                        return -ESTALE;
+                /* a driver unbound and bound again between two checks: new hwmon files */
+                if (gpu->hwmon_path && sysfs_exists(ctx, gpu->hwmon_path) < 0)
+                        return -ESTALE;
+        }
+        return amdsmi_ctx_check_topology(ctx);
 }
 
 _public_ size_t amdsmi_ctx_get_gpu_count(struct amdsmi_ctx *ctx) {

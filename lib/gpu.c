@@ -285,6 +285,7 @@ _public_ struct amdsmi_gpu *amdsmi_gpu_unref(struct amdsmi_gpu *gpu) {
         free(gpu->physfn_bdf);
         free(gpu->product);
         free(gpu->hwmon_path);
+        strv_free(gpu->hwmon_names);
         free(gpu);
         return NULL;
 }
@@ -453,20 +454,35 @@ _public_ int amdsmi_gpu_read_pcie_link(struct amdsmi_gpu *gpu, struct amdsmi_pci
         return 0;
 }
 
+static uint64_t read_memory_attr(struct amdsmi_gpu *gpu, const char *attr) {
+        char path[256];
+        uint64_t v;
+
+        if (gpu_path(gpu, attr, path, sizeof(path)) < 0 ||
+            sysfs_read_u64_live(gpu->ctx, path, 10, &v) < 0)
+                return AMDSMI_NA;
+        return v;
+}
+
+/* The sizes do not change while the driver is bound: read once per GPU object (each
+ * enumeration makes new ones) once all three read; the used VRAM every time. */
 _public_ int amdsmi_gpu_read_memory_info(struct amdsmi_gpu *gpu,
                                          struct amdsmi_memory_info *ret_info) {
-        static const char *const files[] = { "mem_info_vram_total", "mem_info_vram_used",
-                                             "mem_info_vis_vram_total", "mem_info_gtt_total" };
-        uint64_t v[4];
+        uint64_t used = read_memory_attr(gpu, "mem_info_vram_used");
 
-        for (int i = 0; i < 4; i++)
-                if (read_attr_u64(gpu, files[i], 10, &v[i]) < 0)
-                        v[i] = AMDSMI_NA;
+        if (!gpu->memory_fixed_loaded) {
+                gpu->vram_total = read_memory_attr(gpu, "mem_info_vram_total");
+                gpu->vis_vram_total = read_memory_attr(gpu, "mem_info_vis_vram_total");
+                gpu->gtt_total = read_memory_attr(gpu, "mem_info_gtt_total");
+                gpu->memory_fixed_loaded = gpu->vram_total != AMDSMI_NA &&
+                                           gpu->vis_vram_total != AMDSMI_NA &&
+                                           gpu->gtt_total != AMDSMI_NA;
+        }
         *ret_info = (struct amdsmi_memory_info){
-                .vram_total = v[0],
-                .vram_used = v[1],
-                .vis_vram_total = v[2],
-                .gtt_total = v[3],
+                .vram_total = gpu->vram_total,
+                .vram_used = used,
+                .vis_vram_total = gpu->vis_vram_total,
+                .gtt_total = gpu->gtt_total,
         };
         return 0;
 }

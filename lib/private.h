@@ -52,6 +52,14 @@ struct amdsmi_gpu {
         int card_minor;
         int render_minor;
         char *hwmon_path;       /* relative path of the amdgpu hwmon dir, NULL if none */
+        char **hwmon_names;     /* its listing, sorted; read once per GPU object (telemetry.c) */
+        bool hwmon_cap_writable;
+        bool hwmon_listing_stale; /* a listed file went away: list again */
+        bool hwmon_fixed_loaded;  /* hwmon_fixed holds what does not move (telemetry.c) */
+        struct amdsmi_hwmon hwmon_fixed;
+        char hwmon_sclk_attr[32], hwmon_mclk_attr[32], hwmon_vddboard_attr[32];
+        bool memory_fixed_loaded; /* the memory sizes (gpu.c) */
+        uint64_t vram_total, vis_vram_total, gtt_total;
         bool power_range_loaded; /* power1_cap_min/_max, read once per driver instance */
         uint64_t power_cap_min_uw, power_cap_max_uw; /* AMDSMI_NA when unknown */
         uint64_t hive_id;
@@ -66,17 +74,26 @@ struct amdsmi_gpu {
         char **fw_names;
 };
 
+/* An attribute file kept open by the _live reads of sysfs.c. */
+struct sysfs_kept {
+        char *path; /* NULL: a free slot */
+        int fd;
+};
+
 struct amdsmi_ctx {
         unsigned n_ref;
         char *sysfs_root;
         char *dev_root;         /* NULL: never open device nodes */
         int root_fd;            /* O_PATH directory fd of sysfs_root, -1 until first use */
+        struct sysfs_kept *kept; /* open-addressing table of kept attribute files (sysfs.c) */
+        size_t kept_size, n_kept;
         amdsmi_log_fn log_fn;
         void *log_userdata;
         int log_priority;
 
         struct amdsmi_gpu **gpus;
         size_t n_gpus;
+        uint64_t pci_listing_hash; /* of bus/pci/devices at the last enumeration */
         uint64_t kfd_generation;
         bool kfd_present;       /* the topology directory exists */
         bool kfd_loaded;        /* partitions mapped since the last enumeration */

@@ -74,21 +74,174 @@ static ssize_t read_retry(int fd, void *buf, size_t size) {
         return n < 0 ? -errno : n;
 }
 
-int sysfs_read_text(struct amdsmi_ctx *ctx, const char *path, char *buf, size_t size) {
-        _cleanup_close_ int fd = -1;
-        ssize_t n;
+/* ---- attributes kept open --------------------------------------------------------------
+ *
+ * Telemetry is read again and again. A pread() at offset 0 makes sysfs render an attribute
+ * anew (seq_file; the simulator opens every file with direct_io), so keeping such files open
+ * turns open + read + close into one read. An fd whose file went away (a driver unbind, a
+ * removed device: ENODEV from kernfs) or that fails in any other way is closed and the path
+ * opened afresh once, so errors are those of a fresh open. The table is emptied at every
+ * enumeration, so a renumbered hwmon directory never keeps a dead fd for long. */
 
-        if (size < 2)
-                return -EINVAL;
+#define KEPT_MAX 1024
+
+static uint64_t hash_path(const char *s) {
+        uint64_t h = 1469598103934665603ULL;
+
+        for (; *s; s++)
+                h = (h ^ (uint8_t) *s) * 1099511628211ULL;
+        return h;
+}
+
+static struct sysfs_kept *kept_slot(struct amdsmi_ctx *ctx, const char *path) {
+        size_t mask, i;
+
+        if (ctx->kept_size == 0)
+                return NULL;
+        mask = ctx->kept_size - 1;
+        for (i = hash_path(path) & mask;; i = (i + 1) & mask) {
+                struct sysfs_kept *k = &ctx->kept[i];
+
+                if (!k->path || strcmp(k->path, path) == 0)
+                        return k;
+        }
+}
+
+static int kept_grow(struct amdsmi_ctx *ctx) {
+        size_t size = ctx->kept_size ? ctx->kept_size * 2 : 64;
+        struct sysfs_kept *old = ctx->kept, *n;
+        size_t old_size = ctx->kept_size;
+
+        n = calloc(size, sizeof(*n));
+        if (!n)
+                return -ENOMEM;
+        ctx->kept = n;
+        ctx->kept_size = size;
+        for (size_t i = 0; i < old_size; i++)
+                if (old[i].path)
+                        *kept_slot(ctx, old[i].path) = old[i];
+        free(old);
+        return 0;
+}
+
+/* Takes fd over: kept, or closed when the table is full. */
+static void kept_add(struct amdsmi_ctx *ctx, const char *path, int fd) {
+        struct sysfs_kept *k;
+
+        if (ctx->n_kept >= KEPT_MAX || ((ctx->n_kept + 1) * 2 > ctx->kept_size && kept_grow(ctx) < 0)) {
+                close(fd);
+                return;
+        }
+        k = kept_slot(ctx, path);
+        k->path = strdup(path);
+        if (!k->path) {
+                close(fd);
+                return;
+        }
+        k->fd = fd;
+        ctx->n_kept++;
+}
+
+/* Drops the entry of path; the table is rebuilt, since open addressing cannot leave holes. */
+static void kept_drop(struct amdsmi_ctx *ctx, const char *path) {
+        struct sysfs_kept *old = ctx->kept;
+        size_t size = ctx->kept_size;
+
+        ctx->kept = calloc(size, sizeof(*ctx->kept));
+        if (!ctx->kept) {
+                /* cannot rebuild: forget everything */
+                ctx->kept = old;
+                sysfs_forget_kept(ctx);
+                return;
+        }
+        ctx->n_kept = 0;
+        for (size_t i = 0; i < size; i++) {
+                if (!old[i].path)
+                        continue;
+                if (strcmp(old[i].path, path) == 0) {
+                        close(old[i].fd);
+                        free(old[i].path);
+                        continue;
+                }
+                *kept_slot(ctx, old[i].path) = old[i];
+                ctx->n_kept++;
+        }
+        free(old);
+}
+
+void sysfs_forget_kept(struct amdsmi_ctx *ctx) {
+        for (size_t i = 0; i < ctx->kept_size; i++)
+                if (ctx->kept[i].path) {
+                        close(ctx->kept[i].fd);
+                        free(ctx->kept[i].path);
+                }
+        free(ctx->kept);
+        ctx->kept = NULL;
+        ctx->kept_size = 0;
+        ctx->n_kept = 0;
+}
+
+/* Reads the file at offset 0 into buf (at most size bytes) through its kept fd, or opens it.
+ * Returns the byte count or a negative errno. *ret_fd is the fd read; *ret_fresh says it was
+ * just opened: the caller then hands it to kept_add() or closes it. */
+static ssize_t read_kept(struct amdsmi_ctx *ctx, const char *path, void *buf, size_t size,
+                         int *ret_fd, bool *ret_fresh) {
+        struct sysfs_kept *k = kept_slot(ctx, path);
+        ssize_t n;
+        int fd;
+
+        if (k && k->path) {
+                n = read_retry(k->fd, buf, size);
+                if (n >= 0) {
+                        *ret_fd = k->fd;
+                        *ret_fresh = false;
+                        return n;
+                }
+                kept_drop(ctx, path);
+        }
         fd = open_at_root(ctx, path, O_RDONLY);
         if (fd < 0) {
                 log_failure(ctx, "open", path, fd);
                 return fd;
         }
-        n = read_retry(fd, buf, size - 1);
+        n = read_retry(fd, buf, size);
         if (n < 0) {
                 log_failure(ctx, "read", path, (int) n);
-                return (int) n;
+                close(fd);
+                return n;
+        }
+        *ret_fd = fd;
+        *ret_fresh = true;
+        return n;
+}
+
+/* ---- text and numbers ------------------------------------------------------------------- */
+
+static int read_text(struct amdsmi_ctx *ctx, const char *path, bool live, char *buf, size_t size) {
+        _cleanup_close_ int owned = -1;
+        bool fresh = true;
+        ssize_t n;
+        int fd;
+
+        if (size < 2)
+                return -EINVAL;
+        if (live) {
+                n = read_kept(ctx, path, buf, size - 1, &fd, &fresh);
+                if (n < 0)
+                        return (int) n;
+                if (fresh)
+                        owned = fd;
+        } else {
+                fd = owned = open_at_root(ctx, path, O_RDONLY);
+                if (fd < 0) {
+                        log_failure(ctx, "open", path, fd);
+                        return fd;
+                }
+                n = read_retry(fd, buf, size - 1);
+                if (n < 0) {
+                        log_failure(ctx, "read", path, (int) n);
+                        return (int) n;
+                }
         }
         if ((size_t) n == size - 1) {
                 /* Maybe more: a sysfs attribute never exceeds a page, so this is not one. */
@@ -105,7 +258,17 @@ int sysfs_read_text(struct amdsmi_ctx *ctx, const char *path, char *buf, size_t 
         }
         buf[n] = '\0';
         strip_newline(buf, (size_t) n);
+        if (live && fresh)
+                kept_add(ctx, path, TAKE_FD(owned));
         return 0;
+}
+
+int sysfs_read_text(struct amdsmi_ctx *ctx, const char *path, char *buf, size_t size) {
+        return read_text(ctx, path, false, buf, size);
+}
+
+int sysfs_read_text_live(struct amdsmi_ctx *ctx, const char *path, char *buf, size_t size) {
+        return read_text(ctx, path, true, buf, size);
 }
 
 int sysfs_read_string(struct amdsmi_ctx *ctx, const char *path, char **ret) {
@@ -129,12 +292,12 @@ static int classify_parse_error(const char *buf, int r) {
         return r == -ERANGE ? -ERANGE : -EBADMSG;
 }
 
-int sysfs_read_u64(struct amdsmi_ctx *ctx, const char *path, int base, uint64_t *ret) {
+static int read_u64(struct amdsmi_ctx *ctx, const char *path, bool live, int base, uint64_t *ret) {
         char buf[64];
         uint64_t v;
         int r;
 
-        r = sysfs_read_text(ctx, path, buf, sizeof(buf));
+        r = read_text(ctx, path, live, buf, sizeof(buf));
         if (r < 0)
                 return r == -EMSGSIZE ? -EBADMSG : r;
         r = parse_u64(buf, base, &v);
@@ -147,12 +310,20 @@ int sysfs_read_u64(struct amdsmi_ctx *ctx, const char *path, int base, uint64_t 
         return 0;
 }
 
-int sysfs_read_i64(struct amdsmi_ctx *ctx, const char *path, int64_t *ret) {
+int sysfs_read_u64(struct amdsmi_ctx *ctx, const char *path, int base, uint64_t *ret) {
+        return read_u64(ctx, path, false, base, ret);
+}
+
+int sysfs_read_u64_live(struct amdsmi_ctx *ctx, const char *path, int base, uint64_t *ret) {
+        return read_u64(ctx, path, true, base, ret);
+}
+
+static int read_i64(struct amdsmi_ctx *ctx, const char *path, bool live, int64_t *ret) {
         char buf[64];
         int64_t v;
         int r;
 
-        r = sysfs_read_text(ctx, path, buf, sizeof(buf));
+        r = read_text(ctx, path, live, buf, sizeof(buf));
         if (r < 0)
                 return r == -EMSGSIZE ? -EBADMSG : r;
         r = parse_i64(buf, &v);
@@ -163,6 +334,14 @@ int sysfs_read_i64(struct amdsmi_ctx *ctx, const char *path, int64_t *ret) {
         }
         *ret = v;
         return 0;
+}
+
+int sysfs_read_i64(struct amdsmi_ctx *ctx, const char *path, int64_t *ret) {
+        return read_i64(ctx, path, false, ret);
+}
+
+int sysfs_read_i64_live(struct amdsmi_ctx *ctx, const char *path, int64_t *ret) {
+        return read_i64(ctx, path, true, ret);
 }
 
 ssize_t sysfs_read_binary(struct amdsmi_ctx *ctx, const char *path, void *buf, size_t size) {
@@ -177,6 +356,17 @@ ssize_t sysfs_read_binary(struct amdsmi_ctx *ctx, const char *path, void *buf, s
         n = read_retry(fd, buf, size);
         if (n < 0)
                 log_failure(ctx, "read", path, (int) n);
+        return n;
+}
+
+ssize_t sysfs_read_binary_live(struct amdsmi_ctx *ctx, const char *path, void *buf, size_t size) {
+        bool fresh;
+        ssize_t n;
+        int fd;
+
+        n = read_kept(ctx, path, buf, size, &fd, &fresh);
+        if (n >= 0 && fresh)
+                kept_add(ctx, path, fd);
         return n;
 }
 

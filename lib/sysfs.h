@@ -35,6 +35,16 @@ int sysfs_read_u64(struct amdsmi_ctx *ctx, const char *path, int base, uint64_t 
 int sysfs_read_i64(struct amdsmi_ctx *ctx, const char *path, int64_t *ret);
 /* Reads a binary attribute with one pread at offset 0; returns the byte count. */
 ssize_t sysfs_read_binary(struct amdsmi_ctx *ctx, const char *path, void *buf, size_t size);
+/* The _live variants keep the file open for the next read of the same path (a pread at offset
+ * 0 renders a sysfs attribute anew): for telemetry read again and again. A kept fd that fails
+ * is replaced by a fresh open, whose errors are returned. */
+int sysfs_read_text_live(struct amdsmi_ctx *ctx, const char *path, char *buf, size_t size);
+int sysfs_read_u64_live(struct amdsmi_ctx *ctx, const char *path, int base, uint64_t *ret);
+int sysfs_read_i64_live(struct amdsmi_ctx *ctx, const char *path, int64_t *ret);
+ssize_t sysfs_read_binary_live(struct amdsmi_ctx *ctx, const char *path, void *buf, size_t size);
+/* Closes every kept file (at each enumeration and when the context goes). */
+void sysfs_forget_kept(struct amdsmi_ctx *ctx);
+
 /* Reads a symlink target into a new string. */
 int sysfs_readlink(struct amdsmi_ctx *ctx, const char *path, char **ret);
 /* Base name of a symlink's target ("amdgpu" for ".../drivers/amdgpu"). */

@@ -16,7 +16,7 @@ static int cmp_name(const void *key, const void *elem) {
 }
 
 /* names: the sorted listing of dir, or NULL if not listed; an attribute not in the listing
- * is absent without an open(). */
+ * is absent without an open(). Files stay open for the next sample (sysfs_read_i64_live). */
 static void read_sensor(struct amdsmi_gpu *gpu, const char *dir, char **names, const char *attr,
                         struct amdsmi_sensor *s) {
         char path[320];
@@ -28,8 +28,11 @@ static void read_sensor(struct amdsmi_gpu *gpu, const char *dir, char **names, c
                 return;
         }
         snprintf(path, sizeof(path), "%s/%s", dir, attr);
-        r = sysfs_read_i64(gpu->ctx, path, &v);
-        if (r == -ENOENT) {
+        r = sysfs_read_i64_live(gpu->ctx, path, &v);
+        if (r == -ENOENT || r == -ENODEV) {
+                /* listed but gone: the hwmon directory went away, list it again next time */
+                if (names && names == gpu->hwmon_names)
+                        gpu->hwmon_listing_stale = true;
                 *s = (struct amdsmi_sensor){ .value = 0, .error = -ENODATA };
                 return;
         }
@@ -84,87 +87,166 @@ static void read_label(struct amdsmi_gpu *gpu, const char *dir, char **names, co
         if (!bsearch(attr, names, strv_length(names), sizeof(char *), cmp_name))
                 return;
         snprintf(path, sizeof(path), "%s/%s", dir, attr);
-        if (sysfs_read_text(gpu->ctx, path, buf, size) < 0)
+        if (sysfs_read_text_live(gpu->ctx, path, buf, size) < 0)
                 buf[0] = '\0';
 }
 
-_public_ int amdsmi_gpu_read_hwmon(struct amdsmi_gpu *gpu, struct amdsmi_hwmon *ret_hwmon) {
-        _cleanup_strv_free_ char **names = NULL;
-        struct amdsmi_hwmon h = { 0 };
-        const char *dir = gpu->hwmon_path;
-        char path[320];
-        unsigned chans[AMDSMI_MAX_TEMPS];
-        int n, r;
+/* The hwmon directory's listing and whether power1_cap is writable: fixed for a driver
+ * instance, so read once per GPU object (each enumeration makes new ones) and again only when
+ * a listed file went away. */
+static int load_hwmon_listing(struct amdsmi_gpu *gpu) {
+        char **names = NULL, path[320];
+        int n;
 
+        if (gpu->hwmon_names && !gpu->hwmon_listing_stale)
+                return 0;
+        n = sysfs_list_dir(gpu->ctx, gpu->hwmon_path, NULL, &names);
+        if (n < 0)
+                return n;
+        strv_free(gpu->hwmon_names);
+        gpu->hwmon_names = names;
+        gpu->hwmon_listing_stale = false;
+        snprintf(path, sizeof(path), "%s/power1_cap", gpu->hwmon_path);
+        gpu->hwmon_cap_writable = sysfs_is_writable(gpu->ctx, path) > 0;
+        return 0;
+}
+
+static bool settled(const struct amdsmi_sensor *s) {
+        return s->error == 0 || s->error == -ENODATA;
+}
+
+/* The first read of a GPU object: every file of the directory. What does not change while
+ * the driver is bound (labels, cap ranges and defaults, temperature limits) is remembered in
+ * gpu->hwmon_fixed when it read cleanly, and which channel carries sclk, mclk and vddboard in
+ * gpu->hwmon_*_attr, so that later reads (read_live()) read only what moves. */
+static void read_all(struct amdsmi_gpu *gpu, const char *dir, char **names, struct amdsmi_hwmon *h) {
+        unsigned chans[AMDSMI_MAX_TEMPS];
+        bool clean = true;
+        int n;
         struct {
                 const char *attr;
                 struct amdsmi_sensor *s;
         } fixed[] = {
-                { "power1_input", &h.power_uw },
-                { "power1_cap", &h.power_cap_uw },
-                { "power1_cap_min", &h.power_cap_min_uw },
-                { "power1_cap_max", &h.power_cap_max_uw },
-                { "power1_cap_default", &h.power_cap_default_uw },
-                { "power2_cap", &h.ppt1_cap_uw },
-                { "power2_cap_min", &h.ppt1_cap_min_uw },
-                { "power2_cap_max", &h.ppt1_cap_max_uw },
-                { "power2_cap_default", &h.ppt1_cap_default_uw },
+                { "power1_input", &h->power_uw },
+                { "power1_cap", &h->power_cap_uw },
+                { "power1_cap_min", &h->power_cap_min_uw },
+                { "power1_cap_max", &h->power_cap_max_uw },
+                { "power1_cap_default", &h->power_cap_default_uw },
+                { "power2_cap", &h->ppt1_cap_uw },
+                { "power2_cap_min", &h->ppt1_cap_min_uw },
+                { "power2_cap_max", &h->ppt1_cap_max_uw },
+                { "power2_cap_default", &h->ppt1_cap_default_uw },
         };
 
-        for (size_t i = 0; i < ELEMENTSOF(fixed); i++)
-                mark_absent(fixed[i].s);
+        for (size_t i = 0; i < ELEMENTSOF(fixed); i++) {
+                read_sensor(gpu, dir, names, fixed[i].attr, fixed[i].s);
+                if (i != 0 && i != 1 && i != 5)
+                        clean = clean && settled(fixed[i].s);
+        }
+        h->power_cap_writable = gpu->hwmon_cap_writable;
+        gpu->hwmon_sclk_attr[0] = gpu->hwmon_mclk_attr[0] = gpu->hwmon_vddboard_attr[0] = '\0';
+
+        /* freqN and inN by label: the driver numbers them per ASIC. */
+        n = list_channels(names, "freq", chans, AMDSMI_MAX_TEMPS);
+        for (int i = 0; i < n; i++) {
+                char label[32], attr[32];
+                read_label(gpu, dir, names, "freq", chans[i], label, sizeof(label));
+                snprintf(attr, sizeof(attr), "freq%u_input", chans[i]);
+                if (strcmp(label, "sclk") == 0) {
+                        read_sensor(gpu, dir, names, attr, &h->sclk_hz);
+                        snprintf(gpu->hwmon_sclk_attr, sizeof(gpu->hwmon_sclk_attr), "%s", attr);
+                } else if (strcmp(label, "mclk") == 0) {
+                        read_sensor(gpu, dir, names, attr, &h->mclk_hz);
+                        snprintf(gpu->hwmon_mclk_attr, sizeof(gpu->hwmon_mclk_attr), "%s", attr);
+                }
+        }
+        n = list_channels(names, "in", chans, AMDSMI_MAX_TEMPS);
+        for (int i = 0; i < n; i++) {
+                char label[32], attr[32];
+                read_label(gpu, dir, names, "in", chans[i], label, sizeof(label));
+                snprintf(attr, sizeof(attr), "in%u_input", chans[i]);
+                if (strcmp(label, "vddboard") == 0) {
+                        read_sensor(gpu, dir, names, attr, &h->vddboard_mv);
+                        snprintf(gpu->hwmon_vddboard_attr, sizeof(gpu->hwmon_vddboard_attr), "%s",
+                                 attr);
+                }
+        }
+        n = list_channels(names, "temp", chans, AMDSMI_MAX_TEMPS);
+        for (int i = 0; i < n; i++) {
+                struct amdsmi_temp_channel *t = &h->temps[h->n_temps++];
+                char attr[32];
+
+                t->channel = chans[i];
+                read_label(gpu, dir, names, "temp", chans[i], t->label, sizeof(t->label));
+                snprintf(attr, sizeof(attr), "temp%u_input", chans[i]);
+                read_sensor(gpu, dir, names, attr, &t->input);
+                snprintf(attr, sizeof(attr), "temp%u_crit", chans[i]);
+                read_sensor(gpu, dir, names, attr, &t->crit);
+                snprintf(attr, sizeof(attr), "temp%u_crit_hyst", chans[i]);
+                read_sensor(gpu, dir, names, attr, &t->crit_hyst);
+                snprintf(attr, sizeof(attr), "temp%u_emergency", chans[i]);
+                read_sensor(gpu, dir, names, attr, &t->emergency);
+                clean = clean && settled(&t->crit) && settled(&t->crit_hyst) &&
+                        settled(&t->emergency);
+        }
+        /* a limit that failed to read (an SMU hiccup) is read again next time */
+        gpu->hwmon_fixed = *h;
+        gpu->hwmon_fixed_loaded = clean && !gpu->hwmon_listing_stale;
+}
+
+/* Later reads: the fixed part from the first one, the moving values read again. */
+static void read_live(struct amdsmi_gpu *gpu, const char *dir, char **names, struct amdsmi_hwmon *h) {
+        *h = gpu->hwmon_fixed;
+        read_sensor(gpu, dir, names, "power1_input", &h->power_uw);
+        read_sensor(gpu, dir, names, "power1_cap", &h->power_cap_uw);
+        read_sensor(gpu, dir, names, "power2_cap", &h->ppt1_cap_uw);
+        if (gpu->hwmon_sclk_attr[0])
+                read_sensor(gpu, dir, names, gpu->hwmon_sclk_attr, &h->sclk_hz);
+        if (gpu->hwmon_mclk_attr[0])
+                read_sensor(gpu, dir, names, gpu->hwmon_mclk_attr, &h->mclk_hz);
+        if (gpu->hwmon_vddboard_attr[0])
+                read_sensor(gpu, dir, names, gpu->hwmon_vddboard_attr, &h->vddboard_mv);
+        for (unsigned i = 0; i < h->n_temps; i++) {
+                char attr[32];
+
+                snprintf(attr, sizeof(attr), "temp%u_input", h->temps[i].channel);
+                read_sensor(gpu, dir, names, attr, &h->temps[i].input);
+        }
+        if (gpu->hwmon_listing_stale)
+                gpu->hwmon_fixed_loaded = false;
+}
+
+_public_ int amdsmi_gpu_read_hwmon(struct amdsmi_gpu *gpu, struct amdsmi_hwmon *ret_hwmon) {
+        struct amdsmi_hwmon h = { 0 };
+        const char *dir = gpu->hwmon_path;
+        int r;
+
+        mark_absent(&h.power_uw);
+        mark_absent(&h.power_cap_uw);
+        mark_absent(&h.power_cap_min_uw);
+        mark_absent(&h.power_cap_max_uw);
+        mark_absent(&h.power_cap_default_uw);
+        mark_absent(&h.ppt1_cap_uw);
+        mark_absent(&h.ppt1_cap_min_uw);
+        mark_absent(&h.ppt1_cap_max_uw);
+        mark_absent(&h.ppt1_cap_default_uw);
         mark_absent(&h.sclk_hz);
         mark_absent(&h.mclk_hz);
         mark_absent(&h.vddboard_mv);
 
         if (dir) {
-                n = sysfs_list_dir(gpu->ctx, dir, NULL, &names);
-                if (n < 0) {
-                        log_warning(gpu->ctx, "%s/%s: %s", gpu->ctx->sysfs_root, dir, strerror(-n));
-                        return n;
+                bool relisted = !gpu->hwmon_names || gpu->hwmon_listing_stale;
+
+                r = load_hwmon_listing(gpu);
+                if (r < 0) {
+                        log_warning(gpu->ctx, "%s/%s: %s", gpu->ctx->sysfs_root, dir, strerror(-r));
+                        return r;
                 }
                 h.present = 1;
-                for (size_t i = 0; i < ELEMENTSOF(fixed); i++)
-                        read_sensor(gpu, dir, names, fixed[i].attr, fixed[i].s);
-                snprintf(path, sizeof(path), "%s/power1_cap", dir);
-                r = sysfs_is_writable(gpu->ctx, path);
-                h.power_cap_writable = r > 0;
-
-                /* freqN and inN by label: the driver numbers them per ASIC. */
-                n = list_channels(names, "freq", chans, AMDSMI_MAX_TEMPS);
-                for (int i = 0; i < n; i++) {
-                        char label[32], attr[32];
-                        read_label(gpu, dir, names, "freq", chans[i], label, sizeof(label));
-                        snprintf(attr, sizeof(attr), "freq%u_input", chans[i]);
-                        if (strcmp(label, "sclk") == 0)
-                                read_sensor(gpu, dir, names, attr, &h.sclk_hz);
-                        else if (strcmp(label, "mclk") == 0)
-                                read_sensor(gpu, dir, names, attr, &h.mclk_hz);
-                }
-                n = list_channels(names, "in", chans, AMDSMI_MAX_TEMPS);
-                for (int i = 0; i < n; i++) {
-                        char label[32], attr[32];
-                        read_label(gpu, dir, names, "in", chans[i], label, sizeof(label));
-                        snprintf(attr, sizeof(attr), "in%u_input", chans[i]);
-                        if (strcmp(label, "vddboard") == 0)
-                                read_sensor(gpu, dir, names, attr, &h.vddboard_mv);
-                }
-                n = list_channels(names, "temp", chans, AMDSMI_MAX_TEMPS);
-                for (int i = 0; i < n; i++) {
-                        struct amdsmi_temp_channel *t = &h.temps[h.n_temps++];
-                        char attr[32];
-
-                        t->channel = chans[i];
-                        read_label(gpu, dir, names, "temp", chans[i], t->label, sizeof(t->label));
-                        snprintf(attr, sizeof(attr), "temp%u_input", chans[i]);
-                        read_sensor(gpu, dir, names, attr, &t->input);
-                        snprintf(attr, sizeof(attr), "temp%u_crit", chans[i]);
-                        read_sensor(gpu, dir, names, attr, &t->crit);
-                        snprintf(attr, sizeof(attr), "temp%u_crit_hyst", chans[i]);
-                        read_sensor(gpu, dir, names, attr, &t->crit_hyst);
-                        snprintf(attr, sizeof(attr), "temp%u_emergency", chans[i]);
-                        read_sensor(gpu, dir, names, attr, &t->emergency);
-                }
+                if (gpu->hwmon_fixed_loaded && !relisted)
+                        read_live(gpu, dir, gpu->hwmon_names, &h);
+                else
+                        read_all(gpu, dir, gpu->hwmon_names, &h);
         }
 
         read_sensor(gpu, gpu->syspath, NULL, "gpu_busy_percent", &h.gpu_busy_percent);
@@ -181,7 +263,7 @@ _public_ int amdsmi_gpu_read_metrics(struct amdsmi_gpu *gpu,
         int r;
 
         snprintf(path, sizeof(path), "%s/gpu_metrics", gpu->syspath);
-        n = sysfs_read_binary(gpu->ctx, path, buf, sizeof(buf));
+        n = sysfs_read_binary_live(gpu->ctx, path, buf, sizeof(buf));
         if (n == -ENOENT)
                 return -ENODATA;
         if (n < 0) {

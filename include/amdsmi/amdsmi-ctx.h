@@ -89,6 +89,18 @@ int amdsmi_ctx_enumerate(struct amdsmi_ctx *ctx) AMDSMI_WARN_UNUSED;
  */
 int amdsmi_ctx_check_topology(struct amdsmi_ctx *ctx);
 
+/**
+ * Checks cheaply whether the devices changed since the last enumeration: the PCI functions
+ * present (a hot-plug or unplug, VFs created or removed), the driver of each GPU (bound,
+ * unbound, another one) and its hwmon directory, and the KFD topology
+ * (amdsmi_ctx_check_topology()). A dozen small reads and no GPU register access, for
+ * programs that watch without uevents. Values (power caps, modes) are not compared.
+ * @return 0 if nothing changed, -ESTALE if the caller must enumerate again, or another
+ * negative errno.
+ * @since 0.1
+ */
+int amdsmi_ctx_check_devices(struct amdsmi_ctx *ctx);
+
 #ifdef __cplusplus
 }
 #endif

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "private.h"
+#include "sysfs.h"
 #include "tree-util.h"
 
 static void add_function(const char *root, const char *bdf, const char *vendor,
@@ -190,6 +191,156 @@ static void test_hwmon_garbage(void **state) {
         tree_free(root);
 }
 
+static void rm_tree(const char *root, const char *rel) {
+        char *cmd;
+
+        if (asprintf(&cmd, "rm -rf '%s/%s'", root, rel) < 0 || system(cmd) != 0)
+                abort();
+        free(cmd);
+}
+
+/* Later reads of one GPU object: what moves is read again, what is fixed while the driver is
+ * bound comes from the first read unless it failed then; a directory that went away is
+ * noticed. */
+static void test_hwmon_later_reads(void **state) {
+        char *root = tree_new();
+        struct amdsmi_ctx *ctx;
+        struct amdsmi_hwmon h;
+        struct amdsmi_memory_info mem;
+        struct amdsmi_gpu *gpu;
+
+        add_function(root, "0000:05:00.0", "0x1002\n", "0x74a1\n", "0x120000\n", "amdgpu");
+        tree_file(root, HW "name", "amdgpu\n", -1, 0444);
+        tree_file(root, HW "power1_input", "139000000\n", -1, 0444);
+        tree_file(root, HW "power1_cap", "750000000\n", -1, 0644);
+        tree_file(root, HW "power1_cap_max", "75O000000\n", -1, 0444); /* garbage at first */
+        tree_file(root, HW "power1_cap_min", "0\n", -1, 0444);
+        tree_file(root, HW "temp2_input", "41000\n", -1, 0444);
+        tree_file(root, HW "temp2_label", "junction\n", -1, 0444);
+        tree_file(root, HW "temp2_crit", "110000\n", -1, 0444);
+        tree_file(root, HW "freq1_input", "132000000\n", -1, 0444);
+        tree_file(root, HW "freq1_label", "sclk\n", -1, 0444);
+        tree_file(root, DEV "gpu_busy_percent", "7\n", -1, 0444);
+        tree_file(root, DEV "mem_info_vram_total", "206158430208\n", -1, 0444);
+        tree_file(root, DEV "mem_info_vram_used", "1000\n", -1, 0444);
+        tree_file(root, DEV "mem_info_vis_vram_total", "206158430208\n", -1, 0444);
+        tree_file(root, DEV "mem_info_gtt_total", "1099511627776\n", -1, 0444);
+        ctx = ctx_on(root);
+        assert_int_equal(amdsmi_ctx_enumerate(ctx), 1);
+        gpu = amdsmi_ctx_get_gpu(ctx, 0);
+
+        assert_int_equal(amdsmi_gpu_read_hwmon(gpu, &h), 0);
+        assert_int_equal(h.power_cap_max_uw.error, -EBADMSG);
+        assert_int_equal(h.temps[0].crit.value, 110000);
+        assert_int_equal(amdsmi_gpu_read_memory_info(gpu, &mem), 0);
+        assert_int_equal(mem.vram_used, 1000);
+
+        /* everything moves (files rewritten in place, as sysfs renders them anew) */
+        tree_file(root, HW "power1_input", "150000000\n", -1, 0444);
+        tree_file(root, HW "power1_cap", "600000000\n", -1, 0644);
+        tree_file(root, HW "power1_cap_max", "750000000\n", -1, 0444);
+        tree_file(root, HW "temp2_input", "45000\n", -1, 0444);
+        tree_file(root, HW "temp2_crit", "120000\n", -1, 0444);
+        tree_file(root, HW "temp2_label", "other\n", -1, 0444);
+        tree_file(root, HW "freq1_input", "140000000\n", -1, 0444);
+        tree_file(root, DEV "gpu_busy_percent", "9\n", -1, 0444);
+        tree_file(root, DEV "mem_info_vram_used", "2000\n", -1, 0444);
+        tree_file(root, DEV "mem_info_vram_total", "1\n", -1, 0444);
+        assert_int_equal(amdsmi_gpu_read_hwmon(gpu, &h), 0);
+        assert_int_equal(h.power_uw.value, 150000000);
+        assert_int_equal(h.power_cap_uw.value, 600000000);
+        assert_int_equal(h.temps[0].input.value, 45000);
+        assert_int_equal(h.sclk_hz.value, 140000000);
+        assert_int_equal(h.gpu_busy_percent.value, 9);
+        /* the failed limit is read again, and with it the rest of the first read */
+        assert_int_equal(h.power_cap_max_uw.error, 0);
+        assert_int_equal(h.power_cap_max_uw.value, 750000000);
+        assert_int_equal(h.temps[0].crit.value, 120000);
+        assert_string_equal(h.temps[0].label, "other");
+        assert_int_equal(amdsmi_gpu_read_memory_info(gpu, &mem), 0);
+        assert_int_equal(mem.vram_used, 2000);
+        assert_int_equal(mem.vram_total, 206158430208ULL); /* fixed once read */
+
+        /* now all read cleanly: fixed values stay, moving ones move */
+        tree_file(root, HW "temp2_crit", "1\n", -1, 0444);
+        tree_file(root, HW "temp2_input", "46000\n", -1, 0444);
+        assert_int_equal(amdsmi_gpu_read_hwmon(gpu, &h), 0);
+        assert_int_equal(h.temps[0].crit.value, 120000);
+        assert_int_equal(h.temps[0].input.value, 46000);
+
+        /* a new enumeration reads the fixed values again */
+        assert_int_equal(amdsmi_ctx_enumerate(ctx), 1);
+        gpu = amdsmi_ctx_get_gpu(ctx, 0);
+        assert_int_equal(amdsmi_gpu_read_hwmon(gpu, &h), 0);
+        assert_int_equal(h.temps[0].crit.value, 1);
+
+        /* the directory went away (the kept files are closed, as a real sysfs fails them):
+         * the sensors read absent, then the directory's loss is the read's error */
+        sysfs_forget_kept(ctx);
+        rm_tree(root, HW);
+        assert_int_equal(amdsmi_gpu_read_hwmon(gpu, &h), 0);
+        assert_int_equal(h.power_uw.error, -ENODATA);
+        assert_int_equal(amdsmi_gpu_read_hwmon(gpu, &h), -ENOENT);
+
+        amdsmi_ctx_unref(ctx);
+        tree_free(root);
+}
+
+/* amdsmi_ctx_check_devices(): what makes a new enumeration necessary, cheaply. */
+static void test_check_devices(void **state) {
+        char *root = tree_new();
+        struct amdsmi_ctx *ctx;
+        char *path;
+
+        add_function(root, "0000:05:00.0", "0x1002\n", "0x74a1\n", "0x120000\n", "amdgpu");
+        add_function(root, "0000:06:00.0", "0x1002\n", "0x74a1\n", "0x120000\n", NULL);
+        tree_file(root, HW "name", "amdgpu\n", -1, 0444);
+        tree_file(root, "class/kfd/kfd/topology/generation_id", "3\n", -1, 0444);
+        ctx = ctx_on(root);
+        assert_int_equal(amdsmi_ctx_enumerate(ctx), 2);
+        assert_int_equal(amdsmi_ctx_check_devices(ctx), 0);
+        assert_int_equal(amdsmi_ctx_check_devices(ctx), 0);
+
+        /* a new PCI function (hot-plug, a VF), even one that is no GPU */
+        add_function(root, "0000:02:00.0", "0x1a03\n", "0x2000\n", "0x030000\n", "ast");
+        assert_int_equal(amdsmi_ctx_check_devices(ctx), -ESTALE);
+        assert_int_equal(amdsmi_ctx_enumerate(ctx), 2);
+        assert_int_equal(amdsmi_ctx_check_devices(ctx), 0);
+
+        /* a driver bound, unbound */
+        tree_link(root, "devices/pci0000:00/0000:06:00.0/driver", "../../../bus/pci/drivers/vfio-pci");
+        assert_int_equal(amdsmi_ctx_check_devices(ctx), -ESTALE);
+        assert_int_equal(amdsmi_ctx_enumerate(ctx), 2);
+        assert_int_equal(amdsmi_ctx_check_devices(ctx), 0);
+        path = tree_path(root, "devices/pci0000:00/0000:05:00.0/driver");
+        assert_int_equal(unlink(path), 0);
+        free(path);
+        assert_int_equal(amdsmi_ctx_check_devices(ctx), -ESTALE);
+        tree_link(root, "devices/pci0000:00/0000:05:00.0/driver", "../../../bus/pci/drivers/amdgpu");
+        assert_int_equal(amdsmi_ctx_check_devices(ctx), 0);
+
+        /* the hwmon directory replaced (unbound and bound again between two checks) */
+        rm_tree(root, HW);
+        tree_file(root, DEV "hwmon/hwmon9/name", "amdgpu\n", -1, 0444);
+        assert_int_equal(amdsmi_ctx_check_devices(ctx), -ESTALE);
+        assert_int_equal(amdsmi_ctx_enumerate(ctx), 2);
+        assert_int_equal(amdsmi_ctx_check_devices(ctx), 0);
+
+        /* the KFD topology moved; a function gone */
+        tree_file(root, "class/kfd/kfd/topology/generation_id", "4\n", -1, 0444);
+        assert_int_equal(amdsmi_ctx_check_devices(ctx), -ESTALE);
+        assert_int_equal(amdsmi_ctx_enumerate(ctx), 2);
+        path = tree_path(root, "bus/pci/devices/0000:06:00.0");
+        assert_int_equal(unlink(path), 0);
+        free(path);
+        assert_int_equal(amdsmi_ctx_check_devices(ctx), -ESTALE);
+        assert_int_equal(amdsmi_ctx_enumerate(ctx), 1);
+        assert_int_equal(amdsmi_ctx_check_devices(ctx), 0);
+
+        amdsmi_ctx_unref(ctx);
+        tree_free(root);
+}
+
 static void test_metrics_files(void **state) {
         char *root = tree_new();
         struct amdsmi_ctx *ctx;
@@ -316,6 +467,8 @@ int main(void) {
                 cmocka_unit_test(test_discovery_filters_and_orders),
                 cmocka_unit_test(test_roles),
                 cmocka_unit_test(test_hwmon_garbage),
+                cmocka_unit_test(test_hwmon_later_reads),
+                cmocka_unit_test(test_check_devices),
                 cmocka_unit_test(test_metrics_files),
                 cmocka_unit_test(test_stale_topology),
         };

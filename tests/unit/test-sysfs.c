@@ -174,6 +174,130 @@ static void test_pci_bdf(void **state) {
         assert_false(pci_bdf_valid(NULL));
 }
 
+
+/* _live reads keep the file open and read it anew each time (a pread at offset 0). */
+static void test_live_reread(void **state) {
+        struct fixture *f = *state;
+        char buf[64];
+        int64_t i = 0;
+        uint64_t u = 0;
+        size_t kept;
+
+        assert_int_equal(sysfs_read_i64_live(f->ctx, "a/rw", &i), 0);
+        assert_int_equal(i, 750000000);
+        kept = f->ctx->n_kept;
+        assert_true(kept >= 1);
+        tree_file(f->root, "a/rw", "123\n", -1, 0644); /* same inode, new content */
+        assert_int_equal(sysfs_read_i64_live(f->ctx, "a/rw", &i), 0);
+        assert_int_equal(i, 123);
+        assert_int_equal(f->ctx->n_kept, kept); /* the same fd, not a second one */
+        tree_file(f->root, "a/rw", "750000000\n", -1, 0644);
+        assert_int_equal(sysfs_read_u64_live(f->ctx, "a/rw", 10, &u), 0);
+        assert_int_equal(u, 750000000);
+
+        /* errors are those of a plain read; a file that cannot be read is not kept */
+        kept = f->ctx->n_kept;
+        assert_int_equal(sysfs_read_i64_live(f->ctx, "a/missing", &i), -ENOENT);
+        assert_int_equal(sysfs_read_text_live(f->ctx, "a/oversized", buf, sizeof(buf)), -EMSGSIZE);
+        assert_int_equal(sysfs_read_text_live(f->ctx, "a/nul", buf, sizeof(buf)), -EBADMSG);
+        assert_int_equal(f->ctx->n_kept, kept);
+        /* one that reads but does not parse is (the next value may parse) */
+        assert_int_equal(sysfs_read_i64_live(f->ctx, "a/garbage", &i), -EBADMSG);
+        assert_int_equal(sysfs_read_i64_live(f->ctx, "a/garbage", &i), -EBADMSG);
+        assert_int_equal(f->ctx->n_kept, kept + 1);
+        assert_int_equal(sysfs_read_text_live(f->ctx, "a/text", buf, sizeof(buf)), 0);
+        assert_string_equal(buf, "113-M3000100-102");
+        assert_int_equal(sysfs_read_binary_live(f->ctx, "a/nul", buf, sizeof(buf)), 4);
+        assert_memory_equal(buf, "4\0002\n", 4);
+
+        sysfs_forget_kept(f->ctx);
+        assert_int_equal(f->ctx->n_kept, 0);
+        assert_int_equal(sysfs_read_i64_live(f->ctx, "a/num", &i), 0);
+        assert_int_equal(i, 42);
+}
+
+static int find_kept_fd(struct amdsmi_ctx *ctx, const char *path) {
+        for (size_t k = 0; k < ctx->kept_size; k++)
+                if (ctx->kept[k].path && strcmp(ctx->kept[k].path, path) == 0)
+                        return ctx->kept[k].fd;
+        return -1;
+}
+
+/* A kept fd that stops working (a removed device: ENODEV from kernfs) is replaced by a fresh
+ * open, and the other kept files stay reachable. */
+static void test_live_broken_fd(void **state) {
+        struct fixture *f = *state;
+        char rel[64];
+        int64_t i = 0;
+        int fd, dirfd;
+
+        sysfs_forget_kept(f->ctx);
+        for (int k = 0; k < 200; k++) { /* enough to grow the table and collide */
+                char val[32];
+
+                snprintf(rel, sizeof(rel), "many/f%d", k);
+                snprintf(val, sizeof(val), "%d\n", k);
+                tree_file(f->root, rel, val, -1, 0444);
+                assert_int_equal(sysfs_read_i64_live(f->ctx, rel, &i), 0);
+                assert_int_equal(i, k);
+        }
+        assert_int_equal(f->ctx->n_kept, 200);
+
+        /* break one kept fd behind the table's back: reading a directory fails (EISDIR) */
+        fd = find_kept_fd(f->ctx, "many/f77");
+        assert_true(fd >= 0);
+        dirfd = open(f->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        assert_true(dirfd >= 0);
+        assert_int_equal(dup2(dirfd, fd), fd);
+        close(dirfd);
+        assert_int_equal(sysfs_read_i64_live(f->ctx, "many/f77", &i), 0);
+        assert_int_equal(i, 77);
+        assert_int_equal(f->ctx->n_kept, 200);
+        for (int k = 0; k < 200; k++) {
+                snprintf(rel, sizeof(rel), "many/f%d", k);
+                assert_true(find_kept_fd(f->ctx, rel) >= 0);
+                assert_int_equal(sysfs_read_i64_live(f->ctx, rel, &i), 0);
+                assert_int_equal(i, k);
+        }
+        assert_int_equal(f->ctx->n_kept, 200);
+
+        /* the file went away: the error of a fresh open, and the entry is gone */
+        snprintf(rel, sizeof(rel), "%s/many/f5", f->root);
+        fd = find_kept_fd(f->ctx, "many/f5");
+        dirfd = open(f->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        assert_int_equal(dup2(dirfd, fd), fd);
+        close(dirfd);
+        assert_int_equal(unlink(rel), 0);
+        assert_int_equal(sysfs_read_i64_live(f->ctx, "many/f5", &i), -ENOENT);
+        assert_int_equal(find_kept_fd(f->ctx, "many/f5"), -1);
+        assert_int_equal(f->ctx->n_kept, 199);
+        sysfs_forget_kept(f->ctx);
+}
+
+/* The table is bounded: beyond it files are read the plain way, still right. */
+static void test_live_bounded(void **state) {
+        struct fixture *f = *state;
+        char rel[64];
+        int64_t i = 0;
+
+        sysfs_forget_kept(f->ctx);
+        for (int pass = 0; pass < 2; pass++)
+                for (int k = 0; k < 1100; k++) {
+                        char val[32];
+
+                        snprintf(rel, sizeof(rel), "bounded/f%d", k);
+                        if (pass == 0) {
+                                snprintf(val, sizeof(val), "%d\n", k * 3);
+                                tree_file(f->root, rel, val, -1, 0444);
+                        }
+                        assert_int_equal(sysfs_read_i64_live(f->ctx, rel, &i), 0);
+                        assert_int_equal(i, k * 3);
+                }
+        assert_int_equal(f->ctx->n_kept, 1024);
+        sysfs_forget_kept(f->ctx);
+        assert_int_equal(f->ctx->n_kept, 0);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_pci_bdf),
@@ -183,6 +307,9 @@ int main(void) {
                 cmocka_unit_test(test_dirs_links_modes),
                 cmocka_unit_test(test_no_dev_root),
                 cmocka_unit_test(test_missing_root),
+                cmocka_unit_test(test_live_reread),
+                cmocka_unit_test(test_live_broken_fd),
+                cmocka_unit_test(test_live_bounded),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }
