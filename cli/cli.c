@@ -201,8 +201,7 @@ static int resolve(struct cli *c) {
          * names a partition (metric must stay cheap). */
         bool need_partitions = false;
         for (size_t i = 0; i < c->selection.n_items; i++)
-                if (c->selection.items[i].kind == SELECTOR_INDEX &&
-                    c->selection.items[i].partition != SELECT_NO_PARTITION)
+                if (c->selection.items[i].partition != SELECT_NO_PARTITION)
                         need_partitions = true;
         for (size_t i = 0; i < n; i++) {
                 struct amdsmi_gpu *gpu = amdsmi_ctx_get_gpu(c->ctx, i);
@@ -216,8 +215,18 @@ static int resolve(struct cli *c) {
         if (r == -ENOENT) {
                 const struct selector *s = &c->selection.items[failed];
 
+                size_t at = n;
+
                 if (s->kind == SELECTOR_BDF)
-                        cli_fail(c, r, "no AMD GPU at %s", s->bdf);
+                        for (at = 0; at < n; at++)
+                                if (targets[at].bdf && strcasecmp(targets[at].bdf, s->bdf) == 0)
+                                        break;
+                if (s->kind == SELECTOR_BDF && at < n)
+                        cli_fail(c, r, "GPU %s has no partition %u (it has %zu)", s->bdf,
+                                 s->partition, targets[at].n_partitions);
+                else if (s->kind == SELECTOR_BDF)
+                        cli_fail(c, r, "no AMD GPU at %s%s", s->bdf,
+                                 c->sample > 0 ? " any more" : "");
                 else if (s->index >= n)
                         cli_fail(c, r, "GPU %u not found (%zu GPU%s present)", s->index, n,
                                  n == 1 ? "" : "s");
@@ -226,6 +235,9 @@ static int resolve(struct cli *c) {
                                  s->partition, targets[s->index].n_partitions);
         } else if (r < 0) {
                 cli_fail(c, r, "cannot resolve the GPU selection: %s", strerror(-r));
+        } else if (c->interval_ns > 0) {
+                /* a watch follows the GPUs it started with, whatever their index becomes */
+                selection_pin(&c->selection, targets, n);
         }
         free(targets);
         if (r < 0) {
@@ -288,6 +300,16 @@ int cli_attach(struct cli *c, struct amdsmi_ctx *ctx, const char *bdf) {
         c->n_gpus = n;
         c->ctx = ctx;
         return 0;
+}
+
+void cli_detach(struct cli *c) {
+        c->ctx = NULL; /* the caller's */
+        free(c->matches);
+        c->matches = NULL;
+        free(c->error_message);
+        c->error_message = NULL;
+        json_object_put(c->errors);
+        c->errors = NULL;
 }
 
 void cli_begin_sample(struct cli *c) {

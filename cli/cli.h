@@ -143,6 +143,8 @@ int cli_open(struct cli *c);
  * context stays the caller's: clear c->ctx before freeing what the cli holds.
  */
 int cli_attach(struct cli *c, struct amdsmi_ctx *ctx, const char *bdf);
+/* Frees what cli_attach() and the documents left in @c, and leaves the context alone. */
+void cli_detach(struct cli *c);
 
 /* The documents of the read verbs for the selected GPUs, as --json prints them (one sample;
  * NULL on -ENOMEM). */

@@ -638,14 +638,15 @@ int output_json(FILE *f, json_object *doc, bool compact) {
 
 int format_timestamp(const struct timespec *ts, char *buf, size_t len) {
         struct tm tm;
-        char head[32];
         int n;
 
+        /* by hand, not strftime(): that re-reads the time zone file at every call, and a
+         * daemon stamps every document */
         if (!gmtime_r(&ts->tv_sec, &tm))
                 return -EINVAL;
-        if (strftime(head, sizeof(head), "%Y-%m-%dT%H:%M:%S", &tm) == 0)
-                return -EINVAL;
-        n = snprintf(buf, len, "%s.%03ldZ", head, (long) (ts->tv_nsec / 1000000));
+        n = snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", tm.tm_year + 1900,
+                     tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                     (long) (ts->tv_nsec / 1000000));
         if (n < 0 || (size_t) n >= len)
                 return -ENOBUFS;
         return 0;

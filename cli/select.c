@@ -227,13 +227,13 @@ int selection_resolve(const struct selection *sel, const struct select_target *g
                                         break;
                         if (i == n)
                                 goto not_found;
-                        match_all(&m[i]);
-                        break;
+                        goto matched;
 
                 case SELECTOR_INDEX:
                         if (s->index >= n)
                                 goto not_found;
                         i = s->index;
+                matched:
                         if (s->partition == SELECT_NO_PARTITION) {
                                 match_all(&m[i]);
                                 break;
@@ -258,13 +258,27 @@ not_found:
         return -ENOENT;
 }
 
+void selection_pin(struct selection *sel, const struct select_target *gpus, size_t n) {
+        for (size_t k = 0; k < sel->n_items; k++) {
+                struct selector *s = &sel->items[k];
+
+                if (s->kind != SELECTOR_INDEX || s->index >= n || !gpus[s->index].bdf)
+                        continue;
+                s->kind = SELECTOR_BDF;
+                snprintf(s->bdf, sizeof(s->bdf), "%s", gpus[s->index].bdf);
+        }
+}
+
 void selector_describe(const struct selector *s, char *buf, size_t len) {
         switch (s->kind) {
         case SELECTOR_ALL:
                 snprintf(buf, len, "all");
                 break;
         case SELECTOR_BDF:
-                snprintf(buf, len, "GPU %s", s->bdf);
+                if (s->partition == SELECT_NO_PARTITION)
+                        snprintf(buf, len, "GPU %s", s->bdf);
+                else
+                        snprintf(buf, len, "GPU %s partition %u", s->bdf, s->partition);
                 break;
         case SELECTOR_INDEX:
                 if (s->partition == SELECT_NO_PARTITION)

@@ -34,7 +34,8 @@ enum selector_kind {
 struct selector {
         enum selector_kind kind;
         uint32_t index;           /* SELECTOR_INDEX */
-        uint32_t partition;       /* SELECTOR_INDEX: SELECT_NO_PARTITION for the whole GPU */
+        uint32_t partition;       /* SELECT_NO_PARTITION for the whole GPU; a parsed BDF
+                                   * selector always has it, a pinned one may not */
         char bdf[SELECT_BDF_MAX]; /* SELECTOR_BDF: normalised "0000:c1:00.0" */
 };
 
@@ -70,6 +71,14 @@ int selector_parse(const char *s, struct selector *ret);
 int selection_add(struct selection *sel, const char *arg);
 
 void selection_clear(struct selection *sel);
+
+/*
+ * Pins index selectors to the GPUs they resolved to: "0" (or "0.3") becomes GPU @gpus[0]'s
+ * BDF (with the same partition). A watch re-enumerates when the topology changes; pinned, it
+ * keeps following the same GPUs, and a GPU that went away is reported gone instead of its
+ * index silently naming the next one.
+ */
+void selection_pin(struct selection *sel, const struct select_target *gpus, size_t n);
 
 /*
  * Resolves @sel against @n GPUs into @ret (n entries). An empty selection selects everything.

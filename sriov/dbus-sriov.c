@@ -112,17 +112,6 @@ static unsigned enumerated_vfs(struct daemon *d, const char *pf) {
         return k;
 }
 
-/* The struct cli amdsmid builds its documents with: quiet, JSON, on @ctx. */
-static void cli_release(struct cli *c) {
-        c->ctx = NULL; /* not ours */
-        free(c->matches);
-        c->matches = NULL;
-        free(c->error_message);
-        c->error_message = NULL;
-        json_object_put(c->errors);
-        c->errors = NULL;
-}
-
 /* "0000:05:02.0" or "05:02.0", any case, into the kernel's spelling; nothing else. */
 static int parse_vf(const char *arg, char ret[16]) {
         struct selector s;
@@ -301,7 +290,7 @@ finish:
         free(t.info);
         free(old_list);
         free(new_list);
-        cli_release(&c);
+        cli_detach(&c);
         return r;
 }
 
@@ -356,7 +345,7 @@ static int run_vf(struct job *j, struct amdsmi_ctx *ctx, enum sriov_vf_op op) {
 
 finish:
         set_message(j, &c, r, notes_close(s.notes, &notes));
-        cli_release(&c);
+        cli_detach(&c);
         return r;
 }
 
@@ -409,7 +398,7 @@ static int method_list_vfs(sd_bus_message *m, void *userdata, sd_bus_error *erro
         if (r < 0)
                 return bus_error_errno(error, r, "out of memory");
         o = sriov_pf_json(&c, g->index, gpu, true);
-        cli_release(&c); /* problems with single values: none for root, else null values */
+        cli_detach(&c); /* problems with single values: none for root, else null values */
         if (!o)
                 return bus_error_errno(error, -ENOMEM, "out of memory");
         r = sd_bus_reply_method_return(

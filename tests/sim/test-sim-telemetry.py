@@ -6,12 +6,15 @@ sequence reproducible and --frozen stops it at the description's values."""
 
 import json
 import os
+import shutil
+import subprocess
 import sys
+import tempfile
 import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from simtest import GPU0, MI300X_BDFS, Mount, main, metrics_field, sim  # noqa: E402
+from simtest import CLI, GPU0, MI300X_BDFS, Mount, main, metrics_field, sim  # noqa: E402
 
 FIELDS = ("energy_accumulator", "system_clock_counter", "firmware_timestamp")
 
@@ -66,6 +69,44 @@ class Telemetry(unittest.TestCase):
             for f in FIELDS:
                 self.assertGreater(metrics_field(later, 7, f), metrics_field(first, 7, f), f)
             self.assertGreater(len(powers), 1, "power never moved")
+
+    def test_watch_reads_anew(self):
+        """One library context sampling again and again (watch mode; amdsmid does the same)
+        keeps the telemetry files open between samples: every sample must still see the
+        simulator's new values, and a GPU unplugged meanwhile must read as gone, not as its
+        last values."""
+        sock_dir = tempfile.mkdtemp(prefix="amdsmi-sim-ctl.")
+        self.addCleanup(shutil.rmtree, sock_dir, True)
+        sock = os.path.join(sock_dir, "ctl.sock")
+        with Mount("--seed", "11", "--ctl", sock) as m:
+            env = dict(os.environ, AMDSMI_SYSFS_ROOT=m.root)
+            p = subprocess.run([CLI, "metric", "-g", "0", "--json", "-w", "0.12", "-n", "8"],
+                               env=env, capture_output=True, text=True, timeout=60)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            docs = [json.loads(line) for line in p.stdout.splitlines() if line.strip()]
+            self.assertEqual(len(docs), 8)
+            gpus = [d["gpus"][0] for d in docs]
+            powers = {g["power"]["power_w"] for g in gpus}
+            self.assertGreater(len(powers), 1, "power never moved: %s" % powers)
+            energy = [g["gpu_metrics"]["energy_j"] for g in gpus]
+            self.assertEqual(energy, sorted(energy))
+            self.assertGreater(energy[-1], energy[0], "gpu_metrics read once only")
+
+            # unplugged while a watch runs: "-g 0" keeps meaning the GPU the watch started
+            # with (never the next one moving up to index 0), and its going ends the watch
+            w = subprocess.Popen([CLI, "metric", "-g", "0", "--json", "-w", "0.3", "-n", "20"],
+                                 env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 text=True)
+            time.sleep(0.5)
+            sim("ctl", "--socket", sock, "unplug", GPU0, check=True)
+            out, err = w.communicate(timeout=60)
+            self.assertEqual(w.returncode, 3, err)  # not found
+            self.assertIn("no AMD GPU at %s any more" % GPU0, err)
+            docs = [json.loads(line) for line in out.splitlines() if line.strip()]
+            self.assertGreaterEqual(len(docs), 2)
+            self.assertEqual(docs[-1]["error"]["exit_code"], 3)
+            for d in docs[:-1]:
+                self.assertEqual([g["bdf"] for g in d["gpus"]], [GPU0])
 
     def test_seeded_runs_agree(self):
         """Two simulators with one seed show the same values at the same step (the step is

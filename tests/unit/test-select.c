@@ -404,6 +404,62 @@ static void test_count(void **state) {
         }
 }
 
+/* A watch pins index selectors to the BDFs they first resolved to. */
+static void test_pin(void **state) {
+        /* GPU 0 went away: the same machine, one GPU fewer, the others move up an index */
+        static const struct select_target seven_gpus[] = {
+                { "0000:15:00.0", 1 }, { "0000:65:00.0", 8 }, { "0000:75:00.0", 1 },
+                { "0000:85:00.0", 2 }, { "0000:95:00.0", 1 }, { "0000:c1:00.0", 4 },
+                { "0001:e5:00.0", 0 },
+        };
+        struct select_match m[N_GPUS];
+        struct selection sel;
+        size_t failed = 99;
+        char buf[64];
+
+        assert_int_equal(parse("2.5,1,all", &sel), 0);
+        selection_pin(&sel, eight_gpus, N_GPUS);
+        assert_int_equal(sel.items[0].kind, SELECTOR_BDF);
+        assert_string_equal(sel.items[0].bdf, "0000:65:00.0");
+        assert_int_equal(sel.items[0].partition, 5);
+        assert_int_equal(sel.items[1].kind, SELECTOR_BDF);
+        assert_string_equal(sel.items[1].bdf, "0000:15:00.0");
+        assert_int_equal(sel.items[1].partition, SELECT_NO_PARTITION);
+        assert_int_equal(sel.items[2].kind, SELECTOR_ALL);
+        selector_describe(&sel.items[0], buf, sizeof(buf));
+        assert_string_equal(buf, "GPU 0000:65:00.0 partition 5");
+        selection_clear(&sel);
+
+        /* pinned, "0" follows 0000:05:00.0 and fails once it is gone */
+        assert_int_equal(parse("0", &sel), 0);
+        selection_pin(&sel, eight_gpus, N_GPUS);
+        assert_int_equal(selection_resolve(&sel, eight_gpus, N_GPUS, m, NULL), 0);
+        assert_true(m[0].selected && m[0].all_partitions);
+        assert_int_equal(selection_resolve(&sel, seven_gpus, 7, m, &failed), -ENOENT);
+        assert_int_equal(failed, 0);
+        selection_clear(&sel);
+
+        /* pinned "2.5" keeps its partition on the GPU's new index; a partition that is gone
+         * fails */
+        assert_int_equal(parse("2.5", &sel), 0);
+        selection_pin(&sel, eight_gpus, N_GPUS);
+        assert_int_equal(selection_resolve(&sel, seven_gpus, 7, m, NULL), 0);
+        assert_true(m[1].selected);
+        assert_false(m[1].all_partitions);
+        assert_true(select_match_partition(&m[1], 5));
+        assert_false(select_match_partition(&m[1], 4));
+        assert_false(m[2].selected);
+        sel.items[0].partition = 8;
+        assert_int_equal(selection_resolve(&sel, seven_gpus, 7, m, &failed), -ENOENT);
+        selection_clear(&sel);
+
+        /* an index past the GPUs present stays an index (resolution reports it) */
+        assert_int_equal(parse("12", &sel), 0);
+        selection_pin(&sel, eight_gpus, N_GPUS);
+        assert_int_equal(sel.items[0].kind, SELECTOR_INDEX);
+        selection_clear(&sel);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_index),
@@ -425,6 +481,7 @@ int main(void) {
                 cmocka_unit_test(test_describe),
                 cmocka_unit_test(test_interval),
                 cmocka_unit_test(test_count),
+                cmocka_unit_test(test_pin),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
