@@ -95,6 +95,7 @@ struct daemon {
         struct udev_monitor *udev_monitor;
         sd_event_source *udev_source;
         sd_event_source *rescan_defer;  /* coalesces rescans */
+        uint64_t rescan_usec;           /* CLOCK_MONOTONIC of the last rescan */
 
         struct config *config;
         char config_error[512];         /* why the file in force is not the one on disk */
@@ -108,6 +109,8 @@ struct daemon {
         sd_event_source *job_source;
 
         char *describe_json;            /* Describe()'s cached document */
+        char *metrics_json;             /* Manager.GetMetrics()'s last document */
+        uint64_t metrics_usec;
         bool ready;                     /* READY=1 sent */
         bool exiting;
 };
@@ -132,6 +135,10 @@ void manager_done(struct daemon *d);
 int manager_rescan(struct daemon *d);
 /* Asks for a rescan soon (coalesced; from any main-thread context). */
 void manager_schedule_rescan(struct daemon *d);
+/* The periodic check: a rescan when the devices changed (amdsmi_ctx_check_devices()) or
+ * the last one is older than @full_usec, else only the refreshes that must run often (the
+ * slices' refresh_often: a power cap a GPU reset lost). */
+bool manager_check(struct daemon *d, uint64_t full_usec); /* true: a rescan comes */
 /* Refreshes one GPU's cached properties from @gpu (a handle of d->ctx) and emits
  * PropertiesChanged for what changed. */
 void manager_refresh_gpu(struct dgpu *g, struct amdsmi_gpu *gpu, bool emit);
@@ -153,6 +160,10 @@ void dgpu_emit_changed(struct dgpu *g, const char *interface, char **names);
 /* Fills @error from a negative errno and a message (the one errno <-> name table).
  * @return @r. */
 int bus_error_errno(sd_bus_error *error, int r, const char *format, ...) _printf_(3, 4);
+/* Answers @call with the string @s (a JSON document): like sd_bus_reply_method_return(call,
+ * "s", s), without sd-bus's byte-by-byte UTF-8 check when @s is plain ASCII (most documents;
+ * a 24 KiB metrics document spent more in that check than in being built). */
+int bus_reply_string(sd_bus_message *call, const char *s);
 
 /* daemon/job.c: a change. Created by a slice's method handler, run on a worker thread. */
 struct job {
@@ -246,6 +257,9 @@ struct slice {
         const char *interface;
         const sd_bus_vtable *vtable;
         char **(*refresh)(struct dgpu *g, struct amdsmi_gpu *gpu);
+        /* refresh also runs at every periodic check, not only when the devices changed
+         * (cheap reads only: never one that may wake the GPU) */
+        bool refresh_often;
         /* Optional: brings @g to what the configuration desires (@want; @old: what the
          * previous configuration desired, NULL at start, after a reset or a re-plug), queuing
          * jobs as needed; keys equal in @want and @old are left alone. */

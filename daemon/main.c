@@ -97,13 +97,22 @@ static int udev_setup(struct daemon *d) {
                                udev_monitor_get_fd(d->udev_monitor), EPOLLIN, on_uevent, d);
 }
 
-/* Where no uevents come (the simulator, a uevent lost): a cheap check of the KFD topology's
- * generation_id and of the GPUs present. */
+/* Where no uevents come (the simulator, a uevent lost): a cheap check of the PCI functions,
+ * their drivers and the KFD topology's generation_id, a full rescan when they moved (and at
+ * least every FULL_RESCAN_USEC, for what changes without moving them), and the power caps
+ * (a GPU reset restores the default without any of those moving). */
+#define FULL_RESCAN_USEC (30 * 1000000ULL)
+
 static int on_poll(sd_event_source *s, uint64_t usec, void *userdata) {
         struct daemon *d = userdata;
         unsigned ms = d->config ? d->config->poll_interval_ms : 2000;
 
-        manager_schedule_rescan(d);
+        /* after a rescan, on_rescan() gives GPUs whose desired state could not be applied
+         * yet another try; without one, here */
+        if (!manager_check(d, FULL_RESCAN_USEC))
+                for (size_t i = 0; i < d->n_gpus; i++)
+                        if (d->gpus[i]->desired_pending && !d->gpus[i]->changing)
+                                manager_apply_desired(d, d->gpus[i], false, NULL);
         return sd_event_source_set_time(s, usec + (uint64_t) ms * 1000);
 }
 

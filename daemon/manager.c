@@ -57,6 +57,9 @@ void dgpu_emit_changed(struct dgpu *g, const char *interface, char **names) {
 void manager_invalidate(struct daemon *d) {
         free(d->describe_json);
         d->describe_json = NULL;
+        /* the GPUs may have changed: no document of the old set */
+        free(d->metrics_json);
+        d->metrics_json = NULL;
 }
 
 static void dgpu_free(struct dgpu *g) {
@@ -140,10 +143,40 @@ static int gpus_add(struct daemon *d, struct dgpu *g) {
         return 0;
 }
 
+bool manager_check(struct daemon *d, uint64_t full_usec) {
+        uint64_t now = now_usec(CLOCK_MONOTONIC);
+        int r;
+
+        r = amdsmi_ctx_check_devices(d->ctx);
+        if (r < 0 || now - d->rescan_usec >= full_usec) {
+                if (r < 0 && r != -ESTALE)
+                        log_debug("checking the devices: %s", strerror(-r));
+                manager_schedule_rescan(d);
+                return true;
+        }
+        for (size_t i = 0; i < d->n_gpus; i++) {
+                struct dgpu *g = d->gpus[i];
+                struct amdsmi_gpu *gpu = dgpu_handle(g);
+
+                if (!gpu)
+                        continue;
+                for (size_t k = 0; k < ELEMENTSOF(slices); k++) {
+                        _cleanup_strv_free_ char **names = NULL;
+
+                        if (!slices[k]->refresh || !slices[k]->refresh_often)
+                                continue;
+                        names = slices[k]->refresh(g, gpu);
+                        dgpu_emit_changed(g, slices[k]->interface, names);
+                }
+        }
+        return false;
+}
+
 int manager_rescan(struct daemon *d) {
         size_t n;
         int r;
 
+        d->rescan_usec = now_usec(CLOCK_MONOTONIC);
         r = amdsmi_ctx_enumerate(d->ctx);
         if (r < 0 && r != -ENOENT) {
                 log_warning("cannot enumerate the GPUs: %s", strerror(-r));
@@ -208,12 +241,6 @@ int manager_rescan(struct daemon *d) {
 
 /* ---- Describe(), GetMetrics(), GetHistory() -------------------------------------------- */
 
-static void cli_release(struct cli *c) {
-        c->ctx = NULL; /* the daemon's */
-        free(c->matches);
-        free(c->error_message);
-        json_object_put(c->errors);
-}
 
 static json_object *string_or_null(const char *s) {
         return s && s[0] ? json_object_new_string(s) : NULL;
@@ -259,7 +286,7 @@ static int build_describe(struct daemon *d, char **ret) {
         }
         doc = list_document(&c);
         if (!doc) {
-                cli_release(&c);
+                cli_detach(&c);
                 return -ENOMEM;
         }
         /* what the daemon adds: the object of each GPU and whether a change is under way */
@@ -296,7 +323,7 @@ static int build_describe(struct daemon *d, char **ret) {
                 if (all)
                         json_object_object_add(doc, "gpus", all);
         }
-        cli_release(&c);
+        cli_detach(&c);
         daemon = json_object_new_object();
         json_object_object_add(daemon, "version", json_object_new_string(amdsmi_version()));
         json_object_object_add(daemon, "config",
@@ -321,42 +348,57 @@ static int method_describe(sd_bus_message *m, void *userdata, sd_bus_error *erro
                         return bus_error_errno(error, r, "cannot describe the GPUs: %s",
                                                strerror(-r));
         }
-        return sd_bus_reply_method_return(m, "s", d->describe_json);
+        return bus_reply_string(m, d->describe_json);
 }
 
 /* GetMetrics() answers from a document at most this old: ten clients polling at 10 Hz cost
  * the GPU what one does. */
 #define METRICS_MAX_AGE_USEC 50000
 
-static int method_get_metrics(sd_bus_message *m, void *userdata, sd_bus_error *error) {
-        struct dgpu *g = userdata;
-        struct daemon *d = g->d;
+/* The `amdsmi metric --json` document of one GPU (@bdf) or of all (NULL), from *cache when
+ * it is younger than METRICS_MAX_AGE_USEC. */
+static int metrics_reply(struct daemon *d, sd_bus_message *m, const char *bdf, char **cache,
+                         uint64_t *stamp, sd_bus_error *error) {
         uint64_t now = now_usec(CLOCK_MONOTONIC);
         struct cli c = { .command = "metric", .format = OUTPUT_JSON, .quiet = true };
         json_object *doc;
         char *s;
         int r;
 
-        if (g->metrics_json && now - g->metrics_usec < METRICS_MAX_AGE_USEC)
-                return sd_bus_reply_method_return(m, "s", g->metrics_json);
+        if (*cache && now - *stamp < METRICS_MAX_AGE_USEC)
+                return bus_reply_string(m, *cache);
         snprintf(c.hostname, sizeof(c.hostname), "%s", d->hostname);
-        r = cli_attach(&c, d->ctx, g->bdf);
+        r = cli_attach(&c, d->ctx, bdf);
         if (r < 0) {
-                cli_release(&c);
-                return bus_error_errno(error, -ENODEV, "GPU %s is gone", g->bdf);
+                cli_detach(&c);
+                return bus_error_errno(error, -ENODEV, "GPU %s is gone", bdf);
         }
         doc = metric_document(&c);
-        cli_release(&c);
+        cli_detach(&c);
         if (!doc)
                 return bus_error_errno(error, -ENOMEM, "out of memory");
         s = strdup(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
         json_object_put(doc);
         if (!s)
                 return bus_error_errno(error, -ENOMEM, "out of memory");
-        free(g->metrics_json);
-        g->metrics_json = s;
-        g->metrics_usec = now;
-        return sd_bus_reply_method_return(m, "s", s);
+        free(*cache);
+        *cache = s;
+        *stamp = now;
+        return bus_reply_string(m, s);
+}
+
+static int method_get_metrics(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        struct dgpu *g = userdata;
+
+        return metrics_reply(g->d, m, g->bdf, &g->metrics_json, &g->metrics_usec, error);
+}
+
+/* Every GPU in one document: a scraper sampling the whole server makes one call per sample
+ * instead of one per GPU. */
+static int method_manager_get_metrics(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        struct daemon *d = userdata;
+
+        return metrics_reply(d, m, NULL, &d->metrics_json, &d->metrics_usec, error);
 }
 
 static int method_get_history(sd_bus_message *m, void *userdata, sd_bus_error *error) {
@@ -382,8 +424,8 @@ static int method_get_history(sd_bus_message *m, void *userdata, sd_bus_error *e
         json_object_object_add(doc, "entries", entries);
         json_object_object_add(doc, "skipped", json_object_new_uint64(skipped));
         json_object_object_add(doc, "errors", json_object_new_array());
-        r = sd_bus_reply_method_return(m, "s",
-                                       json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+        r = bus_reply_string(m, json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PLAIN |
+                                                                    JSON_C_TO_STRING_NOSLASHESCAPE));
         json_object_put(doc);
         return r;
 }
@@ -476,6 +518,8 @@ const sd_bus_vtable manager_vtable[] = {
                                 SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetHistory", SD_BUS_ARGS("u", max), SD_BUS_RESULT("s", json),
                                 method_get_history, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("GetMetrics", SD_BUS_NO_ARGS, SD_BUS_RESULT("s", json),
+                                method_manager_get_metrics, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("ApplyDesired", SD_BUS_ARGS("t", flags),
                                 SD_BUS_RESULT("s", json), method_apply_desired,
                                 SD_BUS_VTABLE_UNPRIVILEGED),

@@ -1075,6 +1075,7 @@ const struct slice power_slice = {
         .interface = AMDSMI_BUS_IFACE_POWER,
         .vtable = power_vtable,
         .refresh = power_refresh,
+        .refresh_often = true, /* a GPU reset restores the default cap, and nothing else moves */
         .apply_desired = power_apply_desired,
         .recover = power_recover,
         .free_gpu = power_free_gpu,

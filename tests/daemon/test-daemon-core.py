@@ -8,6 +8,7 @@ import json
 import os
 import signal
 import subprocess
+import time
 import unittest
 
 from daemontest import (BUS, GPU0, GPU1, IFACE_GPU, MANAGER, MI300X_BDFS, NOBODY, ROOT,
@@ -76,6 +77,27 @@ class Core(unittest.TestCase):
             self.assertEqual([g["bdf"] for g in doc["gpus"]], [GPU1])
             self.assertEqual(doc["gpus"][0]["gpu"], 1)
             self.assertIsInstance(doc["gpus"][0]["power"]["power_w"], (int, float))
+            # every GPU in one document (one call per sample for a scraper), the same entries
+            whole = json.loads(d.call(ROOT, MANAGER, "GetMetrics", user=NOBODY)[0])
+            self.assertEqual((whole["schema"], whole["command"]), ("amdsmi/1", "metric"))
+            self.assertEqual([g["bdf"] for g in whole["gpus"]], MI300X_BDFS)
+            self.assertEqual([g["gpu"] for g in whole["gpus"]], list(range(len(MI300X_BDFS))))
+            self.assertEqual(sorted(whole["gpus"][1]), sorted(doc["gpus"][0]))
+            self.assertEqual(whole["errors"], [])
+            name, _ = d.call_error(ROOT, MANAGER, "GetMetrics", "uint32:1")
+            self.assertEqual(name, "org.freedesktop.DBus.Error.InvalidArgs")
+            # a GPU unplugged: gone from the next document (after the periodic check)
+            p = subprocess.run([os.environ["AMDSMI_SIM"], "ctl", "--mount", d.mount.root,
+                                "unplug", GPU1], capture_output=True, text=True, timeout=60)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline:
+                whole = json.loads(d.call(ROOT, MANAGER, "GetMetrics")[0])
+                if GPU1 not in [g["bdf"] for g in whole["gpus"]]:
+                    break
+                time.sleep(0.2)
+            self.assertEqual([g["bdf"] for g in whole["gpus"]],
+                             [b for b in MI300X_BDFS if b != GPU1])
 
     def test_reload_authorisation(self):
         with Daemon() as d:
@@ -104,12 +126,19 @@ class Core(unittest.TestCase):
             # a change by root; the file is root's (0640): nobody reads it through amdsmid
             d.call(gpu_path(GPU1), "org.amdsmi1.Power", "SetSource", "sstt", "host", "",
                    600000000, 0)
+            # a VM key beyond ASCII: the document still reaches nobody, intact
+            d.call(gpu_path(GPU1), "org.amdsmi1.Power", "SetSource", "sstt", "vm", "gäst-ü",
+                   700000000, 0)
+            d.call(gpu_path(GPU1), "org.amdsmi1.Power", "ClearSource", "sst", "vm", "gäst-ü", 0)
+            doc = json.loads(d.call(ROOT, MANAGER, "GetHistory", "u", 10, user=NOBODY)[0])
+            self.assertEqual([e["change"] for e in doc["entries"]], ["power_source"] * 3)
+            self.assertIn("vm:gäst-ü=700W", doc["entries"][1]["new"])
             path = os.path.join(d.state_dir, "history.jsonl")
             self.assertEqual(os.stat(path).st_mode & 0o777, 0o640)
             doc = json.loads(d.cli("history", "--json", user=NOBODY).stdout)
             self.assertEqual([(e["via"], e["uid"], e["gpu"], e["change"], e["result"])
                               for e in doc["entries"]],
-                             [("amdsmid", 0, GPU1, "power_source", "ok")])
+                             [("amdsmid", 0, GPU1, "power_source", "ok")] * 3)
             # --direct reads the file itself: not allowed to
             p = d.cli("history", "--direct", user=NOBODY, status=6)
             self.assertIn("Permission denied", p.stderr)
