@@ -36,6 +36,7 @@ echo "== in-process"
 "$B/bench/bench-gpu-metrics"
 AMDSMI_SYSFS_ROOT=$SPX "$B/bench/bench-discovery" 500 | sed 's/^/mi300x-8-spx: /'
 AMDSMI_SYSFS_ROOT=$CPX "$B/bench/bench-discovery" 200 | sed 's/^/mi300x-8-cpx: /'
+AMDSMI_SYSFS_ROOT=$SPX "$B/bench/bench-telemetry" 500 | sed 's/^/mi300x-8-spx: /'
 cp -a "$SPX" "$PW/tree-bench"
 AMDSMI_SYSFS_ROOT=$PW/tree-bench "$B/bench/bench-power" | sed 's/^/mi300x-8-spx: /'
 
