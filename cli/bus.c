@@ -81,18 +81,33 @@ int cli_change_route(struct cli *c) {
         return CLI_ROUTE_DIRECT;
 }
 
+static int on_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        sd_bus_message **reply = userdata;
+
+        *reply = sd_bus_message_ref(m);
+        return 0;
+}
+
+/* The one JSON string argument at the current position of @m, parsed; NULL if none. */
+static json_object *read_document(sd_bus_message *m) {
+        enum json_tokener_error jerr;
+        const char *text = NULL;
+
+        if (sd_bus_message_read(m, "s", &text) <= 0 || !text)
+                return NULL;
+        return json_tokener_parse_verbose(text, &jerr);
+}
+
 int cli_bus_call(struct cli *c, const char *path, const char *bdf, const char *interface,
                  const char *member, unsigned timeout_ms, json_object **ret, char **ret_message,
                  const char *types, ...) {
-        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
+        _cleanup_(sd_bus_slot_unrefp) sd_bus_slot *slot = NULL;
         _cleanup_free_ char *gpu_path = NULL;
-        enum json_tokener_error jerr;
-        const char *text;
-        json_object *doc;
         va_list ap;
         int r;
 
+        *ret = NULL;
         if (ret_message)
                 *ret_message = NULL;
         r = bus_open(c);
@@ -118,32 +133,37 @@ int cli_bus_call(struct cli *c, const char *path, const char *bdf, const char *i
                 if (r < 0)
                         return r;
         }
-        r = sd_bus_call(c->bus, m,
-                        (uint64_t) (timeout_ms ? timeout_ms : DEFAULT_CALL_TIMEOUT_MS) * 1000,
-                        &error, &reply);
-        if (r < 0) {
-                if (sd_bus_error_is_set(&error)) {
-                        r = sd_bus_error_get_errno(&error);
-                        if (r <= 0)
-                                r = EIO;
-                        r = -r;
-                        if (ret_message && error.message)
-                                *ret_message = strdup(error.message);
-                }
-                return r;
-        }
-        if (!streq_ptr(sd_bus_message_get_signature(reply, true), "s")) {
-                *ret = NULL; /* a method without a result */
-                return 0;
-        }
-        r = sd_bus_message_read(reply, "s", &text);
+        /* asynchronously, since sd_bus_call() keeps only the name and message of an error,
+         * and a failed change carries its document after the message */
+        r = sd_bus_call_async(c->bus, &slot, m, on_reply, &reply,
+                              (uint64_t) (timeout_ms ? timeout_ms : DEFAULT_CALL_TIMEOUT_MS) *
+                                      1000);
         if (r < 0)
                 return r;
-        doc = json_tokener_parse_verbose(text, &jerr);
-        if (!doc)
-                return -EBADMSG;
-        *ret = doc;
-        return 0;
+        while (!reply) {
+                r = sd_bus_process(c->bus, NULL);
+                if (r < 0)
+                        return r;
+                if (r > 0)
+                        continue;
+                r = sd_bus_wait(c->bus, UINT64_MAX);
+                if (r < 0 && r != -EINTR)
+                        return r;
+        }
+        if (sd_bus_message_is_method_error(reply, NULL)) {
+                const sd_bus_error *e = sd_bus_message_get_error(reply);
+
+                r = e ? sd_bus_error_get_errno(e) : 0;
+                if (ret_message && e && e->message)
+                        *ret_message = strdup(e->message);
+                if (sd_bus_message_rewind(reply, true) >= 0 && sd_bus_message_skip(reply, "s") >= 0)
+                        *ret = read_document(reply);
+                return r > 0 ? -r : -EIO;
+        }
+        if (!streq_ptr(sd_bus_message_get_signature(reply, true), "s"))
+                return 0; /* a method without a result */
+        *ret = read_document(reply);
+        return *ret ? 0 : -EBADMSG;
 }
 
 void cli_bus_close(struct cli *c) {

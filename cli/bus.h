@@ -34,9 +34,12 @@ bool cli_daemon_running(struct cli *c);
 /*
  * Calls @member of @interface on @path (NULL: the GPU object of @bdf) with the arguments of
  * @types (sd-bus message_append syntax), waiting up to @timeout_ms (0: 10 minutes, since a
- * change may wait for other changes of the GPU), and parses the reply, one JSON string. On
- * a D-Bus error: the errno of the error name (org.amdsmi1.Error.* through the one table) and
- * its message in *ret_message (malloc'd, may be NULL), nothing in *ret.
+ * change may wait for other changes of the GPU), and parses the reply, one JSON string, into
+ * *ret (NULL for a method without a result). On a D-Bus error: the errno of the error name
+ * (org.amdsmi1.Error.* through the one table), its message in *ret_message (malloc'd, may be
+ * NULL), and in *ret the document a failed change carries after the message (what was done
+ * and read back, as the in-process change reports it), or NULL. The caller frees *ret in
+ * both cases.
  * @return 0 or a negative errno.
  */
 int cli_bus_call(struct cli *c, const char *path, const char *bdf, const char *interface,

@@ -304,9 +304,9 @@ static int call_manager(struct cli *c, const char *member, const char *types, ui
                                            "when it starts (systemctl start amdsmid)");
         r = cli_bus_call(c, AMDSMI_BUS_PATH, NULL, AMDSMI_BUS_IFACE_MANAGER, member, 0, &reply,
                          &message, types, flags);
+        json_object_put(reply);
         if (r < 0)
                 return cli_fail(c, r, "%s: %s", member, message ? message : strerror(-r));
-        json_object_put(reply);
         return 0;
 }
 

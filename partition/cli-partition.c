@@ -459,90 +459,16 @@ static int change_begin(struct cli *c, struct partition_run *run) {
 
 /* ---- through amdsmid -------------------------------------------------------------------- */
 
-struct call_state {
-        sd_bus_message *reply;
-};
-
-static int on_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
-        struct call_state *s = userdata;
-
-        s->reply = sd_bus_message_ref(m);
-        return 0;
-}
-
 /*
- * Calls @member of org.amdsmi1.Partition on the object of @bdf. A change that failed is an
- * error whose second argument, after the message, is the GPU's element of the document as
- * amdsmid would have answered it: *ret has it then too (NULL when the error has none, as for
- * a denial). cli_bus_call() cannot give it (sd_bus_call() drops the error's body), hence the
- * asynchronous call. @return 0 or the errno of the error name (message in *ret_message).
+ * Calls @member of org.amdsmi1.Partition on the object of @bdf. A change that failed still
+ * gives the GPU's element of the document as amdsmid would have answered it in *ret (NULL
+ * when the error has none, as for a denial). The change may wait for others of the GPU: ten
+ * minutes more than the driver. @return 0 or the errno of the error name (message in
+ * *ret_message).
  */
-static int daemon_call(struct cli *c, const char *bdf, const char *member, json_object **ret,
-                       char **ret_message, const char *types, ...) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
-        _cleanup_(sd_bus_slot_unrefp) sd_bus_slot *slot = NULL;
-        _cleanup_free_ char *path = NULL;
-        struct call_state st = {};
-        const char *text = NULL;
-        uint64_t timeout_usec;
-        va_list ap;
-        int r;
-
-        *ret = NULL;
-        *ret_message = NULL;
-        if (!c->bus)
-                return -ENOTCONN;
-        r = amdsmi_bus_gpu_path(bdf, &path);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_new_method_call(c->bus, &m, AMDSMI_BUS_NAME, path,
-                                           AMDSMI_BUS_IFACE_PARTITION, member);
-        if (r < 0)
-                return r;
-        /* polkit may ask the admin for a password (an agent on the terminal) */
-        (void) sd_bus_message_set_allow_interactive_authorization(m, true);
-        (void) sd_bus_message_set_auto_start(m, false);
-        va_start(ap, types);
-        r = sd_bus_message_appendv(m, types, ap);
-        va_end(ap);
-        if (r < 0)
-                return r;
-        /* the change may wait for others of the GPU: ten minutes more than the driver */
-        timeout_usec = ((uint64_t) c->timeout_ms + 10 * 60 * 1000) * 1000;
-        r = sd_bus_call_async(c->bus, &slot, m, on_reply, &st, timeout_usec);
-        if (r < 0)
-                return r;
-        while (!st.reply) {
-                r = sd_bus_process(c->bus, NULL);
-                if (r < 0)
-                        return r;
-                if (r > 0)
-                        continue;
-                r = sd_bus_wait(c->bus, UINT64_MAX);
-                if (r < 0 && r != -EINTR)
-                        return r;
-        }
-        if (sd_bus_message_is_method_error(st.reply, NULL)) {
-                const sd_bus_error *e = sd_bus_message_get_error(st.reply);
-
-                r = e ? sd_bus_error_get_errno(e) : 0;
-                r = r > 0 ? -r : -EIO;
-                if (e && e->message)
-                        *ret_message = strdup(e->message);
-                if (sd_bus_message_rewind(st.reply, true) >= 0 &&
-                    sd_bus_message_skip(st.reply, "s") >= 0 &&
-                    sd_bus_message_read(st.reply, "s", &text) > 0)
-                        *ret = json_tokener_parse(text);
-        } else {
-                r = sd_bus_message_read(st.reply, "s", &text);
-                if (r >= 0) {
-                        *ret = json_tokener_parse(text);
-                        r = *ret ? 0 : -EBADMSG;
-                }
-        }
-        sd_bus_message_unref(st.reply);
-        return r;
-}
+#define daemon_call(c, bdf, member, ret, ret_message, ...)                                   \
+        cli_bus_call(c, NULL, bdf, AMDSMI_BUS_IFACE_PARTITION, member,                       \
+                     (c)->timeout_ms + 10 * 60 * 1000, ret, ret_message, __VA_ARGS__)
 
 /* Takes @key out of @o (a new reference, or NULL). */
 static json_object *take_key(json_object *o, const char *key) {

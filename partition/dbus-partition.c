@@ -43,7 +43,6 @@
 #define RETRY_USEC (30ULL * 1000 * 1000)
 #define JSON_FLAGS (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
 /* The longest --timeout of amdsmi. */
-#define TIMEOUT_MS_MAX (3600U * 1000)
 
 enum pjob_kind {
         PJOB_SET,
@@ -451,10 +450,10 @@ static int check_flags(uint64_t flags, sd_bus_error *error) {
 }
 
 static int check_timeout(uint32_t timeout_ms, sd_bus_error *error) {
-        if (timeout_ms > TIMEOUT_MS_MAX)
+        if (timeout_ms > AMDSMI_BUS_TIMEOUT_MS_MAX)
                 return bus_error_errno(error, -EINVAL,
                                        "timeout %u ms is above %u ms (0: the default)",
-                                       timeout_ms, TIMEOUT_MS_MAX);
+                                       timeout_ms, AMDSMI_BUS_TIMEOUT_MS_MAX);
         return 0;
 }
 

@@ -108,8 +108,10 @@ static json_object *explain_via_daemon(struct cli *c, size_t index, struct amdsm
 
         r = cli_bus_call(c, NULL, amdsmi_gpu_get_bdf(gpu), AMDSMI_BUS_IFACE_POWER, "Explain",
                          30000, &o, &msg, NULL);
-        if (r < 0)
+        if (r < 0) {
+                json_object_put(o);
                 return NULL; /* a GPU amdsmid does not know (yet): read it here */
+        }
         if (!json_object_is_type(o, json_type_object)) {
                 json_object_put(o);
                 return NULL;
@@ -354,6 +356,22 @@ static void record_direct(struct cli *c, const struct power_change *ch, const ch
                         strerror(-k));
 }
 
+/* amdsmid names the host value as 'power set' does ("--host 800 W is out of range"); for
+ * 'set -o' the in-process change says "-o 800 W": the same words through amdsmid. */
+static void name_host_option(const struct power_change *ch, char *msg) {
+        static const char from[] = "): --host ", to[] = "): -o ";
+        char *p;
+
+        if (!msg || !ch->host_option || strcmp(ch->host_option, "-o") != 0)
+                return;
+        p = strstr(msg, from);
+        if (!p)
+                return;
+        /* shorter: in place */
+        memcpy(p, to, sizeof(to) - 1);
+        memmove(p + sizeof(to) - 1, p + sizeof(from) - 1, strlen(p + sizeof(from) - 1) + 1);
+}
+
 /* The change of one GPU through amdsmid; *entry becomes its answer. */
 static int change_via_daemon(struct cli *c, const struct power_change *ch, size_t index,
                              struct amdsmi_gpu *gpu, json_object **entry) {
@@ -401,16 +419,30 @@ static int change_via_daemon(struct cli *c, const struct power_change *ch, size_
                 r = CALL("ClearSources", "a(ss)t", 3, it[0].kind, it[0].key, it[1].kind,
                          it[1].key, it[2].kind, it[2].key, flags);
 #undef CALL
+        name_host_option(ch, msg);
+        if (r < 0 && json_object_is_type(reply, json_type_object)) {
+                /* amdsmid's report of the failed change: what it did and read back, the
+                 * lines the in-process change prints before its error */
+                json_set(reply, "gpu", json_object_new_uint64(index));
+                if (c->format == OUTPUT_TABLE && json_object_object_get_ex(reply, "messages", &lines))
+                        for (size_t i = 0; i < json_object_array_length(lines); i++)
+                                printf("%s\n", json_object_get_string(
+                                                       json_object_array_get_idx(lines, i)));
+                json_object_put(*entry);
+                *entry = reply;
+                return cli_fail(c, r, "%s", msg ? msg : strerror(-r));
+        }
         if (r < 0) {
                 _cleanup_free_ struct power_view *v = malloc(sizeof(*v));
                 struct state_store *st = NULL;
 
+                json_object_put(reply);
                 if (msg)
                         cli_fail(c, r, "%s", msg);
                 else
                         cli_fail(c, r, "GPU %zu (%s): amdsmid did not answer: %s", index, bdf,
                                  strerror(-r));
-                /* a failure comes without amdsmid's report: show the GPU as it is now */
+                /* a failure without amdsmid's report (a denial): the GPU as it is now */
                 if (v) {
                         (void) state_open(STATE_READ, POWER_LOCK_WAIT_MS, &st);
                         power_view_load(gpu, st, AMDSMI_POWER_READ_NO_METRICS, v);

@@ -18,14 +18,14 @@
  * VF inside a guest (exit 4).
  *
  * Where it runs (cli_authorise_change()): through amdsmid when it runs (org.amdsmi1.Sriov of
- * the PF's object: SetNumVfs, BindVf, ReleaseVf; polkit decides), else in-process as root
- * (and with --direct --force). Both print the same lines and documents: the bodies of the
- * changes and the JSON objects are shared with amdsmid (sriov-json.c). The checks that need no
- * change (the selection, --persist on a PF outside gim, the count against gim's layouts) run
- * here in both cases. Through amdsmid a failure answers with a D-Bus error, which carries the
- * message only: the document then has "report" null for that PF (sriov set), or is the error
- * document (bind, release). --timeout is not passed to amdsmid (its default applies). With
- * --persist each PF is one call, each writing the whole file. `amdsmi sriov` reads through
+ * the PF's object: SetNumVfs (SetNumVfsWithTimeout with --timeout), BindVf, ReleaseVf; polkit
+ * decides), else in-process as root (and with --direct --force). Both print the same lines and
+ * documents: the bodies of the changes and the JSON objects are shared with amdsmid
+ * (sriov-json.c). The checks that need no change (the selection, --persist on a PF outside
+ * gim, the count against gim's layouts) run here in both cases. Through amdsmid a failed
+ * change answers with a D-Bus error that carries amdsmid's document of it after the message:
+ * it is printed as the in-process one (only a refusal before any change, such as a denial,
+ * comes without one). With --persist each PF is one call, each writing the whole file. `amdsmi sriov` reads through
  * ListVfs() when amdsmid runs (it sees every process's /dev/vfio holders, which an
  * unprivileged caller cannot), in-process with --direct or when the call fails.
  *
@@ -627,21 +627,35 @@ static void set_daemon(struct cli *c, struct sriov_run *s, json_object *gpus,
                 _cleanup_free_ char *message = NULL;
                 json_object *reply = NULL, *persist = NULL, *content = NULL;
 
-                r = cli_bus_call(c, NULL, amdsmi_gpu_get_bdf(targets[i].gpu),
-                                 AMDSMI_BUS_IFACE_SRIOV, "SetNumVfs", 0, &reply, &message, "ut",
-                                 (uint32_t) c->num_vfs, flags);
-                if (r >= 0 && !json_object_is_type(reply, json_type_object)) {
+                if (c->timeout_ms)
+                        r = cli_bus_call(c, NULL, amdsmi_gpu_get_bdf(targets[i].gpu),
+                                         AMDSMI_BUS_IFACE_SRIOV, "SetNumVfsWithTimeout", 0, &reply,
+                                         &message, "uut", (uint32_t) c->num_vfs,
+                                         (uint32_t) c->timeout_ms, flags);
+                else
+                        r = cli_bus_call(c, NULL, amdsmi_gpu_get_bdf(targets[i].gpu),
+                                         AMDSMI_BUS_IFACE_SRIOV, "SetNumVfs", 0, &reply, &message,
+                                         "ut", (uint32_t) c->num_vfs, flags);
+                if (!json_object_is_type(reply, json_type_object)) {
                         json_object_put(reply);
-                        r = -EBADMSG;
+                        reply = NULL;
+                        if (r >= 0)
+                                r = -EBADMSG;
                 }
-                if (r < 0) {
+                if (!reply) { /* no report (a denial): the message alone */
                         sriov_run_fail(result, daemon_fail(c, r, message));
                         json_set(targets[i].entry, "result", cli_errno_json(r));
                         continue;
                 }
+                /* amdsmid's report, also of a failed change, replaces ours */
                 json_object_array_put_idx(gpus, i, reply);
                 targets[i].entry = reply;
                 print_messages(c, reply);
+                if (r < 0) {
+                        sriov_run_fail(result, daemon_fail(c, r, message));
+                        json_set(reply, "result", cli_errno_json(r));
+                        continue;
+                }
                 if (c->dry_run && c->persist && c->format == OUTPUT_TABLE &&
                     json_object_object_get_ex(reply, "persist", &persist) && persist &&
                     json_object_object_get_ex(persist, "content", &content) && content)
@@ -817,14 +831,20 @@ static int vf_change(struct cli *c, enum sriov_vf_op op) {
                 r = cli_bus_call(c, NULL, pf, AMDSMI_BUS_IFACE_SRIOV,
                                  op == SRIOV_VF_BIND ? "BindVf" : "ReleaseVf", 0, &e, &message,
                                  "st", bdf, flags);
-                if (r >= 0 && !json_object_is_type(e, json_type_object)) {
+                if (!json_object_is_type(e, json_type_object)) {
                         json_object_put(e);
                         e = NULL;
-                        r = -EBADMSG;
+                        if (r >= 0)
+                                r = -EBADMSG;
                 }
-                if (r < 0)
+                if (!e) /* no report (a denial): the message alone */
                         return daemon_fail(c, r, message);
+                /* amdsmid's report, also of a failed change: its lines, then the error */
                 print_messages(c, e);
+                if (r < 0) {
+                        sriov_run_fail(&result, daemon_fail(c, r, message));
+                        json_set(e, "result", cli_errno_json(r));
+                }
         } else {
                 r = sriov_vf_change(&s, op, vf, k, pf, &result, &e, &rep);
                 if (!e)

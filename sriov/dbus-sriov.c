@@ -10,6 +10,9 @@
  *   SetNumVfs(u n, t flags)    the VF count (sriov set); gim PFs: NotSupported with gim's
  *                              explanation, or with AMDSMI_BUS_FLAG_PERSIST gim's vf_num in
  *                              /etc/modprobe.d/amdsmi-gim.conf for gim's next load
+ *   SetNumVfsWithTimeout(u n, u timeout_ms, t flags)
+ *                              the same, waiting up to timeout_ms for the VFs to appear
+ *                              (sriov set --timeout; 0: the library's default)
  *   BindVf(s vf, t flags)      one of this PF's VFs to vfio-pci (sriov bind)
  *   ReleaseVf(s vf, t flags)   and back (sriov release)
  *
@@ -71,6 +74,7 @@ struct sriov_job {
         char pf[16];
         char vf[16]; /* BindVf, ReleaseVf */
         uint32_t n;  /* SetNumVfs */
+        uint32_t timeout_ms;
 };
 
 /* ---- properties ------------------------------------------------------------------------- */
@@ -214,6 +218,7 @@ static int run_set(struct job *j, struct amdsmi_ctx *ctx) {
                 .quiet = true,
                 .num_vfs = sj->n,
                 .num_vfs_set = true,
+                .timeout_ms = sj->timeout_ms,
                 .dry_run = j->flags & AMDSMI_BUS_FLAG_DRY_RUN,
                 .force = j->flags & AMDSMI_BUS_FLAG_FORCE,
                 .autoprobe_off = j->flags & AMDSMI_BUS_FLAG_AUTOPROBE_OFF,
@@ -409,27 +414,26 @@ static int method_list_vfs(sd_bus_message *m, void *userdata, sd_bus_error *erro
         return r;
 }
 
-static int method_set_num_vfs(sd_bus_message *m, void *userdata, sd_bus_error *error) {
-        struct dgpu *g = userdata;
+static int set_num_vfs(sd_bus_message *m, struct dgpu *g, const char *name, uint32_t n,
+                       uint32_t timeout_ms, uint64_t flags, sd_bus_error *error) {
         struct daemon *d = g->d;
         _cleanup_free_ const char **bdfs = NULL;
         struct amdsmi_gpu *gpu = NULL;
         struct sriov_job *sj;
         char old_value[16], new_value[16];
         size_t n_bdfs = 0;
-        uint64_t flags;
-        uint32_t n;
         int r;
 
-        r = sd_bus_message_read(m, "ut", &n, &flags);
-        if (r < 0)
-                return r;
         r = check_flags(flags,
                         AMDSMI_BUS_FLAGS_ALL | AMDSMI_BUS_FLAG_PERSIST |
                                 AMDSMI_BUS_FLAG_AUTOPROBE_OFF,
-                        "SetNumVfs", error);
+                        name, error);
         if (r < 0)
                 return r;
+        if (timeout_ms > AMDSMI_BUS_TIMEOUT_MS_MAX)
+                return bus_error_errno(error, -EINVAL,
+                                       "timeout %" PRIu32 " ms is above %u ms (0: the default)",
+                                       timeout_ms, AMDSMI_BUS_TIMEOUT_MS_MAX);
         if (n > UINT16_MAX)
                 return bus_error_errno(error, -ERANGE,
                                        "%" PRIu32 " VFs is out of range: a PF has at most %u", n,
@@ -438,7 +442,7 @@ static int method_set_num_vfs(sd_bus_message *m, void *userdata, sd_bus_error *e
                 return bus_error_errno(error, -EINVAL,
                                        "autoprobe-off is for the sysfs path (sriov_numvfs), not "
                                        "for persist");
-        r = check_pf(g, "SetNumVfs", error, &gpu);
+        r = check_pf(g, name, error, &gpu);
         if (r < 0)
                 return r;
 
@@ -459,14 +463,38 @@ static int method_set_num_vfs(sd_bus_message *m, void *userdata, sd_bus_error *e
         }
         snprintf(sj->pf, sizeof(sj->pf), "%s", g->bdf);
         sj->n = n;
+        sj->timeout_ms = timeout_ms;
         snprintf(old_value, sizeof(old_value), "%" PRIu32, g->num_vfs);
         snprintf(new_value, sizeof(new_value), "%" PRIu32, n);
         if (flags & AMDSMI_BUS_FLAG_PERSIST)
                 /* the vf_num lists before and after replace these when the file is built */
-                return submit(g, m, "SetNumVfs", bdfs, n_bdfs, flags, sj, run_set, "gim_vf_num",
-                              NULL, new_value, error);
-        return submit(g, m, "SetNumVfs", bdfs, n_bdfs, flags, sj, run_set, "num_vfs", old_value,
+                return submit(g, m, name, bdfs, n_bdfs, flags, sj, run_set, "gim_vf_num", NULL,
+                              new_value, error);
+        return submit(g, m, name, bdfs, n_bdfs, flags, sj, run_set, "num_vfs", old_value,
                       new_value, error);
+}
+
+static int method_set_num_vfs(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        uint64_t flags;
+        uint32_t n;
+        int r;
+
+        r = sd_bus_message_read(m, "ut", &n, &flags);
+        if (r < 0)
+                return r;
+        return set_num_vfs(m, userdata, "SetNumVfs", n, 0, flags, error);
+}
+
+static int method_set_num_vfs_with_timeout(sd_bus_message *m, void *userdata,
+                                           sd_bus_error *error) {
+        uint32_t n, timeout_ms;
+        uint64_t flags;
+        int r;
+
+        r = sd_bus_message_read(m, "uut", &n, &timeout_ms, &flags);
+        if (r < 0)
+                return r;
+        return set_num_vfs(m, userdata, "SetNumVfsWithTimeout", n, timeout_ms, flags, error);
 }
 
 static int method_vf(sd_bus_message *m, struct dgpu *g, sd_bus_error *error, enum sriov_vf_op op) {
@@ -548,6 +576,10 @@ static const sd_bus_vtable sriov_vtable[] = {
         SD_BUS_PROPERTY("NumVfs", "u", property_num_vfs, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_METHOD_WITH_ARGS("ListVfs", SD_BUS_NO_ARGS, SD_BUS_RESULT("s", json),
                                 method_list_vfs, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("SetNumVfsWithTimeout",
+                                SD_BUS_ARGS("u", n, "u", timeout_ms, "t", flags),
+                                SD_BUS_RESULT("s", json), method_set_num_vfs_with_timeout,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("SetNumVfs", SD_BUS_ARGS("u", n, "t", flags),
                                 SD_BUS_RESULT("s", json), method_set_num_vfs,
                                 SD_BUS_VTABLE_UNPRIVILEGED),

@@ -33,6 +33,10 @@
 #define AMDSMI_BUS_FLAG_PERSIST (UINT64_C(1) << 8)
 #define AMDSMI_BUS_FLAG_AUTOPROBE_OFF (UINT64_C(1) << 9)
 
+/* The longest timeout a ...WithTimeout method takes (--timeout's limit: one hour); 0 means
+ * the library's default. */
+#define AMDSMI_BUS_TIMEOUT_MS_MAX (3600U * 1000)
+
 /* errno -> name: the first entry with that errno; name -> errno: the first with that name. */
 extern const sd_bus_error_map amdsmi_bus_errors[];
 

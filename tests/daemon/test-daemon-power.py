@@ -836,8 +836,33 @@ class Power(unittest.TestCase):
                 self.assertEqual(doc["gpus"][0]["control"], "hwmon")
                 p = d.cli("power", "clear", "-g", 0, "--vm", "nosuch", *route, status=3)
                 self.assertIn("no source of VM 'nosuch' (VMs: none)", p.stderr)
+            # a write the device refuses: the error and the document are those of the
+            # in-process change (amdsmid's report travels with its error, where a denial
+            # has none); the library's own log line of the write goes to amdsmid's journal
+            rel = os.path.relpath(self.cap_file(d), d.mount.root)
+            out = []
+            for route in ([], ["--direct", "--force"]):
+                self.ctl(d, "inject", rel, "EIO", "once", "write")
+                p = d.cli("power", "set", "-g", 0, "--host", "570W", *route, status=9)
+                self.ctl(d, "inject", rel, "EIO", "once", "write")
+                doc, _ = self.doc(d, "power", "set", "-g", 0, "--host", "570W", *route, status=9)
+                out.append((p.stdout, p.stderr.splitlines()[-1], doc["gpus"][0]))
+            self.assertEqual(out[0][:2], out[1][:2])
+            self.assertEqual(out[0][1], "amdsmi: GPU 0 (0000:05:00.0): applying 570 W failed: "
+                                        "Input/output error")
+            for key in ("changes", "control", "apply", "messages", "result"):
+                self.assertEqual(out[0][2][key], out[1][2][key], key)
+            self.assertEqual(out[0][2]["apply"]["requested_w"], 570)
+            self.assertEqual(out[0][2]["apply"]["written"], False)
+            self.assertEqual(out[0][2]["after"]["cap_w"], 580)
             # set -o, reset --power-cap, apply, the dry run, CSV
             d.cli("set", "-g", 0, "-o", "610")
+            # out of range: named as the option given, through amdsmid as in-process
+            for route in ([], ["--direct", "--force"]):
+                p = d.cli("set", "-g", 0, "-o", "900", *route, status=7)
+                self.assertIn("GPU 0 (0000:05:00.0): -o 900 W is out of range: valid 1 W to "
+                              "750 W", p.stderr)
+                self.assertNotIn("--host", p.stderr)
             self.assertEqual(self.props(d), (610 * W, "host"))
             p = d.cli("power", "apply", "-g", 0, "--dry-run", user=NOBODY)
             self.assertIn("GPU 0: would write 610 W to power1_cap", p.stdout)

@@ -380,6 +380,31 @@ class Case(unittest.TestCase):
                                  (GPU0, "bind_vf", vf + " vfio-pci", vf + " vfio-pci", "ok"),
                                  (GPU0, "release_vf", vf + " vfio-pci", vf + " none", "ok")])
 
+    def test_timeout_through_daemon(self):
+        """sriov set --timeout reaches amdsmid (SetNumVfsWithTimeout): the VFs that never
+        appear are waited for that long, not the default; the failure's report comes along."""
+        with Daemon(machine="mi300x-sriov") as d:
+            m = d.mount
+            p = subprocess.run([SIM, "ctl", "--mount", m.root, "no-effect",
+                                "bus/pci/devices/%s/sriov_numvfs" % GPU0, "once"],
+                               capture_output=True, text=True, timeout=60)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            doc, p = self.cli_json(d, "sriov", "set", "-g", 0, "--num-vfs", 2, "--timeout", "0.3",
+                                   status=5)
+            self.assertEqual(doc["result"]["errno"], "ETIMEDOUT")
+            self.assertIn("300 ms", doc["result"]["message"])
+            rep = doc["gpus"][0]["report"]
+            self.assertEqual((rep["stage"], rep["vfs_after"]), ("settle", 0))
+            self.assertLess(rep["elapsed_ms"], 5000)
+            # the timeout's range is checked before anything is touched
+            name, msg = self.error(d, P0, "SetNumVfsWithTimeout", "uint32:2",
+                                   "uint32:%d" % (3600 * 1000 + 1), "uint64:0")
+            self.assertEqual(name, "org.amdsmi1.Error.InvalidArgument")
+            self.assertIn("above 3600000 ms", msg)
+            # without --timeout, SetNumVfs and the default
+            d.cli("sriov", "set", "-g", 0, "--num-vfs", 2)
+            self.assertEqual(d.get(P0, IFACE_SRIOV, "NumVfs"), 2)
+
     def test_in_use(self):
         dev = self.dev_root()
         with Daemon(machine="mi300x-sriov", env={"AMDSMI_DEV_ROOT": dev}) as d:
@@ -417,6 +442,15 @@ class Case(unittest.TestCase):
             self.assertEqual(self.numvfs(m), 2)
             p = d.cli("sriov", "release", vf, status=5)
             self.assertIn("amdsmi:   --force releases it anyway\n", p.stderr)
+            # with --json, the refusal still shows amdsmid's report of what it found (as the
+            # in-process refusal does), not only an error
+            via, _ = self.cli_json(d, "sriov", "release", vf, status=5)
+            g = via["gpus"][0]
+            self.assertEqual((g["bdf"], g["pf_bdf"], g["operation"], g["result"]),
+                             (vf, GPU0, "release", "EBUSY"))
+            self.assertEqual(g["report"]["driver_before"], "vfio-pci")
+            self.assertEqual(via["result"]["errno"], "EBUSY")
+            self.assertIn("held by %d (sleep)" % holder.pid, via["result"]["message"])
             r = self.reply(d, P0, "ReleaseVf", "st", vf, FORCE)
             self.assertEqual(r["report"]["driver_after"], None)
             self.assertIsNone(self.driver(m, vf))
@@ -546,9 +580,13 @@ class Case(unittest.TestCase):
             direct = d.cli("sriov", "set", "-g", 0, "--num-vfs", 9, "--direct", "--force",
                            status=7)
             self.assertEqual(via.stderr, direct.stderr)
+            # ... and the same document: amdsmid's report comes with its error
             doc, _ = self.cli_json(d, "sriov", "set", "-g", 0, "--num-vfs", 9, status=7)
-            self.assertEqual((doc["result"]["errno"], doc["gpus"][0]["report"]),
-                             ("ERANGE", None))
+            direct, _ = self.cli_json(d, "sriov", "set", "-g", 0, "--num-vfs", 9, "--direct",
+                                      "--force", status=7)
+            self.assertEqual(normalise(doc), normalise(direct))
+            self.assertEqual((doc["result"]["errno"], doc["gpus"][0]["report"]["stage"]),
+                             ("ERANGE", "preflight"))
             self.assertIn("not 9", doc["result"]["message"])
             # bind / release through amdsmid: the same document as in-process
             vf = vf_bdf(GPU0, 1)
@@ -574,6 +612,7 @@ class Case(unittest.TestCase):
                 ("amdsmid", "num_vfs", "2", "9", "ERANGE"),
                 ("direct", "num_vfs", "2", "9", "ERANGE"),
                 ("amdsmid", "num_vfs", "2", "9", "ERANGE"),
+                ("direct", "num_vfs", "2", "9", "ERANGE"),
                 ("amdsmid", "bind_vf", vf + " none", vf + " vfio-pci", "ok"),
                 ("direct", "release_vf", vf + " vfio-pci", vf + " none", "ok"),
                 ("direct", "bind_vf", vf + " none", vf + " vfio-pci", "ok"),
