@@ -60,14 +60,18 @@ void manager_schedule_rescan(struct daemon *d) {
 static int on_uevent(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         struct daemon *d = userdata;
         struct udev_device *dev;
+        bool any = false;
 
-        /* drain: one rescan covers any number of events */
+        /* drain: one rescan covers any number of events; a wake-up whose messages the
+         * filter dropped (another subsystem) gives no device and no rescan */
         while ((dev = udev_monitor_receive_device(d->udev_monitor))) {
                 log_debug("uevent %s %s", udev_device_get_action(dev) ?: "?",
                           udev_device_get_syspath(dev) ?: "?");
                 udev_device_unref(dev);
+                any = true;
         }
-        manager_schedule_rescan(d);
+        if (any)
+                manager_schedule_rescan(d);
         return 0;
 }
 
