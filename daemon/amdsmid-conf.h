@@ -17,6 +17,10 @@
 #define CONFIG_HISTORY_MAX_KIB_MAX 1048576
 #define CONFIG_HISTORY_MAX_KIB_DEFAULT 1024
 #define CONFIG_NUM_VFS_MAX 65535
+#define CONFIG_LIBVIRT_URI_DEFAULT "qemu:///system"
+#define CONFIG_HOOK_TIMEOUT_S_MIN 1
+#define CONFIG_HOOK_TIMEOUT_S_MAX 600
+#define CONFIG_HOOK_TIMEOUT_S_DEFAULT 20
 #define CONFIG_FILE_MAX (1024 * 1024) /* bytes; a larger file is refused (-EFBIG) */
 
 /* The desired state of one GPU: each key is either set or not. */
@@ -37,6 +41,9 @@ struct config {
         /* [daemon] */
         unsigned poll_interval_ms;            /* the cheap periodic check (default 2000) */
         uint64_t history_max_bytes;           /* history.jsonl rotates beyond this (1 MiB) */
+        /* [libvirt] */
+        char libvirt_uri[256];                /* where amdsmid sees the domains (qemu:///system) */
+        unsigned hook_timeout_s;              /* amdsmi-libvirt-hook's deadline (20 s) */
         /* [gpu] is gpus[0] when present (bdf ""), then [gpu BDF] sections in file order */
         struct config_gpu *gpus;
         size_t n_gpus;

@@ -49,6 +49,7 @@ enum section {
         SECTION_NONE,
         SECTION_DAEMON,
         SECTION_GPU,
+        SECTION_LIBVIRT,
 };
 
 enum key {
@@ -58,6 +59,8 @@ enum key {
         KEY_MEMORY_MODE,
         KEY_POWER_CAP,
         KEY_NUM_VFS,
+        KEY_URI,
+        KEY_HOOK_TIMEOUT_S,
         _KEY_MAX,
 };
 
@@ -71,11 +74,14 @@ static const struct {
         [KEY_MEMORY_MODE] = { "memory_mode", SECTION_GPU },
         [KEY_POWER_CAP] = { "power_cap", SECTION_GPU },
         [KEY_NUM_VFS] = { "num_vfs", SECTION_GPU },
+        [KEY_URI] = { "uri", SECTION_LIBVIRT },
+        [KEY_HOOK_TIMEOUT_S] = { "hook_timeout_s", SECTION_LIBVIRT },
 };
 
 static const char *const section_keys[] = {
         [SECTION_DAEMON] = "poll_interval_ms, history_max_kib",
         [SECTION_GPU] = "compute_mode, memory_mode, power_cap, num_vfs",
+        [SECTION_LIBVIRT] = "uri, hook_timeout_s",
 };
 
 struct parser {
@@ -89,6 +95,7 @@ struct parser {
         struct config *c;      /* gpus: the [gpu BDF] sections only, until the end */
         struct config_gpu all; /* [gpu] / [gpu all], when all.line != 0 */
         unsigned daemon_line;  /* [daemon], when != 0 */
+        unsigned libvirt_line; /* [libvirt], when != 0 */
 
         enum section section;                /* the current section */
         char section_text[SECTION_TEXT_MAX]; /* as written, without brackets and blanks */
@@ -232,6 +239,14 @@ static int section_begin(struct parser *p, const char *s, size_t n, char *buf, s
                 p->daemon_line = p->line;
                 p->section = SECTION_DAEMON;
                 snprintf(canonical, sizeof(canonical), "daemon");
+        } else if (streq(p->section_text, "libvirt")) {
+                if (p->libvirt_line > 0)
+                        return parser_error(p, -EINVAL,
+                                            "section [%s] given twice (first on line %u)",
+                                            p->section_text, p->libvirt_line);
+                p->libvirt_line = p->line;
+                p->section = SECTION_LIBVIRT;
+                snprintf(canonical, sizeof(canonical), "libvirt");
         } else if (strncmp(p->section_text, "gpu", 3) == 0 &&
                    (p->section_text[3] == '\0' || is_blank(p->section_text[3]))) {
                 const char *arg = p->section_text + 3;
@@ -272,7 +287,8 @@ static int section_begin(struct parser *p, const char *s, size_t n, char *buf, s
                 p->section = SECTION_GPU;
         } else
                 return parser_error(p, -EINVAL,
-                                    "unknown section [%s] ([daemon], [gpu], [gpu all], [gpu BDF])",
+                                    "unknown section [%s] ([daemon], [gpu], [gpu all], [gpu BDF], "
+                                    "[libvirt])",
                                     p->section_text);
 
         snprintf(buf, size, "[%s]", canonical);
@@ -373,6 +389,30 @@ static int set_key(struct parser *p, enum key k, const char *value) {
                         return r;
                 p->gpu->num_vfs_set = true;
                 p->gpu->num_vfs = (unsigned) v;
+                return 0;
+
+        case KEY_URI:
+                /* a libvirt connection URI: "driver[+transport]:..." of printable ASCII */
+                for (const char *c = value; *c; c++)
+                        if (*c <= ' ' || *c > '~')
+                                return parser_error(p, -EINVAL,
+                                                    "bad uri \"%s\" (a libvirt connection URI "
+                                                    "such as qemu:///system)",
+                                                    value);
+                if (!strchr(value, ':') || strlen(value) >= sizeof(p->c->libvirt_uri))
+                        return parser_error(p, -EINVAL,
+                                            "bad uri \"%s\" (a libvirt connection URI such as "
+                                            "qemu:///system)",
+                                            value);
+                snprintf(p->c->libvirt_uri, sizeof(p->c->libvirt_uri), "%s", value);
+                return 0;
+
+        case KEY_HOOK_TIMEOUT_S:
+                r = parse_number(p, key, value, CONFIG_HOOK_TIMEOUT_S_MIN,
+                                 CONFIG_HOOK_TIMEOUT_S_MAX, &v);
+                if (r < 0)
+                        return r;
+                p->c->hook_timeout_s = (unsigned) v;
                 return 0;
 
         case _KEY_MAX:
@@ -519,6 +559,8 @@ static struct config *config_new(void) {
                 return NULL;
         c->poll_interval_ms = CONFIG_POLL_INTERVAL_MS_DEFAULT;
         c->history_max_bytes = (uint64_t) CONFIG_HISTORY_MAX_KIB_DEFAULT * 1024;
+        snprintf(c->libvirt_uri, sizeof(c->libvirt_uri), "%s", CONFIG_LIBVIRT_URI_DEFAULT);
+        c->hook_timeout_s = CONFIG_HOOK_TIMEOUT_S_DEFAULT;
         return c;
 }
 

@@ -259,6 +259,31 @@ static void test_values(void **state) {
         }
 }
 
+/* [libvirt]: the connection amdsmid watches the domains on and the hook's deadline. */
+static void test_libvirt(void **state) {
+        _cleanup_(config_freep) struct config *d = parse_ok("[gpu]\npower_cap = 500\n");
+        _cleanup_(config_freep) struct config *c =
+                parse_ok("[libvirt]\nuri = qemu+ssh://root@host/system\nhook_timeout_s = 45\n");
+
+        assert_string_equal(d->libvirt_uri, "qemu:///system");
+        assert_int_equal(d->hook_timeout_s, 20);
+        assert_string_equal(c->libvirt_uri, "qemu+ssh://root@host/system");
+        assert_int_equal(c->hook_timeout_s, 45);
+        expect_error("[libvirt]\nuri = system\n", -EINVAL,
+                     NAME ":2: bad uri \"system\" (a libvirt connection URI such as "
+                          "qemu:///system)");
+        expect_error("[libvirt]\nuri = qemu:///sys tem\n", -EINVAL,
+                     NAME ":2: bad uri \"qemu:///sys tem\" (a libvirt connection URI such as "
+                          "qemu:///system)");
+        expect_error("[libvirt]\nhook_timeout_s = 2.5\n", -EINVAL,
+                     NAME ":2: bad hook_timeout_s \"2.5\" (a whole number, 1..600)");
+        expect_error("[libvirt]\nuri = test:///default\n[libvirt]\n", -EINVAL,
+                     NAME ":3: section [libvirt] given twice (first on line 1)");
+        expect_error("[libvirt]\npoll_interval_ms = 100\n", -EINVAL,
+                     NAME ":2: unknown key \"poll_interval_ms\" in [libvirt] (uri, "
+                          "hook_timeout_s)");
+}
+
 /* Both ends of every range are accepted, one past them is refused with -ERANGE. */
 static void test_ranges(void **state) {
         static const struct {
@@ -268,6 +293,7 @@ static void test_ranges(void **state) {
                 { "daemon", "poll_interval_ms", 100, 600000 },
                 { "daemon", "history_max_kib", 16, 1048576 },
                 { "gpu", "num_vfs", 0, 65535 },
+                { "libvirt", "hook_timeout_s", 1, 600 },
         };
 
         for (size_t i = 0; i < ELEMENTSOF(ranges); i++)
@@ -283,6 +309,8 @@ static void test_ranges(void **state) {
                                 assert_int_equal(c->poll_interval_ms, v);
                         else if (i == 1)
                                 assert_int_equal(c->history_max_bytes, v * 1024);
+                        else if (i == 3)
+                                assert_int_equal(c->hook_timeout_s, v);
                         else {
                                 assert_true(c->gpus[0].num_vfs_set);
                                 assert_int_equal(c->gpus[0].num_vfs, v);
@@ -354,15 +382,15 @@ static void test_errors(void **state) {
 
                 /* sections */
                 { "[gpus]\n", -EINVAL,
-                  ":1: unknown section [gpus] ([daemon], [gpu], [gpu all], [gpu BDF])" },
+                  ":1: unknown section [gpus] ([daemon], [gpu], [gpu all], [gpu BDF], [libvirt])" },
                 { "# c\n\n[GPU]\n", -EINVAL,
-                  ":3: unknown section [GPU] ([daemon], [gpu], [gpu all], [gpu BDF])" },
+                  ":3: unknown section [GPU] ([daemon], [gpu], [gpu all], [gpu BDF], [libvirt])" },
                 { "[]\n", -EINVAL,
-                  ":1: unknown section [] ([daemon], [gpu], [gpu all], [gpu BDF])" },
+                  ":1: unknown section [] ([daemon], [gpu], [gpu all], [gpu BDF], [libvirt])" },
                 { "[gpu0000:05:00.0]\n", -EINVAL,
-                  ":1: unknown section [gpu0000:05:00.0] ([daemon], [gpu], [gpu all], [gpu BDF])" },
+                  ":1: unknown section [gpu0000:05:00.0] ([daemon], [gpu], [gpu all], [gpu BDF], [libvirt])" },
                 { "[daemon x]\n", -EINVAL,
-                  ":1: unknown section [daemon x] ([daemon], [gpu], [gpu all], [gpu BDF])" },
+                  ":1: unknown section [daemon x] ([daemon], [gpu], [gpu all], [gpu BDF], [libvirt])" },
                 { "[gpu 0000:05:00]\n", -EINVAL,
                   ":1: malformed PCI address \"0000:05:00\" in [gpu 0000:05:00] (DDDD:BB:DD.F or "
                   "BB:DD.F, e.g. 0000:05:00.0)" },
@@ -477,7 +505,7 @@ static void test_errors(void **state) {
                 { "[gpu]\nnum_vfs = x\n[bogus]\n", -EINVAL,
                   ":2: bad num_vfs \"x\" (a whole number, 0..65535)" },
                 { "[bogus]\nnum_vfs = x\n", -EINVAL,
-                  ":1: unknown section [bogus] ([daemon], [gpu], [gpu all], [gpu BDF])" },
+                  ":1: unknown section [bogus] ([daemon], [gpu], [gpu all], [gpu BDF], [libvirt])" },
                 { "[gpu]\r\nnum_vfs = 1\r\nnum_vfs = 2\r\n", -EINVAL,
                   ":3: key \"num_vfs\" given twice in [gpu] (first on line 2)" },
         };
@@ -819,6 +847,7 @@ int main(void) {
                 cmocka_unit_test(test_errors),        cmocka_unit_test(test_lines),
                 cmocka_unit_test(test_merge),         cmocka_unit_test(test_unknown_gpus),
                 cmocka_unit_test(test_path),          cmocka_unit_test(test_load),
+                cmocka_unit_test(test_libvirt),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
