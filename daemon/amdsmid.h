@@ -271,9 +271,28 @@ struct slice {
         int (*recover)(struct daemon *d, const struct intent *i);
         /* Optional: frees the slice's part of @g. */
         void (*free_gpu)(struct dgpu *g);
+        /* Optional: methods the slice adds to org.amdsmi1.Manager (userdata: the daemon). */
+        const sd_bus_vtable *manager_vtable;
 };
 extern const struct slice partition_slice, power_slice, sriov_slice;
 extern const sd_bus_vtable gpu_vtable[], manager_vtable[];
+
+/* power/dbus-power.c, for the VM provisioning of sriov/dbus-vm.c: on a worker thread (a job
+ * holding @pf), sets (@uw) or clears (@uw AMDSMI_NA) the vm source @vm (VF @vf, may be NULL)
+ * of the PF @pf and applies the arbitrated cap, as SetVmSource / ClearSource do; the GPU's
+ * change document in *ret_entry (also on failure, when there is one). Then, on the main
+ * thread, power_vm_done() brings the Power properties up to date. */
+struct power_outcome;
+int power_vm_run(struct amdsmi_ctx *ctx, const char *pf, const char *vm, const char *vf,
+                 uint64_t uw, bool dry_run, const char *setter, json_object **ret_entry,
+                 struct power_outcome *out);
+void power_vm_done(struct daemon *d, const char *pf);
+
+/* sriov/dbus-vm.c: the VM reservations of PrepareVm / ReleaseVm. vm_pf_holder(): 1 when a
+ * domain holds a VF of @pf (its name and that VF in *ret_name, *ret_vf), else 0. */
+extern const sd_bus_vtable vm_manager_vtable[];
+int vm_pf_holder(const char *pf, const char **ret_name, const char **ret_vf);
+void vm_recover(const struct intent *i);
 
 /* daemon/introspect.c: amdsmid --bus-introspect */
 int introspect_main(const char *what);

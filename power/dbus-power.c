@@ -337,6 +337,63 @@ static struct job *power_job_submit_new(struct dgpu *g, sd_bus_message *m, const
         return j;
 }
 
+/* ---- a VM's source, for the VM provisioning of the SR-IOV slice ---------------------------- */
+
+int power_vm_run(struct amdsmi_ctx *ctx, const char *pf, const char *vm, const char *vf,
+                 uint64_t uw, bool dry_run, const char *setter, json_object **ret_entry,
+                 struct power_outcome *out) {
+        struct cli c = { .command = "power", .format = OUTPUT_JSON, .quiet = true,
+                         .dry_run = dry_run };
+        struct power_change ch = {
+                .kind = uw == AMDSMI_NA ? POWER_CHANGE_CLEAR : POWER_CHANGE_SET,
+                .vm = true,
+                .vm_uw = uw == AMDSMI_NA ? 0 : uw,
+                .vm_name = vm,
+                .vf_bdf = vf,
+                .host_option = "--host",
+                .setter = setter,
+        };
+        struct amdsmi_gpu *gpu = NULL;
+        json_object *entry;
+        size_t index;
+        int r;
+
+        *ret_entry = NULL;
+        memset(out, 0, sizeof(*out));
+        r = amdsmi_ctx_find_gpu(ctx, pf, &gpu);
+        if (r < 0) {
+                snprintf(out->message, sizeof(out->message), "GPU %s is gone", pf);
+                return -ENODEV;
+        }
+        index = amdsmi_gpu_get_index(gpu);
+        entry = power_change_entry_new(&ch, index, pf, amdsmi_gpu_get_product(gpu), dry_run);
+        if (!entry)
+                return -ENOMEM;
+        r = power_change_gpu(&c, &ch, index, gpu, entry, out);
+        json_set(entry, "result", cli_errno_json(r < 0 ? r : 0));
+        *ret_entry = entry;
+        if (r < 0 && !out->message[0] && c.error_message)
+                snprintf(out->message, sizeof(out->message), "%s", c.error_message);
+        free(c.error_message);
+        json_object_put(c.errors);
+        return r;
+}
+
+void power_vm_done(struct daemon *d, const char *pf) {
+        struct dgpu *g = manager_find_gpu(d, pf);
+        struct amdsmi_gpu *gpu;
+
+        if (!g || !g->power)
+                return;
+        g->power->state_gen = 0; /* the state file changed: read it again */
+        gpu = dgpu_handle(g);
+        if (gpu) {
+                _cleanup_strv_free_ char **names = power_refresh(g, gpu);
+
+                dgpu_emit_changed(g, AMDSMI_BUS_IFACE_POWER, names);
+        }
+}
+
 /* The daemon's own change: apply the arbitrated cap again (and amdsmid.conf's host cap). */
 static int submit_reapply(struct dgpu *g, const char *reason, bool config) {
         struct power_job *pj = power_job_new(g, POWER_CHANGE_APPLY);

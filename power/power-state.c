@@ -995,6 +995,26 @@ int state_can_commit(const struct state_store *s) {
         return s->keep_error;
 }
 
+json_object *state_get_section(const struct state_store *s, const char *name) {
+        json_object *v = NULL;
+
+        if (!s || !s->root || strcmp(name, "version") == 0 || strcmp(name, "gpus") == 0)
+                return NULL;
+        return json_object_object_get_ex(s->root, name, &v) ? v : NULL;
+}
+
+int state_set_section(struct state_store *s, const char *name, json_object *value) {
+        if (!s || !s->root || strcmp(name, "version") == 0 || strcmp(name, "gpus") == 0) {
+                json_object_put(value);
+                return -EINVAL;
+        }
+        if (!value) {
+                json_object_object_del(s->root, name);
+                return 0;
+        }
+        return json_object_object_add(s->root, name, value) < 0 ? -ENOMEM : 0;
+}
+
 int state_commit(struct state_store *s) {
         char tmp[PATH_MAX];
         const char *text;

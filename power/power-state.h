@@ -95,6 +95,13 @@ int state_set_applied(struct state_store *s, const char *bdf, uint64_t uw, uint6
  * strv the caller frees (each string and the array). @return the count or -ENOMEM. */
 int state_list_gpus(const struct state_store *s, char ***ret);
 
+/* Another owner's top-level section of the state (amdsmid's VM reservations: "vms"), which
+ * this file keeps as it is: borrowed, NULL when absent. The owner checks its shape. */
+struct json_object *state_get_section(const struct state_store *s, const char *name);
+/* Replaces (takes @value over) or removes (NULL) such a section. -EINVAL for the sections of
+ * this file ("version", "gpus"), -ENOMEM. */
+int state_set_section(struct state_store *s, const char *name, struct json_object *value);
+
 /* What state_commit() would fail with before writing anything: 0, -EBADF (STATE_READ),
  * -EPROTONOSUPPORT (a newer file) or the errno of keeping a corrupt file aside. */
 int state_can_commit(const struct state_store *s);

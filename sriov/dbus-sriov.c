@@ -445,6 +445,17 @@ static int set_num_vfs(sd_bus_message *m, struct dgpu *g, const char *name, uint
         r = check_pf(g, name, error, &gpu);
         if (r < 0)
                 return r;
+        {
+                const char *domain, *vf;
+
+                /* never under a running domain's feet, FORCE or not: its release frees it */
+                if (vm_pf_holder(g->bdf, &domain, &vf) > 0)
+                        return bus_error_errno(error, -EBUSY,
+                                               "VF %s of GPU %u (%s) is assigned to domain %s: "
+                                               "the VF count changes once no domain holds a VF "
+                                               "(see 'amdsmi vm')",
+                                               vf, g->index, g->bdf, domain);
+        }
 
         bdfs = calloc(d->n_gpus + 1, sizeof(*bdfs));
         sj = calloc(1, sizeof(*sj));
@@ -826,6 +837,8 @@ static int sriov_recover(struct daemon *d, const struct intent *i) {
                 recover_vf(d, i, true);
         else if (strcmp(i->change, "release_vf") == 0)
                 recover_vf(d, i, false);
+        else if (strcmp(i->change, "vm_prepare") == 0 || strcmp(i->change, "vm_release") == 0)
+                vm_recover(i);
         else
                 return 0;
         return 1;
@@ -837,4 +850,5 @@ const struct slice sriov_slice = {
         .refresh = sriov_refresh,
         .apply_desired = sriov_apply_desired,
         .recover = sriov_recover,
+        .manager_vtable = vm_manager_vtable,
 };

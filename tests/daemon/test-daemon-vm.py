@@ -1,0 +1,259 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""amdsmid's VM provisioning on org.amdsmi1.Manager (PrepareVm, ReleaseVm, ListVms): VFs
+reserved for a domain, those the host binds (managed='no') bound to vfio-pci and given back,
+the domain's vm power source joining the arbitration, a VF another domain holds refused with
+its name, the VF count of a PF under a domain refused, all or nothing on failures,
+reservations kept across a restart, gim hosts (recorded, explained), authorisation."""
+
+import json
+import os
+import subprocess
+import unittest
+
+from daemontest import (BUS, GPU0, GPU1, MANAGER, NOBODY, ROOT, SIM, Daemon, gpu_path,
+                        require_daemon)
+
+W = 1000000
+UUID1 = "c7a5fdbd-cdaf-9455-926a-d65c16db1809"
+UUID2 = "6695eb01-f6a4-8304-79aa-97f2502e193f"
+IFACE_POWER = "org.amdsmi1.Power"
+IFACE_SRIOV = "org.amdsmi1.Sriov"
+
+
+def vf_bdf(pf, i):
+    """VF i of @pf: devfn + offset 16 + stride 1 * i (the simulator's layout)."""
+    dom, bus, rest = pf.split(":")
+    dev, fn = rest.split(".")
+    devfn = (int(dev, 16) << 3 | int(fn, 16)) + 16 + i
+    return "%s:%02x:%02x.%x" % (dom, int(bus, 16) + (devfn >> 8), (devfn & 0xff) >> 3, devfn & 7)
+
+
+def opts_args(opts):
+    """busctl's arguments of an a{sv} from a dict of (signature, value)."""
+    out = [len(opts)]
+    for k, (sig, val) in opts.items():
+        out += [k, sig]
+        if sig == "as":
+            out += [len(val)] + list(val)
+        elif sig == "a{st}":
+            out += [len(val)]
+            for a, b in val.items():
+                out += [a, b]
+        elif sig == "b":
+            out += ["true" if val else "false"]
+        else:
+            out += [val]
+    return out
+
+
+class Vm(unittest.TestCase):
+    def prepare(self, d, name, uuid, vfs, opts=None, user=None):
+        args = [name, uuid, len(vfs)] + list(vfs) + opts_args(opts or {})
+        return json.loads(d.call(ROOT, MANAGER, "PrepareVm", "ssasa{sv}", *args, user=user)[0])
+
+    def prepare_error(self, d, name, uuid, vfs, user=None):
+        """(error name, message) of a PrepareVm with no options that must fail (dbus-python:
+        dbus-send cannot write an a{sv})."""
+        script = ("import dbus, sys, json\n"
+                  "a = json.loads(sys.argv[1])\n"
+                  "m = dbus.SystemBus().get_object('org.amdsmi1', '/org/amdsmi1')\n"
+                  "try:\n"
+                  "    m.PrepareVm(a[0], a[1], dbus.Array(a[2], signature='s'),\n"
+                  "                dbus.Dictionary({}, signature='sv'),\n"
+                  "                dbus_interface='org.amdsmi1.Manager')\n"
+                  "except dbus.exceptions.DBusException as e:\n"
+                  "    print(json.dumps([e.get_dbus_name(), e.get_dbus_message()]))\n"
+                  "    sys.exit(0)\n"
+                  "sys.exit('PrepareVm succeeded')\n")
+        p = subprocess.run((user or []) + ["/usr/bin/python3", "-c", script,
+                                           json.dumps([name, uuid, vfs])],
+                           env=d.env(), capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return tuple(json.loads(p.stdout))
+
+    def release(self, d, uuid, user=None):
+        return json.loads(d.call(ROOT, MANAGER, "ReleaseVm", "s", uuid, user=user)[0])
+
+    def vms(self, d):
+        return json.loads(d.call(ROOT, MANAGER, "ListVms", user=NOBODY)[0])["vms"]
+
+    def driver(self, d, bdf):
+        link = d.mount.path("bus/pci/devices/%s/driver" % bdf)
+        return os.path.basename(os.readlink(link)) if os.path.lexists(link) else None
+
+    def device_cap(self, d, pf):
+        hw = d.mount.path("bus/pci/devices/%s/hwmon" % pf)
+        with open(os.path.join(hw, os.listdir(hw)[0], "power1_cap")) as f:
+            return int(f.read())
+
+    def with_vfs(self, d, pf, n):
+        d.call(gpu_path(pf), IFACE_SRIOV, "SetNumVfs", "ut", n, 0)
+        return [vf_bdf(pf, i) for i in range(n)]
+
+    def test_prepare_and_release(self):
+        with Daemon(machine="mi300x-sriov") as d:
+            vfs = self.with_vfs(d, GPU0, 2)
+            self.assertEqual([self.driver(d, v) for v in vfs], [None, None])
+            # vf 0 is managed='no' (the host binds it), vf 1 is libvirt's
+            r = self.prepare(d, "web1", UUID1, vfs, {"unmanaged": ("as", [vfs[0]]),
+                                                      "power_cap_uw": ("t", 450 * W)})
+            self.assertEqual((r["operation"], r["name"], r["uuid"], r["result"]),
+                             ("prepare", "web1", UUID1, None))
+            self.assertIn("VF %s: none -> vfio-pci" % vfs[0], r["messages"])
+            self.assertEqual(self.driver(d, vfs[0]), "vfio-pci")
+            self.assertIsNone(self.driver(d, vfs[1]))
+            # the vm source binds: min(host none, vm 450 W)
+            self.assertEqual(self.device_cap(d, GPU0), 450 * W)
+            self.assertEqual(d.get(gpu_path(GPU0), IFACE_POWER, "EffectiveSource"), "vm")
+            explain = json.loads(d.call(gpu_path(GPU0), IFACE_POWER, "Explain")[0])
+            self.assertEqual([(s["source"], s["vm"], s["vf_bdf"], s["cap_w"])
+                              for s in explain["sources"]], [("vm", "web1", vfs[0], 450)])
+            # listed for everyone
+            (v,) = self.vms(d)
+            self.assertEqual((v["name"], v["uuid"], v["cap_w"]), ("web1", UUID1, 450))
+            self.assertEqual([(f["bdf"], f["pf_bdf"], f["bound_by_amdsmid"], f["driver"])
+                              for f in v["vfs"]],
+                             [(vfs[0], GPU0, True, "vfio-pci"), (vfs[1], GPU0, False, None)])
+            self.assertEqual(v["power"], [{"pf_bdf": GPU0, "source": "vm", "key": "web1",
+                                           "cap_w": 450}])
+            # the VF count of that PF is not changed under the domain, FORCE or not
+            for flags in (0, 2):
+                name, msg = d.call_error(gpu_path(GPU0), IFACE_SRIOV, "SetNumVfs", "uint32:0",
+                                         "uint64:%d" % flags)
+                self.assertEqual(name, "org.amdsmi1.Error.Busy")
+                self.assertIn("is assigned to domain web1", msg)
+            # a second domain asking for a held VF: refused, naming the holder; nothing changes
+            name, msg = self.prepare_error(d, "db2", UUID2, [vfs[1]])
+            self.assertEqual(name, "org.amdsmi1.Error.Busy")
+            self.assertIn("VF %s is held by domain web1 (%s)" % (vfs[1], UUID1), msg)
+            self.assertEqual(len(self.vms(d)), 1)
+
+            # release: the driver back, the source gone, the default cap applied again
+            r = self.release(d, UUID1)
+            self.assertEqual((r["operation"], r["result"]), ("release", None))
+            self.assertIsNone(self.driver(d, vfs[0]))
+            self.assertEqual(self.device_cap(d, GPU0), 750 * W)
+            self.assertEqual(d.get(gpu_path(GPU0), IFACE_POWER, "EffectiveSource"), "default")
+            self.assertEqual(self.vms(d), [])
+            # a second release: nothing held, a success that says so
+            r = self.release(d, UUID1)
+            self.assertEqual(r["released"], False)
+            # now the other domain may have it, and the VF count may change again
+            self.prepare(d, "db2", UUID2, [vfs[1]])
+            self.release(d, UUID2)
+            d.call(gpu_path(GPU0), IFACE_SRIOV, "SetNumVfs", "ut", 0, 0)
+            # every step in the history
+            changes = [(e["change"], e["result"]) for e in d.history()
+                       if e["change"].startswith("vm_")]
+            self.assertEqual(changes, [("vm_prepare", "ok"), ("vm_release", "ok"),
+                                       ("vm_prepare", "ok"), ("vm_release", "ok")])
+
+    def test_per_vf_caps_and_two_gpus(self):
+        with Daemon(machine="mi300x-sriov") as d:
+            a = self.with_vfs(d, GPU0, 2)
+            b = self.with_vfs(d, GPU1, 1)
+            self.prepare(d, "big", UUID1, [a[0], a[1], b[0]],
+                         {"power_cap_uw": ("t", 500 * W),
+                          "vf_power_caps": ("a{st}", {a[1]: 300 * W})})
+            # GPU 0: the smallest of its VFs' caps; GPU 1: the domain's
+            self.assertEqual(self.device_cap(d, GPU0), 300 * W)
+            self.assertEqual(self.device_cap(d, GPU1), 500 * W)
+            # another domain's source on GPU 0: the minimum rule over VMs
+            self.assertEqual(len(self.vms(d)), 1)
+            self.release(d, UUID1)
+            self.assertEqual((self.device_cap(d, GPU0), self.device_cap(d, GPU1)),
+                             (750 * W, 750 * W))
+
+    def test_all_or_nothing(self):
+        with Daemon(machine="mi300x-sriov") as d:
+            vfs = self.with_vfs(d, GPU0, 2)
+            # the second bind fails (its driver_override cannot be written): the first is undone
+            rel = "bus/pci/devices/%s/driver_override" % vfs[1]
+            p = subprocess.run([SIM, "ctl", "--mount", d.mount.root, "inject", rel, "EIO",
+                                "once", "write"], capture_output=True, text=True)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            args = ["web1", UUID1, 2, vfs[0], vfs[1]] + opts_args(
+                {"unmanaged": ("as", vfs), "power_cap_uw": ("t", 400 * W)})
+            p = d.busctl("call", BUS, ROOT, MANAGER, "PrepareVm", "ssasa{sv}", *args, check=False)
+            self.assertNotEqual(p.returncode, 0)
+            self.assertIn("cannot bind VF %s to vfio-pci" % vfs[1], p.stderr)
+            self.assertEqual([self.driver(d, v) for v in vfs], [None, None])
+            self.assertEqual(self.device_cap(d, GPU0), 750 * W)
+            self.assertEqual(self.vms(d), [])
+
+    def test_refusals(self):
+        with Daemon(machine="mi300x-sriov") as d:
+            vfs = self.with_vfs(d, GPU0, 1)
+            for args, err, text in (
+                    (("web1", "nonsense", [vfs[0]]), "InvalidArgument", "is not a UUID"),
+                    (("", UUID1, [vfs[0]]), "InvalidArgument", "bad domain name"),
+                    (("web1", UUID1, []), "InvalidArgument", "no VF given"),
+                    (("web1", UUID1, [GPU0]), "InvalidArgument", "is not a VF of this host"),
+                    (("web1", UUID1, ["0000:99:00.0"]), "NotFound", "no AMD GPU function"),
+                    (("web1", UUID1, ["zz"]), "InvalidArgument", "is not a PCI address"),
+                    (("web1", UUID1, [vfs[0], vfs[0]]), "InvalidArgument", "given twice")):
+                name, msg = self.prepare_error(d, *args)
+                self.assertEqual(name, "org.amdsmi1.Error." + err, msg)
+                self.assertIn(text, msg)
+            p = d.busctl("call", BUS, ROOT, MANAGER, "PrepareVm", "ssasa{sv}", "web1", UUID1, 1,
+                         vfs[0], 1, "colour", "s", "blue", check=False)
+            self.assertIn("unknown option \"colour\"", p.stderr)
+            p = d.busctl("call", BUS, ROOT, MANAGER, "PrepareVm", "ssasa{sv}", "web1", UUID1, 1,
+                         vfs[0], 1, "power_cap_uw", "t", 0, check=False)
+            self.assertIn("is not a power cap", p.stderr)
+            name, _ = d.call_error(ROOT, MANAGER, "ReleaseVm", "string:x")
+            self.assertEqual(name, "org.amdsmi1.Error.InvalidArgument")
+            # unprivileged: vm.provision is polkit's to grant
+            name, msg = self.prepare_error(d, "web1", UUID1, [vfs[0]], user=NOBODY)
+            self.assertEqual(name, "org.amdsmi1.Error.PermissionDenied")
+            d.allow("org.amdsmi1.vm.provision")
+            self.prepare(d, "web1", UUID1, [vfs[0]], user=NOBODY)
+            self.assertEqual(len(self.vms(d)), 1)
+            self.assertEqual(self.vms(d)[0]["vfs"][0]["bdf"], vfs[0])
+
+    def test_kept_across_restarts_and_reconnect(self):
+        with Daemon(machine="mi300x-sriov") as d:
+            vfs = self.with_vfs(d, GPU0, 2)
+            self.prepare(d, "web1", UUID1, [vfs[0]], {"unmanaged": ("as", [vfs[0]]),
+                                                      "power_cap_uw": ("t", 420 * W)})
+            d.stop()
+            d.start()
+            (v,) = self.vms(d)
+            self.assertEqual((v["name"], v["vfs"][0]["bound_by_amdsmid"]), ("web1", True))
+            # the refusal holds after the restart too
+            name, _ = self.prepare_error(d, "db2", UUID2, [vfs[0]])
+            self.assertEqual(name, "org.amdsmi1.Error.Busy")
+            # reconnect: nothing changes for a recorded domain; a missing one is recorded
+            r = self.prepare(d, "web1", UUID1, [vfs[0]], {"reconnect": ("b", True)})
+            self.assertEqual(r["operation"], "reconnect")
+            r = self.prepare(d, "db2", UUID2, [vfs[1]], {"reconnect": ("b", True)})
+            self.assertEqual(self.driver(d, vfs[1]), None)  # recorded, not bound
+            self.assertEqual(sorted(v["name"] for v in self.vms(d)), ["db2", "web1"])
+            # the release after the restart gives back what the first start bound
+            self.release(d, UUID1)
+            self.assertIsNone(self.driver(d, vfs[0]))
+            self.assertEqual(self.device_cap(d, GPU0), 750 * W)
+            self.release(d, UUID2)
+            self.assertEqual(self.vms(d), [])
+
+    def test_gim_host_records_power(self):
+        with Daemon(machine="mi300x-gim-8vf") as d:
+            vfs = [vf_bdf(GPU0, i) for i in range(2)]
+            r = self.prepare(d, "web1", UUID1, vfs, {"unmanaged": ("as", vfs),
+                                                      "power_cap_uw": ("t", 450 * W)})
+            self.assertEqual(r["result"], None)
+            self.assertTrue(any("gim applies no cap through sysfs" in m for m in r["messages"]),
+                            r["messages"])
+            self.assertEqual([self.driver(d, v) for v in vfs], ["vfio-pci", "vfio-pci"])
+            explain = json.loads(d.call(gpu_path(GPU0), IFACE_POWER, "Explain")[0])
+            self.assertEqual([(s["source"], s["vm"]) for s in explain["sources"]],
+                             [("vm", "web1")])
+            self.release(d, UUID1)
+            explain = json.loads(d.call(gpu_path(GPU0), IFACE_POWER, "Explain")[0])
+            self.assertEqual(explain["sources"], [])
+
+
+if __name__ == "__main__":
+    require_daemon()
+    unittest.main(verbosity=2)
