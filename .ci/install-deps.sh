@@ -22,6 +22,8 @@ packages=(
         libsystemd-dev libudev-dev libinih-dev dbus-daemon python3-dbusmock
         # systemd/ checks: xmllint, polkit's DTD, systemd-analyze and systemd-tmpfiles
         libxml2-utils polkitd systemd
+        # libvirt hook: domain XML (libxml2), the libvirt API
+        libxml2-dev libvirt-dev
 )
 
 missing=()

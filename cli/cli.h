@@ -83,6 +83,8 @@ int verb_sriov(struct cli *c);
 int verb_sriov_set(struct cli *c);
 int verb_sriov_bind(struct cli *c);
 int verb_sriov_release(struct cli *c);
+int verb_vm(struct cli *c);
+int verb_vm_release(struct cli *c);
 /* daemon/cli-apply.c: amdsmid.conf */
 int verb_apply(struct cli *c);
 int verb_reload(struct cli *c);

@@ -84,6 +84,10 @@ static const struct verb verbs[] = {
           "hand a VF to vfio-pci for a VM (driver_override, unbind, probe)", "VF" },
         { "sriov", "release", verb_sriov_release, OPT_DRY_RUN | OPT_FORCE,
           "give a VF back to the driver it had before 'sriov bind'", "VF" },
+        { "vm", NULL, verb_vm, 0,
+          "the VFs amdsmid holds for libvirt domains (amdsmi-libvirt-hook), their caps" },
+        { "vm", "release", verb_vm_release, OPT_FORCE,
+          "--force: drop a domain's reservation whose release never came", "DOMAIN" },
         { "set", NULL, verb_set,
           OPT_COMPUTE_PARTITION | OPT_MEMORY_PARTITION | OPT_POWER_CAP | OPT_DRY_RUN |
                   OPT_FORCE | OPT_TIMEOUT,

@@ -293,6 +293,10 @@ void power_vm_done(struct daemon *d, const char *pf);
 extern const sd_bus_vtable vm_manager_vtable[];
 int vm_pf_holder(const char *pf, const char **ret_name, const char **ret_vf);
 void vm_recover(const struct intent *i);
+/* What libvirt shows (sriov/libvirt-watch.c): the domains running now, a domain gone. */
+struct watch_domain;
+void vm_reconcile(struct daemon *d, const struct watch_domain *doms, size_t n);
+void vm_domain_gone(struct daemon *d, const char *uuid, const char *name);
 
 /* daemon/introspect.c: amdsmid --bus-introspect */
 int introspect_main(const char *what);

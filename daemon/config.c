@@ -392,17 +392,21 @@ static int set_key(struct parser *p, enum key k, const char *value) {
                 return 0;
 
         case KEY_URI:
+                if (streq(value, "none")) { /* amdsmid does not watch domains */
+                        p->c->libvirt_uri[0] = '\0';
+                        return 0;
+                }
                 /* a libvirt connection URI: "driver[+transport]:..." of printable ASCII */
                 for (const char *c = value; *c; c++)
                         if (*c <= ' ' || *c > '~')
                                 return parser_error(p, -EINVAL,
                                                     "bad uri \"%s\" (a libvirt connection URI "
-                                                    "such as qemu:///system)",
+                                                    "such as qemu:///system, or none)",
                                                     value);
                 if (!strchr(value, ':') || strlen(value) >= sizeof(p->c->libvirt_uri))
                         return parser_error(p, -EINVAL,
                                             "bad uri \"%s\" (a libvirt connection URI such as "
-                                            "qemu:///system)",
+                                            "qemu:///system, or none)",
                                             value);
                 snprintf(p->c->libvirt_uri, sizeof(p->c->libvirt_uri), "%s", value);
                 return 0;

@@ -19,6 +19,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "amdsmid.h"
+#include "libvirt-watch.h"
 #include "amdsmid-conf.h"
 #include "history.h"
 
@@ -317,7 +318,12 @@ static int run(struct daemon *d) {
 
         manager_apply_desired(d, NULL, false, NULL);
         jobs_ready_check(d);
+        /* the libvirt domains (a thread of its own; never on a hook's call path) */
+        r = libvirt_watch_start(d, d->config->libvirt_uri);
+        if (r < 0)
+                log_warning("cannot watch the libvirt domains: %s", strerror(-r));
         r = sd_event_loop(d->event);
+        libvirt_watch_stop();
         jobs_done(d);
         return r;
 }

@@ -269,12 +269,17 @@ static void test_libvirt(void **state) {
         assert_int_equal(d->hook_timeout_s, 20);
         assert_string_equal(c->libvirt_uri, "qemu+ssh://root@host/system");
         assert_int_equal(c->hook_timeout_s, 45);
+        {
+                _cleanup_(config_freep) struct config *off = parse_ok("[libvirt]\nuri = none\n");
+
+                assert_string_equal(off->libvirt_uri, "");
+        }
         expect_error("[libvirt]\nuri = system\n", -EINVAL,
                      NAME ":2: bad uri \"system\" (a libvirt connection URI such as "
-                          "qemu:///system)");
+                          "qemu:///system, or none)");
         expect_error("[libvirt]\nuri = qemu:///sys tem\n", -EINVAL,
                      NAME ":2: bad uri \"qemu:///sys tem\" (a libvirt connection URI such as "
-                          "qemu:///system)");
+                          "qemu:///system, or none)");
         expect_error("[libvirt]\nhook_timeout_s = 2.5\n", -EINVAL,
                      NAME ":2: bad hook_timeout_s \"2.5\" (a whole number, 1..600)");
         expect_error("[libvirt]\nuri = test:///default\n[libvirt]\n", -EINVAL,

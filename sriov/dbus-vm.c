@@ -39,18 +39,40 @@
 #include "cli.h"
 #include "exit-codes.h"
 #include "history.h"
+#include "domain-xml.h"
+#include "libvirt-watch.h"
 #include "power-ops.h"
 #include "vm-state.h"
 
 #define VM_ACTION "org.amdsmi1.vm.provision"
 #define NO_CAP UINT64_MAX
 
-/* The reservations, as in the state file (loaded at first use). */
+/* The reservations, as in the state file (loaded at first use), and the UUIDs whose release
+ * is queued (so that a lifecycle event after the hook's release queues no second one). */
 static struct {
         struct vm_reservation *v;
         size_t n;
         bool loaded;
+        char releasing[16][VM_UUID_LEN + 1];
 } vms;
+
+static bool releasing(const char *uuid) {
+        for (size_t i = 0; i < ELEMENTSOF(vms.releasing); i++)
+                if (strcmp(vms.releasing[i], uuid) == 0)
+                        return true;
+        return false;
+}
+
+static void set_releasing(const char *uuid, bool on) {
+        for (size_t i = 0; i < ELEMENTSOF(vms.releasing); i++) {
+                if (on && vms.releasing[i][0] == '\0') {
+                        snprintf(vms.releasing[i], sizeof(vms.releasing[i]), "%s", uuid);
+                        return;
+                }
+                if (!on && strcmp(vms.releasing[i], uuid) == 0)
+                        vms.releasing[i][0] = '\0';
+        }
+}
 
 static void vms_load(void) {
         char warning[512];
@@ -127,70 +149,19 @@ int vm_pf_holder(const char *pf, const char **ret_name, const char **ret_vf) {
 
 /* ---- documents ------------------------------------------------------------------------------ */
 
-static json_object *cap_w(uint64_t uw) {
-        return uw == NO_CAP ? NULL : json_object_new_uint64(uw / POWER_UW_PER_W);
+static int lookup_dgpu(const char *bdf, void *userdata, unsigned *ret_index,
+                       const char **ret_driver) {
+        struct dgpu *g = manager_find_gpu(userdata, bdf);
+
+        if (!g)
+                return -ENODEV;
+        *ret_index = g->index;
+        *ret_driver = g->driver;
+        return 0;
 }
 
-/* One reservation as `amdsmi vm --json` shows it. */
 static json_object *vm_json(struct daemon *d, const struct vm_reservation *v) {
-        json_object *o = json_object_new_object(), *vfs = json_object_new_array(),
-                    *power = json_object_new_array();
-        char pfs[VM_VFS_MAX][16];
-        size_t n_pfs = 0;
-
-        if (!o || !vfs || !power) {
-                json_object_put(o);
-                json_object_put(vfs);
-                json_object_put(power);
-                return NULL;
-        }
-        json_set(o, "name", json_object_new_string(v->name));
-        json_set(o, "uuid", json_object_new_string(v->uuid));
-        json_set(o, "cap_w", cap_w(v->cap_uw));
-        for (size_t i = 0; i < v->n_vfs; i++) {
-                const struct vm_vf *f = &v->vfs[i];
-                struct dgpu *g = manager_find_gpu(d, f->bdf), *p = manager_find_gpu(d, f->pf);
-                json_object *e = json_object_new_object();
-                bool seen = false;
-
-                if (!e)
-                        break;
-                json_set(e, "bdf", json_object_new_string(f->bdf));
-                json_set(e, "gpu", g ? json_object_new_uint64(g->index) : NULL);
-                json_set(e, "pf_bdf", json_object_new_string(f->pf));
-                json_set(e, "pf_gpu", p ? json_object_new_uint64(p->index) : NULL);
-                json_set(e, "driver", g && g->driver[0] && strcmp(g->driver, "none") != 0
-                                              ? json_object_new_string(g->driver)
-                                              : NULL);
-                json_set(e, "bound_by_amdsmid", json_object_new_boolean(f->bound));
-                json_set(e, "driver_before",
-                         f->bound && f->driver_before[0] ? json_object_new_string(f->driver_before)
-                                                         : NULL);
-                json_set(e, "cap_w", cap_w(f->cap_uw));
-                json_object_array_add(vfs, e);
-                for (size_t k = 0; k < n_pfs; k++)
-                        seen = seen || strcmp(pfs[k], f->pf) == 0;
-                if (!seen)
-                        snprintf(pfs[n_pfs++], sizeof(pfs[0]), "%s", f->pf);
-        }
-        for (size_t k = 0; k < n_pfs; k++) {
-                uint64_t uw = vm_cap_for_pf(v, pfs[k]);
-                json_object *e;
-
-                if (uw == NO_CAP)
-                        continue;
-                e = json_object_new_object();
-                if (!e)
-                        break;
-                json_set(e, "pf_bdf", json_object_new_string(pfs[k]));
-                json_set(e, "source", json_object_new_string("vm"));
-                json_set(e, "key", json_object_new_string(vm_power_key(v)));
-                json_set(e, "cap_w", cap_w(uw));
-                json_object_array_add(power, e);
-        }
-        json_set(o, "vfs", vfs);
-        json_set(o, "power", power);
-        return o;
+        return vm_reservation_json(v, lookup_dgpu, d);
 }
 
 static void say(json_object *doc, const char *fmt, ...) _printf_(2, 3);
@@ -456,8 +427,10 @@ static void finish(struct job *j) {
 
         if (j->flags & AMDSMI_BUS_FLAG_DRY_RUN)
                 return;
-        if (vj->release)
+        if (vj->release) {
                 vms_remove(vj->v.uuid); /* gone from the file too, whatever else failed */
+                set_releasing(vj->v.uuid, false);
+        }
         else if (j->r >= 0 && vms_replace(&vj->v) < 0)
                 log_warning("out of memory: the reservation of %s is in the state file only",
                             vj->v.name);
@@ -491,6 +464,8 @@ static int submit(struct daemon *d, sd_bus_message *m, const char *name, struct 
                 job_free(j);
                 return bus_error_errno(error, -ENOMEM, "out of memory");
         }
+        if (!m) /* amdsmid's own (the domains libvirt shows): nobody to ask */
+                return job_submit(j) < 0 ? -ENOMEM : 1;
         r = job_authorise_and_submit(j, VM_ACTION);
         if (r < 0)
                 return bus_error_errno(error, r, "cannot queue %s(): %s", name, strerror(-r));
@@ -799,6 +774,7 @@ static int method_release_vm(sd_bus_message *m, void *userdata, sd_bus_error *er
         vj->v = *prev;
         vj->release = true;
         snprintf(value, sizeof(value), "%s %s", prev->name, prev->uuid);
+        set_releasing(prev->uuid, true);
         return submit(d, m, "ReleaseVm", vj, 0, "vm_release", value, error);
 }
 
@@ -819,8 +795,121 @@ static int method_list_vms(sd_bus_message *m, void *userdata, sd_bus_error *erro
         for (size_t i = 0; i < vms.n; i++)
                 json_object_array_add(list, vm_json(d, &vms.v[i]));
         json_set(doc, "vms", list);
+        {
+                const char *uri, *why;
+                bool connected;
+                json_object *lv = json_object_new_object();
+
+                libvirt_watch_status(&uri, &connected, &why);
+                if (lv) {
+                        json_set(lv, "uri", uri ? json_object_new_string(uri) : NULL);
+                        json_set(lv, "connected", json_object_new_boolean(connected));
+                        json_set(lv, "error", why ? json_object_new_string(why) : NULL);
+                        json_set(doc, "libvirt", lv);
+                }
+        }
         json_set(doc, "errors", json_object_new_array());
         return reply_doc(m, doc);
+}
+
+/* ---- following libvirt (libvirt-watch.c) ---------------------------------------------------- */
+
+static void release_internal(struct daemon *d, const struct vm_reservation *v, const char *why) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        struct vm_job *vj;
+        char value[512];
+        int r;
+
+        if (releasing(v->uuid))
+                return;
+        vj = calloc(1, sizeof(*vj));
+        if (!vj)
+                return;
+        log_info("domain %s (%s) %s: releasing its %zu VF%s", v->name, v->uuid, why, v->n_vfs,
+                 v->n_vfs == 1 ? "" : "s");
+        vj->v = *v;
+        vj->release = true;
+        snprintf(value, sizeof(value), "%s %s", v->name, v->uuid);
+        set_releasing(v->uuid, true);
+        r = submit(d, NULL, "ReleaseVm", vj, 0, "vm_release", value, &error);
+        if (r < 0) {
+                set_releasing(v->uuid, false);
+                log_warning("cannot release the VFs of domain %s: %s", v->name,
+                            error.message ? error.message : strerror(-r));
+        }
+}
+
+/* A running domain amdsmid has no reservation of: recorded from its XML (its VFs are bound
+ * already, by libvirt or before), its power cap set. */
+static void adopt(struct daemon *d, const struct watch_domain *w) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        struct vm_domain *dom = NULL;
+        struct vm_job *vj;
+        char err[512], value[512];
+        int r;
+
+        if (!w->xml || vm_domain_parse(w->xml, strlen(w->xml), &dom, err, sizeof(err)) < 0)
+                return;
+        vj = calloc(1, sizeof(*vj));
+        if (!vj) {
+                vm_domain_free(dom);
+                return;
+        }
+        vj->v = (struct vm_reservation){ .cap_uw = dom->cap_uw,
+                                         .created_usec = now_usec(CLOCK_REALTIME) };
+        snprintf(vj->v.uuid, sizeof(vj->v.uuid), "%s", dom->uuid);
+        snprintf(vj->v.name, sizeof(vj->v.name), "%s", dom->name);
+        for (size_t i = 0; i < dom->n_hostdevs && vj->v.n_vfs < VM_VFS_MAX; i++) {
+                struct amdsmi_gpu *gpu = NULL;
+                const char *pf;
+                struct vm_vf *f;
+
+                if (amdsmi_ctx_find_gpu(d->ctx, dom->hostdevs[i].bdf, &gpu) < 0 ||
+                    amdsmi_gpu_get_role(gpu) != AMDSMI_ROLE_VF ||
+                    !(pf = amdsmi_gpu_get_physfn_bdf(gpu)) ||
+                    vf_holder(amdsmi_gpu_get_bdf(gpu), NULL))
+                        continue;
+                f = &vj->v.vfs[vj->v.n_vfs++];
+                *f = (struct vm_vf){ .cap_uw = dom->hostdevs[i].cap_uw };
+                snprintf(f->bdf, sizeof(f->bdf), "%s", amdsmi_gpu_get_bdf(gpu));
+                snprintf(f->pf, sizeof(f->pf), "%s", pf);
+        }
+        vm_domain_free(dom);
+        if (vj->v.n_vfs == 0) {
+                free(vj);
+                return;
+        }
+        log_info("domain %s (%s) runs with %zu VF%s amdsmid had no reservation of: recorded",
+                 vj->v.name, vj->v.uuid, vj->v.n_vfs, vj->v.n_vfs == 1 ? "" : "s");
+        snprintf(value, sizeof(value), "%s %s: adopted from libvirt", vj->v.name, vj->v.uuid);
+        r = submit(d, NULL, "PrepareVm", vj, 0, "vm_prepare", value, &error);
+        if (r < 0)
+                log_warning("cannot record the VFs of domain %s: %s", w->name,
+                            error.message ? error.message : strerror(-r));
+}
+
+void vm_reconcile(struct daemon *d, const struct watch_domain *doms, size_t n) {
+        vms_load();
+        /* reservations of domains that do not run (they stopped while nobody released) */
+        for (size_t i = vms.n; i-- > 0;) {
+                bool running = false;
+
+                for (size_t k = 0; k < n && !running; k++)
+                        running = strcmp(vms.v[i].uuid, doms[k].uuid) == 0;
+                if (!running)
+                        release_internal(d, &vms.v[i], "is not running");
+        }
+        /* running domains with AMD VFs amdsmid does not know */
+        for (size_t k = 0; k < n; k++)
+                if (!vm_find(doms[k].uuid))
+                        adopt(d, &doms[k]);
+}
+
+void vm_domain_gone(struct daemon *d, const char *uuid, const char *name) {
+        const struct vm_reservation *v = vm_find(uuid);
+
+        if (v)
+                release_internal(d, v, "stopped");
 }
 
 const sd_bus_vtable vm_manager_vtable[] = {

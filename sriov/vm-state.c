@@ -192,6 +192,75 @@ int vm_reservation_from_json(const char *uuid, json_object *o, struct vm_reserva
         return 0;
 }
 
+static json_object *cap_w(uint64_t uw) {
+        return uw == NO_CAP ? NULL : json_object_new_uint64(uw / UINT64_C(1000000));
+}
+
+json_object *vm_reservation_json(const struct vm_reservation *v, vm_lookup_fn lookup,
+                                 void *userdata) {
+        json_object *o = json_object_new_object(), *vfs = json_object_new_array(),
+                    *power = json_object_new_array();
+        char pfs[VM_VFS_MAX][16];
+        size_t n_pfs = 0;
+
+        if (!o || !vfs || !power) {
+                json_object_put(o);
+                json_object_put(vfs);
+                json_object_put(power);
+                return NULL;
+        }
+        set(o, "name", json_object_new_string(v->name));
+        set(o, "uuid", json_object_new_string(v->uuid));
+        set(o, "cap_w", cap_w(v->cap_uw));
+        for (size_t i = 0; i < v->n_vfs; i++) {
+                const struct vm_vf *f = &v->vfs[i];
+                unsigned gi = 0, pi = 0;
+                const char *drv = NULL, *pdrv = NULL;
+                bool have_g = lookup(f->bdf, userdata, &gi, &drv) >= 0,
+                     have_p = lookup(f->pf, userdata, &pi, &pdrv) >= 0;
+                json_object *e = json_object_new_object();
+                bool seen = false;
+
+                if (!e)
+                        break;
+                set(e, "bdf", json_object_new_string(f->bdf));
+                set(e, "gpu", have_g ? json_object_new_uint64(gi) : NULL);
+                set(e, "pf_bdf", json_object_new_string(f->pf));
+                set(e, "pf_gpu", have_p ? json_object_new_uint64(pi) : NULL);
+                set(e, "driver", have_g && drv && drv[0] && strcmp(drv, "none") != 0
+                                              ? json_object_new_string(drv)
+                                              : NULL);
+                set(e, "bound_by_amdsmid", json_object_new_boolean(f->bound));
+                set(e, "driver_before",
+                         f->bound && f->driver_before[0] ? json_object_new_string(f->driver_before)
+                                                         : NULL);
+                set(e, "cap_w", cap_w(f->cap_uw));
+                json_object_array_add(vfs, e);
+                for (size_t k = 0; k < n_pfs; k++)
+                        seen = seen || strcmp(pfs[k], f->pf) == 0;
+                if (!seen)
+                        snprintf(pfs[n_pfs++], sizeof(pfs[0]), "%s", f->pf);
+        }
+        for (size_t k = 0; k < n_pfs; k++) {
+                uint64_t uw = vm_cap_for_pf(v, pfs[k]);
+                json_object *e;
+
+                if (uw == NO_CAP)
+                        continue;
+                e = json_object_new_object();
+                if (!e)
+                        break;
+                set(e, "pf_bdf", json_object_new_string(pfs[k]));
+                set(e, "source", json_object_new_string("vm"));
+                set(e, "key", json_object_new_string(vm_power_key(v)));
+                set(e, "cap_w", cap_w(uw));
+                json_object_array_add(power, e);
+        }
+        set(o, "vfs", vfs);
+        set(o, "power", power);
+        return o;
+}
+
 int vm_state_read(struct vm_reservation **ret, char *warning, size_t warning_size) {
         struct state_store *st = NULL;
         struct vm_reservation *list = NULL;

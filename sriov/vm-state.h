@@ -59,6 +59,14 @@ const char *vm_power_key(const struct vm_reservation *v);
 uint64_t vm_cap_for_pf(const struct vm_reservation *v, const char *pf);
 
 json_object *vm_reservation_to_json(const struct vm_reservation *v);
+
+/* How a reservation is shown (ListVms, `amdsmi vm --json`): name, uuid, cap_w, vfs (bdf, gpu,
+ * pf_bdf, pf_gpu, driver, bound_by_amdsmid, driver_before, cap_w), power (pf_bdf, source,
+ * key, cap_w). @lookup gives a GPU's index and driver (-ENODEV: unknown; null then). */
+typedef int (*vm_lookup_fn)(const char *bdf, void *userdata, unsigned *ret_index,
+                            const char **ret_driver);
+json_object *vm_reservation_json(const struct vm_reservation *v, vm_lookup_fn lookup,
+                                 void *userdata);
 /* @o: the value of "vms"."<uuid>". -EINVAL with the reason in @err. */
 int vm_reservation_from_json(const char *uuid, json_object *o, struct vm_reservation *ret,
                              char *err, size_t err_size);

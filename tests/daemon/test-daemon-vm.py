@@ -9,6 +9,7 @@ reservations kept across a restart, gim hosts (recorded, explained), authorisati
 import json
 import os
 import subprocess
+import time
 import unittest
 
 from daemontest import (BUS, GPU0, GPU1, MANAGER, NOBODY, ROOT, SIM, Daemon, gpu_path,
@@ -236,6 +237,96 @@ class Vm(unittest.TestCase):
             self.assertEqual(self.device_cap(d, GPU0), 750 * W)
             self.release(d, UUID2)
             self.assertEqual(self.vms(d), [])
+
+    def test_cli(self):
+        with Daemon(machine="mi300x-sriov") as d:
+            vfs = self.with_vfs(d, GPU0, 2)
+            p = d.cli("vm", user=NOBODY)
+            self.assertIn("no domain holds a VF", p.stderr)
+            self.prepare(d, "web1", UUID1, vfs, {"unmanaged": ("as", [vfs[0]]),
+                                                  "vf_power_caps": ("a{st}", {vfs[1]: 400 * W})})
+            # through amdsmid and from the state file: the same document
+            via = json.loads(d.cli("vm", "--json", user=NOBODY).stdout)
+            direct = json.loads(d.cli("vm", "--json", "--direct").stdout)
+            self.assertEqual(via["vms"], direct["vms"])
+            self.assertEqual((via["schema"], via["command"]), ("amdsmi/1", "vm"))
+            (v,) = via["vms"]
+            self.assertEqual([(f["bdf"], f["gpu"], f["pf_gpu"], f["bound_by_amdsmid"],
+                               f["cap_w"]) for f in v["vfs"]],
+                             [(vfs[0], 8, 0, True, None), (vfs[1], 9, 0, False, 400)])
+            table = d.cli("vm").stdout.splitlines()
+            self.assertTrue(table[0].startswith("DOMAIN"), table)
+            self.assertEqual(len(table), 3)
+            self.assertIn("web1", table[1])
+            csv = d.cli("vm", "--csv").stdout.splitlines()
+            self.assertEqual(csv[0], "name,uuid,vf,gpu,pf_gpu,driver,bound_by_amdsmid,cap_w")
+            self.assertEqual(csv[2], "web1,%s,%s,9,0,,false,400" % (UUID1, vfs[1]))
+            # release: only with --force, by name or UUID, through amdsmid
+            p = d.cli("vm", "release", "web1", status=2)
+            self.assertIn("--force", p.stderr)
+            p = d.cli("vm", "release", "nosuch", "--force", status=3)
+            self.assertIn("no domain 'nosuch' holds a VF", p.stderr)
+            p = d.cli("vm", "release", UUID1.upper(), "--force")
+            self.assertIn("VF %s: vfio-pci -> none" % vfs[0], p.stdout)
+            self.assertEqual(self.vms(d), [])
+            self.assertIsNone(self.driver(d, vfs[0]))
+
+    def test_libvirt_reconcile(self):
+        """amdsmid follows libvirt (here its test:///FILE driver, read at start): a reservation
+        of a domain that no longer runs is released, a running domain with AMD VFs and no
+        reservation is recorded with its metadata's cap."""
+        with Daemon(machine="mi300x-sriov", config="[libvirt]\nuri = none\n") as d:
+            vfs = self.with_vfs(d, GPU0, 2)
+            # "old" was started while amdsmid ran; then amdsmid went down and old stopped
+            self.prepare(d, "old", UUID2, [vfs[1]], {"unmanaged": ("as", [vfs[1]]),
+                                                     "power_cap_uw": ("t", 500 * W)})
+            self.assertEqual(self.driver(d, vfs[1]), "vfio-pci")
+            d.stop()
+            node = os.path.join(d.tmp, "libvirt-node.xml")
+            with open(node, "w") as f:
+                f.write("<node><domain type='test'><name>web1</name><uuid>%s</uuid>"
+                        "<metadata><amdsmi:gpu xmlns:amdsmi='urn:amdsmi:libvirt:1' "
+                        "power-cap-watts='450'/></metadata>"
+                        "<memory>1048576</memory><os><type>hvm</type></os><devices>"
+                        "<hostdev mode='subsystem' type='pci' managed='yes'><source>"
+                        "<address domain='0x0000' bus='0x05' slot='0x02' function='0x0'/>"
+                        "</source></hostdev></devices></domain></node>" % UUID1)
+            d.write_config("[libvirt]\nuri = test://%s\n" % node)
+            d.start()
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline:
+                vms = self.vms(d)
+                if [v["name"] for v in vms] == ["web1"]:
+                    break
+                time.sleep(0.2)
+            self.assertEqual([(v["name"], v["uuid"], v["cap_w"], [f["bdf"] for f in v["vfs"]])
+                              for v in vms], [("web1", UUID1, 450, [vfs[0]])])
+            self.assertIsNone(self.driver(d, vfs[1]))  # old's VF given back
+            self.assertEqual(self.device_cap(d, GPU0), 450 * W)
+            doc = json.loads(d.call(ROOT, MANAGER, "ListVms")[0])
+            self.assertEqual(doc["libvirt"], {"uri": "test://" + node, "connected": True,
+                                              "error": None})
+            log = d.log()
+            self.assertIn("domain old (%s) is not running: releasing its 1 VF" % UUID2, log)
+            self.assertIn("domain web1 (%s) runs with 1 VF amdsmid had no reservation of" % UUID1,
+                          log)
+
+    def test_libvirt_unreachable(self):
+        with Daemon(machine="mi300x-sriov",
+                    config="[libvirt]\nuri = test:///nonexistent/node.xml\n") as d:
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline:
+                lv = json.loads(d.call(ROOT, MANAGER, "ListVms")[0])["libvirt"]
+                if lv["error"]:
+                    break
+                time.sleep(0.2)
+            self.assertEqual((lv["uri"], lv["connected"]), ("test:///nonexistent/node.xml", False))
+            self.assertTrue(lv["error"])
+            self.assertIn("cannot see the libvirt domains of test:///nonexistent/node.xml", d.log())
+            # amdsmid works on: reservations through the methods
+            vfs = self.with_vfs(d, GPU0, 1)
+            self.prepare(d, "web1", UUID1, vfs)
+            self.release(d, UUID1)
 
     def test_gim_host_records_power(self):
         with Daemon(machine="mi300x-gim-8vf") as d:

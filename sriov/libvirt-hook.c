@@ -1,0 +1,415 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * amdsmi-libvirt-hook: libvirt's qemu hook (installed as /etc/libvirt/hooks/qemu.d/50-amdsmi)
+ * that provisions a domain's AMD GPU VFs through amdsmid, as libvirt calls it:
+ *
+ *   50-amdsmi DOMAIN OPERATION SUB-OPERATION EXTRA     (the domain XML on stdin)
+ *
+ *   prepare begin     PrepareVm: the VFs reserved, those of managed='no' hostdevs bound to
+ *                     vfio-pci, the domain's power cap set; any failure fails the start (exit
+ *                     1, one line on stderr, which libvirt shows) with nothing left half done
+ *   release end,      ReleaseVm: undone; never fails (a stopping domain cannot be stopped
+ *   stopped end       from stopping): errors go to the journal, exit 0
+ *   reconnect begin   PrepareVm with reconnect: recorded if missing, nothing changes; never
+ *                     fails (a failure would kill the running domain)
+ *   migrate begin,    filters: nothing printed, so libvirt keeps the XML as it is
+ *   restore begin
+ *   anything else     exit 0 at once
+ *
+ * It never calls libvirt (libvirt waits for the hook: a deadlock), only amdsmid on the system
+ * bus, within hook_timeout_s of amdsmid.conf's [libvirt] (libvirt strips the environment, so
+ * the deadline cannot come from there); past it, a start fails (closed), a stop goes on. A
+ * domain with no AMD GPU function among its PCI hostdevs and no amdsmi metadata exits 0
+ * without contacting amdsmid, so that a stopped amdsmid never blocks other VMs.
+ * Logs go to the journal (libvirt discards a successful hook's output), else to stderr.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <amdsmi/amdsmi.h>
+#include <systemd/sd-bus.h>
+#include <systemd/sd-journal.h>
+
+#include "amdsmid-conf.h"
+#include "bus-errors.h"
+#include "domain-xml.h"
+#include "macro.h"
+
+#define PROGRAM "amdsmi-libvirt-hook"
+#define NO_CAP UINT64_MAX
+
+static const char *domain_name = "?", *operation = "?";
+
+static bool journal_available(void) {
+        static int cached = -1;
+
+        if (cached < 0)
+                cached = getenv("JOURNAL_STREAM") || access("/run/systemd/journal/socket", W_OK) == 0;
+        return cached;
+}
+
+/* A failed start: the journal (when there is one) and the one line libvirt shows. */
+_printf_(1, 2) static void fail_start(const char *format, ...) {
+        char msg[2048];
+        va_list ap;
+
+        va_start(ap, format);
+        vsnprintf(msg, sizeof(msg), format, ap);
+        va_end(ap);
+        if (journal_available())
+                (void) sd_journal_send("MESSAGE=%s", msg, "PRIORITY=%d", LOG_ERR,
+                                       "SYSLOG_IDENTIFIER=" PROGRAM, "AMDSMI_DOMAIN=%s",
+                                       domain_name, "AMDSMI_OPERATION=%s", operation, NULL);
+        fprintf(stderr, PROGRAM ": domain %s: %s\n", domain_name, msg);
+}
+
+/* One log line: the journal (with DOMAIN= and OPERATION=), or stderr without it. */
+_printf_(2, 3) static void log_hook(int priority, const char *format, ...) {
+        char msg[2048];
+        va_list ap;
+
+        va_start(ap, format);
+        vsnprintf(msg, sizeof(msg), format, ap);
+        va_end(ap);
+        if (journal_available() &&
+            sd_journal_send("MESSAGE=%s", msg, "PRIORITY=%d", priority,
+                            "SYSLOG_IDENTIFIER=" PROGRAM, "AMDSMI_DOMAIN=%s", domain_name,
+                            "AMDSMI_OPERATION=%s", operation, NULL) >= 0)
+                return;
+        fprintf(stderr, PROGRAM ": %s\n", msg);
+}
+
+static unsigned hook_timeout_s(void) {
+        struct config *c = NULL;
+        char err[512];
+        unsigned t = CONFIG_HOOK_TIMEOUT_S_DEFAULT;
+
+        if (config_load(NULL, &c, err, sizeof(err)) < 0)
+                log_hook(LOG_WARNING, "%s: the default deadline of %u s applies", err, t);
+        else
+                t = c->hook_timeout_s;
+        config_free(c);
+        return t;
+}
+
+/* stdin, at most VM_XML_MAX_BYTES + 1 bytes (the parser refuses more). */
+static int read_stdin(char **ret, size_t *ret_len) {
+        size_t size = 65536, len = 0;
+        char *buf = malloc(size + 1);
+
+        if (!buf)
+                return -ENOMEM;
+        for (;;) {
+                ssize_t n;
+
+                if (len == size) {
+                        char *nb;
+
+                        if (size > VM_XML_MAX_BYTES)
+                                break;
+                        size *= 2;
+                        nb = realloc(buf, size + 1);
+                        if (!nb) {
+                                free(buf);
+                                return -ENOMEM;
+                        }
+                        buf = nb;
+                }
+                n = read(STDIN_FILENO, buf + len, size - len);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0) {
+                        int r = -errno;
+                        free(buf);
+                        return r;
+                }
+                if (n == 0)
+                        break;
+                len += (size_t) n;
+        }
+        buf[len] = '\0';
+        *ret = buf;
+        *ret_len = len;
+        return 0;
+}
+
+/* The domain's hostdevs that are AMD GPU functions of this host (sysfs, through libamdsmi). */
+static int amd_hostdevs(const struct vm_domain *dom, bool *ret_is_amd) {
+        struct amdsmi_ctx *ctx = NULL;
+        int r, n = 0;
+
+        r = amdsmi_ctx_new(&ctx);
+        if (r < 0)
+                return r;
+        r = amdsmi_ctx_enumerate(ctx);
+        if (r < 0 && r != -ENOENT) {
+                amdsmi_ctx_unref(ctx);
+                return r;
+        }
+        for (size_t i = 0; i < dom->n_hostdevs; i++) {
+                struct amdsmi_gpu *gpu = NULL;
+
+                ret_is_amd[i] = amdsmi_ctx_find_gpu(ctx, dom->hostdevs[i].bdf, &gpu) == 0;
+                n += ret_is_amd[i];
+        }
+        amdsmi_ctx_unref(ctx);
+        return n;
+}
+
+struct deadline {
+        uint64_t end_usec;
+};
+
+static uint64_t now_usec(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
+}
+
+static uint64_t left_usec(const struct deadline *dl) {
+        uint64_t now = now_usec();
+
+        return now >= dl->end_usec ? 1 : dl->end_usec - now;
+}
+
+/* Calls @member on amdsmid's manager; the reply's JSON text in *ret (malloc'd), or the error's
+ * message in *ret_error. */
+static int call(sd_bus *bus, const struct deadline *dl, sd_bus_message *m, char **ret,
+                char **ret_error) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        const char *text = NULL;
+        int r;
+
+        *ret = *ret_error = NULL;
+        r = sd_bus_call(bus, m, left_usec(dl), &error, &reply);
+        if (r < 0) {
+                if (r == -ETIMEDOUT)
+                        *ret_error = strdup("amdsmid did not answer in time");
+                else if (sd_bus_error_has_name(&error, "org.freedesktop.DBus.Error.ServiceUnknown") ||
+                         sd_bus_error_has_name(&error, "org.freedesktop.DBus.Error.NameHasNoOwner"))
+                        *ret_error = strdup("amdsmid is not running");
+                else
+                        *ret_error = strdup(error.message ? error.message : strerror(-r));
+                return r;
+        }
+        if (sd_bus_message_read(reply, "s", &text) > 0 && text)
+                *ret = strdup(text);
+        return 0;
+}
+
+static int new_call(sd_bus *bus, const char *member, sd_bus_message **ret) {
+        int r = sd_bus_message_new_method_call(bus, ret, AMDSMI_BUS_NAME, AMDSMI_BUS_PATH,
+                                               AMDSMI_BUS_IFACE_MANAGER, member);
+
+        if (r >= 0) /* amdsmid is D-Bus activatable: a call starts it */
+                (void) sd_bus_message_set_auto_start(*ret, true);
+        return r;
+}
+
+static int prepare(sd_bus *bus, const struct deadline *dl, const struct vm_domain *dom,
+                   const bool *is_amd, bool reconnect, char **ret, char **ret_error) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        size_t n_unmanaged = 0, n_vf_caps = 0;
+        int r;
+
+        r = new_call(bus, "PrepareVm", &m);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_append(m, "ss", dom->name, dom->uuid);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_open_container(m, 'a', "s");
+        for (size_t i = 0; r >= 0 && i < dom->n_hostdevs; i++) {
+                if (!is_amd[i])
+                        continue;
+                r = sd_bus_message_append(m, "s", dom->hostdevs[i].bdf);
+                n_unmanaged += !dom->hostdevs[i].managed;
+                n_vf_caps += dom->hostdevs[i].cap_uw != NO_CAP;
+        }
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'a', "{sv}");
+        if (r >= 0 && n_unmanaged > 0) {
+                r = sd_bus_message_open_container(m, 'e', "sv");
+                if (r >= 0)
+                        r = sd_bus_message_append(m, "s", "unmanaged");
+                if (r >= 0)
+                        r = sd_bus_message_open_container(m, 'v', "as");
+                if (r >= 0)
+                        r = sd_bus_message_open_container(m, 'a', "s");
+                for (size_t i = 0; r >= 0 && i < dom->n_hostdevs; i++)
+                        if (is_amd[i] && !dom->hostdevs[i].managed)
+                                r = sd_bus_message_append(m, "s", dom->hostdevs[i].bdf);
+                for (int k = 0; r >= 0 && k < 3; k++)
+                        r = sd_bus_message_close_container(m);
+        }
+        if (r >= 0 && dom->cap_uw != NO_CAP)
+                r = sd_bus_message_append(m, "{sv}", "power_cap_uw", "t", dom->cap_uw);
+        if (r >= 0 && n_vf_caps > 0) {
+                r = sd_bus_message_open_container(m, 'e', "sv");
+                if (r >= 0)
+                        r = sd_bus_message_append(m, "s", "vf_power_caps");
+                if (r >= 0)
+                        r = sd_bus_message_open_container(m, 'v', "a{st}");
+                if (r >= 0)
+                        r = sd_bus_message_open_container(m, 'a', "{st}");
+                for (size_t i = 0; r >= 0 && i < dom->n_hostdevs; i++)
+                        if (is_amd[i] && dom->hostdevs[i].cap_uw != NO_CAP)
+                                r = sd_bus_message_append(m, "{st}", dom->hostdevs[i].bdf,
+                                                          dom->hostdevs[i].cap_uw);
+                for (int k = 0; r >= 0 && k < 3; k++)
+                        r = sd_bus_message_close_container(m);
+        }
+        if (r >= 0 && reconnect)
+                r = sd_bus_message_append(m, "{sv}", "reconnect", "b", 1);
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
+        if (r < 0)
+                return r;
+        return call(bus, dl, m, ret, ret_error);
+}
+
+static int release(sd_bus *bus, const struct deadline *dl, const struct vm_domain *dom,
+                   char **ret, char **ret_error) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        int r;
+
+        r = new_call(bus, "ReleaseVm", &m);
+        if (r >= 0)
+                r = sd_bus_message_append(m, "s", dom->uuid);
+        if (r < 0)
+                return r;
+        return call(bus, dl, m, ret, ret_error);
+}
+
+enum op {
+        OP_PREPARE,
+        OP_RELEASE,
+        OP_RECONNECT,
+        OP_FILTER, /* migrate, restore: XML unchanged */
+        OP_OTHER,
+};
+
+static enum op classify(const char *op, const char *sub) {
+        if (strcmp(op, "prepare") == 0 && strcmp(sub, "begin") == 0)
+                return OP_PREPARE;
+        if ((strcmp(op, "release") == 0 || strcmp(op, "stopped") == 0) && strcmp(sub, "end") == 0)
+                return OP_RELEASE;
+        if (strcmp(op, "reconnect") == 0 && strcmp(sub, "begin") == 0)
+                return OP_RECONNECT;
+        if ((strcmp(op, "migrate") == 0 || strcmp(op, "restore") == 0) && strcmp(sub, "begin") == 0)
+                return OP_FILTER;
+        return OP_OTHER;
+}
+
+int main(int argc, char *argv[]) {
+        _cleanup_free_ char *xml = NULL, *reply = NULL, *error_text = NULL;
+        _cleanup_free_ bool *is_amd = NULL;
+        struct vm_domain *dom = NULL;
+        sd_bus *bus = NULL;
+        struct deadline dl;
+        char err[512];
+        size_t len = 0;
+        enum op op;
+        bool fatal;
+        int r, n_amd;
+
+        if (argc < 4 || argc > 5) {
+                fprintf(stderr,
+                        PROGRAM ": expected DOMAIN OPERATION SUB-OPERATION [EXTRA] as libvirt "
+                                "passes them (see amdsmi-libvirt-hook(8))\n");
+                return 2;
+        }
+        domain_name = argv[1];
+        operation = argv[2];
+        op = classify(argv[2], argv[3]);
+        if (op == OP_OTHER || op == OP_FILTER)
+                return 0; /* a filter that prints nothing leaves the XML unchanged */
+        fatal = op == OP_PREPARE; /* only a start may fail */
+        dl.end_usec = now_usec() + (uint64_t) hook_timeout_s() * 1000000;
+
+        r = read_stdin(&xml, &len);
+        if (r < 0) {
+                if (fatal) {
+                        fail_start("cannot read the domain XML: %s", strerror(-r));
+                        return 1;
+                }
+                log_hook(LOG_WARNING, "cannot read the domain XML: %s", strerror(-r));
+                return 0;
+        }
+        r = vm_domain_parse(xml, len, &dom, err, sizeof(err));
+        if (r < 0) {
+                if (fatal) {
+                        fail_start("%s", err);
+                        return 1;
+                }
+                log_hook(LOG_WARNING, "%s", err);
+                return 0;
+        }
+        domain_name = dom->name;
+
+        is_amd = calloc(dom->n_hostdevs ? dom->n_hostdevs : 1, sizeof(*is_amd));
+        if (!is_amd) {
+                vm_domain_free(dom);
+                return fatal ? 1 : 0;
+        }
+        n_amd = amd_hostdevs(dom, is_amd);
+        if (n_amd < 0) {
+                if (fatal)
+                        fail_start("cannot read the host's GPUs: %s", strerror(-n_amd));
+                else
+                        log_hook(LOG_WARNING, "cannot read the host's GPUs: %s", strerror(-n_amd));
+                vm_domain_free(dom);
+                return fatal ? 1 : 0;
+        }
+        if (n_amd == 0 && op != OP_RELEASE) {
+                /* not ours: never wait for amdsmid */
+                if (dom->has_metadata)
+                        log_hook(LOG_WARNING,
+                                 "amdsmi metadata but no AMD GPU VF among the PCI hostdevs: "
+                                 "nothing to provision");
+                vm_domain_free(dom);
+                return 0;
+        }
+        if (n_amd == 0 && !dom->has_metadata) {
+                vm_domain_free(dom);
+                return 0; /* a release: nothing was provisioned for a domain like this */
+        }
+
+        r = sd_bus_open_system(&bus);
+        if (r < 0) {
+                error_text = strdup("the system bus is not reachable");
+        } else if (op == OP_RELEASE)
+                r = release(bus, &dl, dom, &reply, &error_text);
+        else
+                r = prepare(bus, &dl, dom, is_amd, op == OP_RECONNECT, &reply, &error_text);
+        sd_bus_flush_close_unref(bus);
+
+        if (r < 0) {
+                const char *why = error_text ? error_text : strerror(-r);
+
+                if (fatal)
+                        fail_start("cannot provision its GPU VFs: %s", why);
+                else
+                        log_hook(LOG_WARNING, "%s: %s (the domain goes on)",
+                                 op == OP_RELEASE ? "cannot release its GPU VFs"
+                                                  : "cannot record its GPU VFs",
+                                 why);
+                vm_domain_free(dom);
+                return fatal ? 1 : 0;
+        }
+        log_hook(LOG_INFO, "%s: %s", op == OP_RELEASE ? "released" : op == OP_RECONNECT ? "reconnected" : "provisioned",
+                 reply ? reply : "");
+        vm_domain_free(dom);
+        return 0;
+}
