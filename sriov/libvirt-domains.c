@@ -17,7 +17,7 @@ void watch_domains_free(struct watch_domain *doms, size_t n) {
         free(doms);
 }
 
-static void last_error(char *buf, size_t size) {
+void watch_last_error(char *buf, size_t size) {
         const char *m = virGetLastErrorMessage();
 
         snprintf(buf, size, "%s", m && m[0] ? m : "unknown libvirt error");
@@ -31,7 +31,7 @@ int watch_list_running(virConnectPtr conn, struct watch_domain **ret, char *erro
 
         n = virConnectListAllDomains(conn, &list, VIR_CONNECT_LIST_DOMAINS_ACTIVE);
         if (n < 0) {
-                last_error(error, error_size);
+                watch_last_error(error, error_size);
                 return -EIO;
         }
         doms = calloc(n > 0 ? (size_t) n : 1, sizeof(*doms));

@@ -35,12 +35,6 @@ struct watch_msg {
         char error[256];
 };
 
-static void last_error(char *buf, size_t size) {
-        const char *m = virGetLastErrorMessage();
-
-        snprintf(buf, size, "%s", m && m[0] ? m : "unknown libvirt error");
-}
-
 /* ---- the worker thread --------------------------------------------------------------------- */
 
 static struct {
@@ -119,7 +113,7 @@ static void *worker(void *userdata) {
 
                 conn = virConnectOpenReadOnly(w.uri);
                 if (!conn) {
-                        last_error(error, sizeof(error));
+                        watch_last_error(error, sizeof(error));
                         post_lost(error);
                         sleep_unless_stopped(RETRY_SECONDS);
                         continue;
@@ -131,7 +125,7 @@ static void *worker(void *userdata) {
                 n = m ? watch_list_running(conn, &m->doms, error, sizeof(error)) : -ENOMEM;
                 if (id < 0 || n < 0) {
                         if (id < 0)
-                                last_error(error, sizeof(error));
+                                watch_last_error(error, sizeof(error));
                         free(m);
                         post_lost(n == -ENOMEM ? "out of memory" : error);
                 } else {

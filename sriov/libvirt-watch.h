@@ -33,6 +33,9 @@ struct watch_domain {
 
 void watch_domains_free(struct watch_domain *doms, size_t n);
 
+/* libvirt's last error message of this thread, or "unknown libvirt error". */
+void watch_last_error(char *buf, size_t size);
+
 /* The running domains of @conn, with their XML. @return the count (array in *ret) or a
  * negative errno; libvirt's message in @error. */
 int watch_list_running(virConnectPtr conn, struct watch_domain **ret, char *error,

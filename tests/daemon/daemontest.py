@@ -27,7 +27,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "sim"))
-from simtest import (CLI, GPU0, GPU1, MI300X_BDFS, NOBODY, SIM, Mount,  # noqa: E402,F401
+from simtest import (CLI, GPU0, GPU1, MI300X_BDFS, NOBODY, SIM, Mount, vf_bdf,  # noqa: E402,F401
                      require_fuse)
 
 AMDSMID = os.environ.get("AMDSMID", "")

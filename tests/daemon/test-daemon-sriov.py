@@ -27,7 +27,7 @@ import time
 import unittest
 
 from daemontest import (BUS, CLI, GPU0, GPU1, IFACE_GPU, IFACE_SRIOV, MANAGER, MI300X_BDFS,
-                        NOBODY, ROOT, SIM, Daemon, gpu_path, require_daemon)
+                        NOBODY, ROOT, SIM, Daemon, gpu_path, require_daemon, vf_bdf)
 
 DRY, FORCE, PERSIST, AUTOPROBE_OFF = 1, 2, 1 << 8, 1 << 9
 ACTION = "org.amdsmi1.sriov.configure"
@@ -37,14 +37,6 @@ MODPROBE_DIRS = ["/etc/modprobe.d", "/run/modprobe.d", "/usr/local/lib/modprobe.
                  "/lib/modprobe.d", "/usr/lib/modprobe.d"]
 GIM_HINT = "gim sets the VF count with its vf_num module parameter"
 P0, P1 = gpu_path(GPU0), gpu_path(GPU1)
-
-
-def vf_bdf(pf, i):
-    """VF i of @pf: devfn + offset 16 + stride 1 * i (the simulator's layout)."""
-    dom, bus, rest = pf.split(":")
-    dev, fn = rest.split(".")
-    devfn = (int(dev, 16) << 3 | int(fn, 16)) + 16 + i
-    return "%s:%02x:%02x.%x" % (dom, int(bus, 16) + (devfn >> 8), (devfn & 0xff) >> 3, devfn & 7)
 
 
 def wait_for(what, fn, timeout=30):

@@ -13,21 +13,13 @@ import time
 import unittest
 
 from daemontest import (BUS, GPU0, GPU1, MANAGER, NOBODY, ROOT, SIM, Daemon, gpu_path,
-                        require_daemon)
+                        require_daemon, vf_bdf)
 
 W = 1000000
 UUID1 = "c7a5fdbd-cdaf-9455-926a-d65c16db1809"
 UUID2 = "6695eb01-f6a4-8304-79aa-97f2502e193f"
 IFACE_POWER = "org.amdsmi1.Power"
 IFACE_SRIOV = "org.amdsmi1.Sriov"
-
-
-def vf_bdf(pf, i):
-    """VF i of @pf: devfn + offset 16 + stride 1 * i (the simulator's layout)."""
-    dom, bus, rest = pf.split(":")
-    dev, fn = rest.split(".")
-    devfn = (int(dev, 16) << 3 | int(fn, 16)) + 16 + i
-    return "%s:%02x:%02x.%x" % (dom, int(bus, 16) + (devfn >> 8), (devfn & 0xff) >> 3, devfn & 7)
 
 
 def opts_args(opts):

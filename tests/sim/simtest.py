@@ -172,6 +172,15 @@ class Mount:
         return int(self.value("class/kfd/kfd/topology/generation_id"))
 
 
+def vf_bdf(pf, i):
+    """VF i of @pf in the simulator's layout: devfn + offset 16 + stride 1 * i
+    (virtualization.md §2.3)."""
+    dom, bus, rest = pf.split(":")
+    dev, fn = rest.split(".")
+    devfn = (int(dev, 16) << 3 | int(fn, 16)) + 16 + i
+    return "%s:%02x:%02x.%x" % (dom, int(bus, 16) + (devfn >> 8), (devfn & 0xff) >> 3, devfn & 7)
+
+
 def bdf_ids(bdf):
     dom, bus, rest = bdf.split(":")
     dev, fn = rest.split(".")

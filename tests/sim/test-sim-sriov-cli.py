@@ -24,7 +24,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from simtest import CLI, MI300X_BDFS, NOBODY, SCHEMA, Mount, main  # noqa: E402
+from simtest import CLI, MI300X_BDFS, NOBODY, SCHEMA, Mount, main, vf_bdf  # noqa: E402
 
 import jsonschema  # noqa: E402
 
@@ -33,14 +33,6 @@ MODPROBE_DIRS = ["/etc/modprobe.d", "/run/modprobe.d", "/usr/local/lib/modprobe.
                  "/lib/modprobe.d", "/usr/lib/modprobe.d"]
 OWN = "/etc/modprobe.d/amdsmi-gim.conf"
 STAMP = re.compile(r"^# Written by amdsmi on (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ): ")
-
-
-def vf_bdf(pf, i):
-    """VF i of @pf: devfn + offset 16 + stride 1 * i (virtualization.md §2.3)."""
-    dom, bus, rest = pf.split(":")
-    dev, fn = rest.split(".")
-    devfn = (int(dev, 16) << 3 | int(fn, 16)) + 16 + i
-    return "%s:%02x:%02x.%x" % (dom, int(bus, 16) + (devfn >> 8), (devfn & 0xff) >> 3, devfn & 7)
 
 
 def gim_file(entries, order="PCI address order (enabled_devices is not set)",

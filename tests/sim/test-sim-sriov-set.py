@@ -21,21 +21,13 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from simtest import MI300X_BDFS, NOBODY, SIM, Mount, main  # noqa: E402
+from simtest import MI300X_BDFS, NOBODY, SIM, Mount, main, vf_bdf  # noqa: E402
 
 PROBE = os.environ.get("SRIOV_SET_PROBE", "")
 GPU0, GPU1 = MI300X_BDFS[0], MI300X_BDFS[1]
 NUMVFS = "sriov_numvfs"
 GIM_HINT = ("the count also sets the partition mode (MI300X: 1 VF = SPX/NPS1, 8 VFs = CPX/NPS4; "
             "MI350X: 1, 2 or 8)")
-
-
-def vf_bdf(pf, i):
-    """VF i of @pf: devfn + offset 16 + stride 1 * i (the simulator's layout)."""
-    dom, bus, rest = pf.split(":")
-    dev, fn = rest.split(".")
-    devfn = (int(dev, 16) << 3 | int(fn, 16)) + 16 + i
-    return "%s:%02x:%02x.%x" % (dom, int(bus, 16) + (devfn >> 8), (devfn & 0xff) >> 3, devfn & 7)
 
 
 def sleeper(stdin):

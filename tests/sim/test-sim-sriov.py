@@ -20,7 +20,7 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from simtest import MI300X_BDFS, NOBODY, Mount, main, sim  # noqa: E402
+from simtest import MI300X_BDFS, NOBODY, Mount, main, sim, vf_bdf  # noqa: E402
 
 GPU0, GPU1 = MI300X_BDFS[0], MI300X_BDFS[1]
 SRIOV_FILES = {"sriov_totalvfs": 0o444, "sriov_numvfs": 0o644, "sriov_offset": 0o444,
@@ -37,14 +37,6 @@ PM_FILES = ("gpu_metrics", "gpu_busy_percent", "mem_busy_percent",
             "thermal_throttling_logging", "unique_id")
 GUEST = "0000:01:00.0"
 GiB = 1 << 30
-
-
-def vf_bdf(pf, i):
-    """VF i of @pf: devfn + offset 16 + stride 1 * i (virtualization.md §2.3)."""
-    dom, bus, rest = pf.split(":")
-    dev, fn = rest.split(".")
-    devfn = (int(dev, 16) << 3 | int(fn, 16)) + 16 + i
-    return "%s:%02x:%02x.%x" % (dom, int(bus, 16) + (devfn >> 8), (devfn & 0xff) >> 3, devfn & 7)
 
 
 def sriov_cap(cfg):
