@@ -434,6 +434,17 @@ class Install(unittest.TestCase):
         self.assertTrue(os.path.isfile(path) and os.access(path, os.X_OK),
                         f"amdsmid is not installed in {ENV['SBINDIR']}")
 
+    def test_libvirt_hook_installed(self):
+        """The hook in libexecdir, and the link libvirt runs in its qemu.d directory."""
+        hook = os.path.join(ENV["LIBEXECDIR"], "amdsmi-libvirt-hook")
+        self.assertTrue(os.access(self.destdir + hook, os.X_OK), f"{hook} is not installed")
+        link = self.destdir + os.path.join(ENV["QEMU_HOOKS_DIR"], "50-amdsmi")
+        self.assertTrue(os.path.islink(link), f"{link} is not a link")
+        self.assertEqual(os.readlink(link), hook)
+        if ENV.get("MAN") == "true":
+            self.assertTrue(os.path.isfile(self.destdir + os.path.join(
+                ENV["MANDIR"], "man8", "amdsmi-libvirt-hook.8")))
+
     def test_unit(self):
         u = self.unit()
         s = "Service"
