@@ -195,6 +195,8 @@ int libvirt_watch_start(struct daemon *d, const char *uri) {
                 return 0;
         snprintf(w.uri, sizeof(w.uri), "%s", uri);
         w.d = d;
+        w.stop = w.closed = false;
+        set_status(false, NULL);
         if (pipe2(w.pipe, O_CLOEXEC) < 0)
                 return -errno;
         r = sd_event_add_io(d->event, &w.source, w.pipe[0], EPOLLIN, on_message, NULL);
