@@ -40,6 +40,16 @@ def opts_args(opts):
     return out
 
 
+def schema_errors(test, doc):
+    """Checks @doc against amdsmi-1.schema.json (python3-jsonschema)."""
+    import jsonschema
+    with open(os.environ["AMDSMI_SCHEMA"]) as f:
+        schema = json.load(f)
+    errors = [("/".join(map(str, e.absolute_path)), e.message[:200])
+              for e in jsonschema.Draft202012Validator(schema).iter_errors(doc)]
+    test.assertEqual(errors, [], "not a valid amdsmi/1 document")
+
+
 class Vm(unittest.TestCase):
     def prepare(self, d, name, uuid, vfs, opts=None, user=None):
         args = [name, uuid, len(vfs)] + list(vfs) + opts_args(opts or {})
@@ -242,6 +252,8 @@ class Vm(unittest.TestCase):
             direct = json.loads(d.cli("vm", "--json", "--direct").stdout)
             self.assertEqual(via["vms"], direct["vms"])
             self.assertEqual((via["schema"], via["command"]), ("amdsmi/1", "vm"))
+            schema_errors(self, via)
+            schema_errors(self, direct)
             (v,) = via["vms"]
             self.assertEqual([(f["bdf"], f["gpu"], f["pf_gpu"], f["bound_by_amdsmid"],
                                f["cap_w"]) for f in v["vfs"]],
@@ -260,6 +272,10 @@ class Vm(unittest.TestCase):
             self.assertIn("no domain 'nosuch' holds a VF", p.stderr)
             p = d.cli("vm", "release", UUID1.upper(), "--force")
             self.assertIn("VF %s: vfio-pci -> none" % vfs[0], p.stdout)
+            self.prepare(d, "web1", UUID1, [vfs[1]])
+            doc = json.loads(d.cli("vm", "release", "web1", "--force", "--json").stdout)
+            self.assertEqual((doc["command"], doc["release"]["operation"]), ("vm release", "release"))
+            schema_errors(self, doc)
             self.assertEqual(self.vms(d), [])
             self.assertIsNone(self.driver(d, vfs[0]))
 
