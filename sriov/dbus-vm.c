@@ -253,9 +253,9 @@ static int power_all(struct job *j, struct amdsmi_ctx *ctx, struct vm_job *vj,
                 if (r == -EOPNOTSUPP && entry && json_object_object_get_ex(entry, "control", &control) &&
                     control && strcmp(json_object_get_string(control), "gim") == 0) {
                         /* recorded and explained; gim has no sysfs power path */
-                        say(doc, "GPU %s: the vm source %s is recorded; gim applies no cap "
+                        say(doc, "GPU %s: the vm source %s is %s; gim applies no cap "
                                  "through sysfs",
-                            vj->pfs[k], vm_power_key(v));
+                            vj->pfs[k], vm_power_key(v), clear ? "removed" : "recorded");
                         continue;
                 }
                 if (r < 0) {
