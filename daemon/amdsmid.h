@@ -301,8 +301,7 @@ void vm_domain_gone(struct daemon *d, const char *uuid, const char *name);
 /* daemon/introspect.c: amdsmid --bus-introspect */
 int introspect_main(const char *what);
 
-/* daemon/util: strv helpers */
-int strv_extend(char ***l, const char *s);
+/* daemon/util: strv helpers (strv_extend() is lib/util's, parse-util.h) */
 bool strv_contains(char *const *l, const char *s);
 bool strv_equal(char **a, char **b);
 /* Replaces *dst with a copy of @src when they differ; @return 1 if it changed, 0, -ENOMEM. */

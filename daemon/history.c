@@ -888,24 +888,6 @@ int intent_end(const struct intent *i) {
         return 0;
 }
 
-static int strv_push(char ***l, const char *s) {
-        size_t n = strv_length(*l);
-        char **nl, *c;
-
-        c = strdup(s);
-        if (!c)
-                return -ENOMEM;
-        nl = reallocarray(*l, n + 2, sizeof(char *));
-        if (!nl) {
-                free(c);
-                return -ENOMEM;
-        }
-        nl[n] = c;
-        nl[n + 1] = NULL;
-        *l = nl;
-        return 0;
-}
-
 static void intent_clear(struct intent *i) {
         free(i->old_value);
         free(i->new_value);
@@ -1071,7 +1053,7 @@ int intent_list(struct intent **ret, size_t *ret_n, char ***ret_skipped) {
                                 r = -ENOMEM;
                                 break;
                         }
-                        r = strv_push(&skipped, full);
+                        r = strv_extend(&skipped, full);
                         if (r < 0)
                                 break;
                         continue;

@@ -8,24 +8,6 @@
 
 #include "amdsmid.h"
 
-int strv_extend(char ***l, const char *s) {
-        size_t n = strv_length(*l);
-        char **nl, *c;
-
-        c = strdup(s);
-        if (!c)
-                return -ENOMEM;
-        nl = reallocarray(*l, n + 2, sizeof(char *));
-        if (!nl) {
-                free(c);
-                return -ENOMEM;
-        }
-        nl[n] = c;
-        nl[n + 1] = NULL;
-        *l = nl;
-        return 0;
-}
-
 bool strv_contains(char *const *l, const char *s) {
         for (; l && *l; l++)
                 if (strcmp(*l, s) == 0)

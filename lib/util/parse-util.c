@@ -97,6 +97,24 @@ size_t strv_length(char **l) {
         return n;
 }
 
+int strv_extend(char ***l, const char *s) {
+        size_t n = strv_length(*l);
+        char **nl, *c;
+
+        c = strdup(s);
+        if (!c)
+                return -ENOMEM;
+        nl = reallocarray(*l, n + 2, sizeof(char *));
+        if (!nl) {
+                free(c);
+                return -ENOMEM;
+        }
+        nl[n] = c;
+        nl[n + 1] = NULL;
+        *l = nl;
+        return 0;
+}
+
 static bool is_lower_hex(char c) {
         return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
 }

@@ -30,3 +30,5 @@ int streq_ci(const char *a, const char *b);
 void strv_free(char **l);
 /* Number of entries of a NULL-terminated string array. */
 size_t strv_length(char **l);
+/* Appends a copy of @s to the NULL-terminated array *@l (NULL: a new one). 0 or -ENOMEM. */
+int strv_extend(char ***l, const char *s);
