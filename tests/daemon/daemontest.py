@@ -351,6 +351,24 @@ class Daemon:
         if p.returncode != 0:
             raise AssertionError("polkit mock %s: %s" % (method, p.stderr))
 
+    # ---- the simulated GPUs, as the VM tests look at them --------------------------------
+
+    def driver(self, bdf):
+        """The driver bound to @bdf in the simulator, or None."""
+        link = self.mount.path("bus/pci/devices/%s/driver" % bdf)
+        return os.path.basename(os.readlink(link)) if os.path.lexists(link) else None
+
+    def device_cap(self, pf):
+        """power1_cap of @pf in the simulator, µW."""
+        hw = self.mount.path("bus/pci/devices/%s/hwmon" % pf)
+        with open(os.path.join(hw, os.listdir(hw)[0], "power1_cap")) as f:
+            return int(f.read())
+
+    def with_vfs(self, pf, n):
+        """Gives @pf @n VFs through amdsmid; their addresses."""
+        self.call(gpu_path(pf), "org.amdsmi1.Sriov", "SetNumVfs", "ut", n, 0)
+        return [vf_bdf(pf, i) for i in range(n)]
+
     def history(self):
         path = os.path.join(self.state_dir, "history.jsonl")
         if not os.path.exists(path):

@@ -67,22 +67,9 @@ class Hook(unittest.TestCase):
     def vms(self, d):
         return json.loads(d.call(ROOT, MANAGER, "ListVms")[0])["vms"]
 
-    def driver(self, d, bdf):
-        link = d.mount.path("bus/pci/devices/%s/driver" % bdf)
-        return os.path.basename(os.readlink(link)) if os.path.lexists(link) else None
-
-    def device_cap(self, d, pf):
-        hw = d.mount.path("bus/pci/devices/%s/hwmon" % pf)
-        with open(os.path.join(hw, os.listdir(hw)[0], "power1_cap")) as f:
-            return int(f.read())
-
-    def with_vfs(self, d, pf, n):
-        d.call(gpu_path(pf), "org.amdsmi1.Sriov", "SetNumVfs", "ut", n, 0)
-        return [vf_bdf(pf, i) for i in range(n)]
-
     def test_start_and_stop(self):
         with Daemon(machine="mi300x-sriov", config=FAST) as d:
-            vfs = self.with_vfs(d, GPU0, 2)
+            vfs = d.with_vfs(GPU0, 2)
             d.cli("power", "set", "-g", 0, "--host", "600W")
             xml = domain("web1", UUID1, [hostdev(vfs[0], "no"), hostdev(vfs[1], "yes")],
                          gpu_meta(450))
@@ -92,8 +79,8 @@ class Hook(unittest.TestCase):
             (v,) = self.vms(d)
             self.assertEqual((v["name"], v["uuid"], [f["bdf"] for f in v["vfs"]]),
                              ("web1", UUID1, vfs))
-            self.assertEqual([self.driver(d, b) for b in vfs], ["vfio-pci", None])
-            self.assertEqual(self.device_cap(d, GPU0), 450 * W)
+            self.assertEqual([d.driver(b) for b in vfs], ["vfio-pci", None])
+            self.assertEqual(d.device_cap(GPU0), 450 * W)
             p = d.cli("power", "-g", 0)
             self.assertIn("web1", p.stdout)
             # the rest of libvirt's calls for a start: nothing to do
@@ -104,8 +91,8 @@ class Hook(unittest.TestCase):
             p = self.hook(d, "web1", "release", "end", xml, extra="shutdown")
             self.assertEqual(p.returncode, 0, p.err)
             self.assertEqual(self.vms(d), [])
-            self.assertEqual([self.driver(d, b) for b in vfs], [None, None])
-            self.assertEqual(self.device_cap(d, GPU0), 600 * W)
+            self.assertEqual([d.driver(b) for b in vfs], [None, None])
+            self.assertEqual(d.device_cap(GPU0), 600 * W)
             p = self.hook(d, "web1", "stopped", "end", xml)
             self.assertEqual(p.returncode, 0, p.err)
             # the history says what the hook did
@@ -114,7 +101,7 @@ class Hook(unittest.TestCase):
 
     def test_held_vf_refused(self):
         with Daemon(machine="mi300x-sriov", config=FAST) as d:
-            vfs = self.with_vfs(d, GPU0, 2)
+            vfs = d.with_vfs(GPU0, 2)
             self.assertEqual(self.hook(d, "web1", "prepare", "begin",
                                        domain("web1", UUID1, [hostdev(vfs[0])])).returncode, 0)
             p = self.hook(d, "db2", "prepare", "begin",
@@ -126,11 +113,11 @@ class Hook(unittest.TestCase):
                           "web1 (%s)" % (vfs[0], UUID1), lines[0])
             # nothing of db2 is left: not reserved, nothing bound
             self.assertEqual([v["name"] for v in self.vms(d)], ["web1"])
-            self.assertEqual(self.driver(d, vfs[1]), None)
+            self.assertEqual(d.driver(vfs[1]), None)
 
     def test_amdsmid_absent_or_hung(self):
         with Daemon(machine="mi300x-sriov", config=FAST) as d:
-            vfs = self.with_vfs(d, GPU0, 1)
+            vfs = d.with_vfs(GPU0, 1)
             xml = domain("web1", UUID1, [hostdev(vfs[0])])
             # hung: the deadline (2 s) fails the start closed; a stop still succeeds
             os.kill(d.proc.pid, signal.SIGSTOP)
@@ -163,7 +150,7 @@ class Hook(unittest.TestCase):
 
     def test_hostile_xml(self):
         with Daemon(machine="mi300x-sriov", config=FAST) as d:
-            vfs = self.with_vfs(d, GPU0, 1)
+            vfs = d.with_vfs(GPU0, 1)
             bomb = ("<?xml version='1.0'?><!DOCTYPE domain [<!ENTITY a 'aaaaaaaaaa'>"
                     + "".join("<!ENTITY %s '&%s;&%s;&%s;&%s;&%s;&%s;&%s;&%s;&%s;&%s;'>"
                               % (chr(98 + i), chr(97 + i), chr(97 + i), chr(97 + i),
@@ -196,24 +183,24 @@ class Hook(unittest.TestCase):
                 # a stop with the same XML is not refused
                 self.assertEqual(self.hook(d, "web1", "release", "end", xml).returncode, 0)
             self.assertEqual(self.vms(d), [])
-            self.assertIsNone(self.driver(d, vfs[0]))
+            self.assertIsNone(d.driver(vfs[0]))
             # metadata in another namespace is not ours: provisioned without a cap
             xml = domain("web1", UUID1, [hostdev(vfs[0])], gpu_meta(300, ns="urn:other:1"))
             p = self.hook(d, "web1", "prepare", "begin", xml)
             self.assertEqual(p.returncode, 0, p.err)
-            self.assertEqual(self.device_cap(d, GPU0), 750 * W)
+            self.assertEqual(d.device_cap(GPU0), 750 * W)
             self.assertEqual(self.vms(d)[0]["cap_w"], None)
             self.assertEqual(self.hook(d, "web1", "release", "end", xml).returncode, 0)
 
     def test_reconnect_migrate_restore(self):
         with Daemon(machine="mi300x-sriov", config=FAST) as d:
-            vfs = self.with_vfs(d, GPU1, 1)
+            vfs = d.with_vfs(GPU1, 1)
             xml = domain("web1", UUID1, [hostdev(vfs[0])], gpu_meta(500))
             # libvirtd restarted with the domain running, amdsmid lost it: recorded, no change
             p = self.hook(d, "web1", "reconnect", "begin", xml)
             self.assertEqual(p.returncode, 0, p.err)
             self.assertEqual([v["name"] for v in self.vms(d)], ["web1"])
-            self.assertEqual(self.device_cap(d, GPU1), 750 * W)
+            self.assertEqual(d.device_cap(GPU1), 750 * W)
             # filters print nothing: libvirt keeps the XML
             for op in ("migrate", "restore"):
                 p = self.hook(d, "web1", op, "begin", xml)
@@ -229,17 +216,17 @@ class Hook(unittest.TestCase):
         with Daemon(machine="mi300x-gim-8vf", config=FAST) as d:
             vfs = [vf_bdf(GPU0, i) for i in range(2)]
             xml = domain("web1", UUID1, [hostdev(b, "no") for b in vfs], gpu_meta(450))
-            before = [self.driver(d, b) for b in vfs]
+            before = [d.driver(b) for b in vfs]
             p = self.hook(d, "web1", "prepare", "begin", xml)
             self.assertEqual(p.returncode, 0, p.err)
-            self.assertEqual([self.driver(d, b) for b in vfs], ["vfio-pci", "vfio-pci"])
+            self.assertEqual([d.driver(b) for b in vfs], ["vfio-pci", "vfio-pci"])
             explain = json.loads(d.call(gpu_path(GPU0), "org.amdsmi1.Power", "Explain")[0])
             self.assertEqual([(s["source"], s["vm"], s["cap_w"]) for s in explain["sources"]],
                              [("vm", "web1", 450)])
             self.assertEqual(self.hook(d, "web1", "release", "end", xml).returncode, 0)
             # as they were: this host's VFs are on vfio-pci from the start, so amdsmid bound
             # nothing and gives nothing back
-            self.assertEqual([self.driver(d, b) for b in vfs], before)
+            self.assertEqual([d.driver(b) for b in vfs], before)
             self.assertEqual(self.vms(d), [])
             self.assertEqual(self.vms(d), [])
 

@@ -81,33 +81,20 @@ class Vm(unittest.TestCase):
     def vms(self, d):
         return json.loads(d.call(ROOT, MANAGER, "ListVms", user=NOBODY)[0])["vms"]
 
-    def driver(self, d, bdf):
-        link = d.mount.path("bus/pci/devices/%s/driver" % bdf)
-        return os.path.basename(os.readlink(link)) if os.path.lexists(link) else None
-
-    def device_cap(self, d, pf):
-        hw = d.mount.path("bus/pci/devices/%s/hwmon" % pf)
-        with open(os.path.join(hw, os.listdir(hw)[0], "power1_cap")) as f:
-            return int(f.read())
-
-    def with_vfs(self, d, pf, n):
-        d.call(gpu_path(pf), IFACE_SRIOV, "SetNumVfs", "ut", n, 0)
-        return [vf_bdf(pf, i) for i in range(n)]
-
     def test_prepare_and_release(self):
         with Daemon(machine="mi300x-sriov") as d:
-            vfs = self.with_vfs(d, GPU0, 2)
-            self.assertEqual([self.driver(d, v) for v in vfs], [None, None])
+            vfs = d.with_vfs(GPU0, 2)
+            self.assertEqual([d.driver(v) for v in vfs], [None, None])
             # vf 0 is managed='no' (the host binds it), vf 1 is libvirt's
             r = self.prepare(d, "web1", UUID1, vfs, {"unmanaged": ("as", [vfs[0]]),
                                                       "power_cap_uw": ("t", 450 * W)})
             self.assertEqual((r["operation"], r["name"], r["uuid"], r["result"]),
                              ("prepare", "web1", UUID1, None))
             self.assertIn("VF %s: none -> vfio-pci" % vfs[0], r["messages"])
-            self.assertEqual(self.driver(d, vfs[0]), "vfio-pci")
-            self.assertIsNone(self.driver(d, vfs[1]))
+            self.assertEqual(d.driver(vfs[0]), "vfio-pci")
+            self.assertIsNone(d.driver(vfs[1]))
             # the vm source binds: min(host none, vm 450 W)
-            self.assertEqual(self.device_cap(d, GPU0), 450 * W)
+            self.assertEqual(d.device_cap(GPU0), 450 * W)
             self.assertEqual(d.get(gpu_path(GPU0), IFACE_POWER, "EffectiveSource"), "vm")
             explain = json.loads(d.call(gpu_path(GPU0), IFACE_POWER, "Explain")[0])
             self.assertEqual([(s["source"], s["vm"], s["vf_bdf"], s["cap_w"])
@@ -135,8 +122,8 @@ class Vm(unittest.TestCase):
             # release: the driver back, the source gone, the default cap applied again
             r = self.release(d, UUID1)
             self.assertEqual((r["operation"], r["result"]), ("release", None))
-            self.assertIsNone(self.driver(d, vfs[0]))
-            self.assertEqual(self.device_cap(d, GPU0), 750 * W)
+            self.assertIsNone(d.driver(vfs[0]))
+            self.assertEqual(d.device_cap(GPU0), 750 * W)
             self.assertEqual(d.get(gpu_path(GPU0), IFACE_POWER, "EffectiveSource"), "default")
             self.assertEqual(self.vms(d), [])
             # a second release: nothing held, a success that says so
@@ -154,23 +141,23 @@ class Vm(unittest.TestCase):
 
     def test_per_vf_caps_and_two_gpus(self):
         with Daemon(machine="mi300x-sriov") as d:
-            a = self.with_vfs(d, GPU0, 2)
-            b = self.with_vfs(d, GPU1, 1)
+            a = d.with_vfs(GPU0, 2)
+            b = d.with_vfs(GPU1, 1)
             self.prepare(d, "big", UUID1, [a[0], a[1], b[0]],
                          {"power_cap_uw": ("t", 500 * W),
                           "vf_power_caps": ("a{st}", {a[1]: 300 * W})})
             # GPU 0: the smallest of its VFs' caps; GPU 1: the domain's
-            self.assertEqual(self.device_cap(d, GPU0), 300 * W)
-            self.assertEqual(self.device_cap(d, GPU1), 500 * W)
+            self.assertEqual(d.device_cap(GPU0), 300 * W)
+            self.assertEqual(d.device_cap(GPU1), 500 * W)
             # another domain's source on GPU 0: the minimum rule over VMs
             self.assertEqual(len(self.vms(d)), 1)
             self.release(d, UUID1)
-            self.assertEqual((self.device_cap(d, GPU0), self.device_cap(d, GPU1)),
+            self.assertEqual((d.device_cap(GPU0), d.device_cap(GPU1)),
                              (750 * W, 750 * W))
 
     def test_all_or_nothing(self):
         with Daemon(machine="mi300x-sriov") as d:
-            vfs = self.with_vfs(d, GPU0, 2)
+            vfs = d.with_vfs(GPU0, 2)
             # the second bind fails (its driver_override cannot be written): the first is undone
             rel = "bus/pci/devices/%s/driver_override" % vfs[1]
             p = subprocess.run([SIM, "ctl", "--mount", d.mount.root, "inject", rel, "EIO",
@@ -181,13 +168,13 @@ class Vm(unittest.TestCase):
             p = d.busctl("call", BUS, ROOT, MANAGER, "PrepareVm", "ssasa{sv}", *args, check=False)
             self.assertNotEqual(p.returncode, 0)
             self.assertIn("cannot bind VF %s to vfio-pci" % vfs[1], p.stderr)
-            self.assertEqual([self.driver(d, v) for v in vfs], [None, None])
-            self.assertEqual(self.device_cap(d, GPU0), 750 * W)
+            self.assertEqual([d.driver(v) for v in vfs], [None, None])
+            self.assertEqual(d.device_cap(GPU0), 750 * W)
             self.assertEqual(self.vms(d), [])
 
     def test_refusals(self):
         with Daemon(machine="mi300x-sriov") as d:
-            vfs = self.with_vfs(d, GPU0, 1)
+            vfs = d.with_vfs(GPU0, 1)
             for args, err, text in (
                     (("web1", "nonsense", [vfs[0]]), "InvalidArgument", "is not a UUID"),
                     (("", UUID1, [vfs[0]]), "InvalidArgument", "bad domain name"),
@@ -217,7 +204,7 @@ class Vm(unittest.TestCase):
 
     def test_kept_across_restarts_and_reconnect(self):
         with Daemon(machine="mi300x-sriov") as d:
-            vfs = self.with_vfs(d, GPU0, 2)
+            vfs = d.with_vfs(GPU0, 2)
             self.prepare(d, "web1", UUID1, [vfs[0]], {"unmanaged": ("as", [vfs[0]]),
                                                       "power_cap_uw": ("t", 420 * W)})
             d.stop()
@@ -231,18 +218,18 @@ class Vm(unittest.TestCase):
             r = self.prepare(d, "web1", UUID1, [vfs[0]], {"reconnect": ("b", True)})
             self.assertEqual(r["operation"], "reconnect")
             r = self.prepare(d, "db2", UUID2, [vfs[1]], {"reconnect": ("b", True)})
-            self.assertEqual(self.driver(d, vfs[1]), None)  # recorded, not bound
+            self.assertEqual(d.driver(vfs[1]), None)  # recorded, not bound
             self.assertEqual(sorted(v["name"] for v in self.vms(d)), ["db2", "web1"])
             # the release after the restart gives back what the first start bound
             self.release(d, UUID1)
-            self.assertIsNone(self.driver(d, vfs[0]))
-            self.assertEqual(self.device_cap(d, GPU0), 750 * W)
+            self.assertIsNone(d.driver(vfs[0]))
+            self.assertEqual(d.device_cap(GPU0), 750 * W)
             self.release(d, UUID2)
             self.assertEqual(self.vms(d), [])
 
     def test_cli(self):
         with Daemon(machine="mi300x-sriov") as d:
-            vfs = self.with_vfs(d, GPU0, 2)
+            vfs = d.with_vfs(GPU0, 2)
             p = d.cli("vm", user=NOBODY)
             self.assertIn("no domain holds a VF", p.stderr)
             self.prepare(d, "web1", UUID1, vfs, {"unmanaged": ("as", [vfs[0]]),
@@ -277,18 +264,18 @@ class Vm(unittest.TestCase):
             self.assertEqual((doc["command"], doc["release"]["operation"]), ("vm release", "release"))
             schema_errors(self, doc)
             self.assertEqual(self.vms(d), [])
-            self.assertIsNone(self.driver(d, vfs[0]))
+            self.assertIsNone(d.driver(vfs[0]))
 
     def test_libvirt_reconcile(self):
         """amdsmid follows libvirt (here its test:///FILE driver, read at start): a reservation
         of a domain that no longer runs is released, a running domain with AMD VFs and no
         reservation is recorded with its metadata's cap."""
         with Daemon(machine="mi300x-sriov", config="[libvirt]\nuri = none\n") as d:
-            vfs = self.with_vfs(d, GPU0, 2)
+            vfs = d.with_vfs(GPU0, 2)
             # "old" was started while amdsmid ran; then amdsmid went down and old stopped
             self.prepare(d, "old", UUID2, [vfs[1]], {"unmanaged": ("as", [vfs[1]]),
                                                      "power_cap_uw": ("t", 500 * W)})
-            self.assertEqual(self.driver(d, vfs[1]), "vfio-pci")
+            self.assertEqual(d.driver(vfs[1]), "vfio-pci")
             d.stop()
             node = os.path.join(d.tmp, "libvirt-node.xml")
             with open(node, "w") as f:
@@ -309,8 +296,8 @@ class Vm(unittest.TestCase):
                 time.sleep(0.2)
             self.assertEqual([(v["name"], v["uuid"], v["cap_w"], [f["bdf"] for f in v["vfs"]])
                               for v in vms], [("web1", UUID1, 450, [vfs[0]])])
-            self.assertIsNone(self.driver(d, vfs[1]))  # old's VF given back
-            self.assertEqual(self.device_cap(d, GPU0), 450 * W)
+            self.assertIsNone(d.driver(vfs[1]))  # old's VF given back
+            self.assertEqual(d.device_cap(GPU0), 450 * W)
             doc = json.loads(d.call(ROOT, MANAGER, "ListVms")[0])
             self.assertEqual(doc["libvirt"], {"uri": "test://" + node, "connected": True,
                                               "error": None})
@@ -332,7 +319,7 @@ class Vm(unittest.TestCase):
             self.assertTrue(lv["error"])
             self.assertIn("cannot see the libvirt domains of test:///nonexistent/node.xml", d.log())
             # amdsmid works on: reservations through the methods
-            vfs = self.with_vfs(d, GPU0, 1)
+            vfs = d.with_vfs(GPU0, 1)
             self.prepare(d, "web1", UUID1, vfs)
             self.release(d, UUID1)
 
@@ -344,7 +331,7 @@ class Vm(unittest.TestCase):
             self.assertEqual(r["result"], None)
             self.assertTrue(any("gim applies no cap through sysfs" in m for m in r["messages"]),
                             r["messages"])
-            self.assertEqual([self.driver(d, v) for v in vfs], ["vfio-pci", "vfio-pci"])
+            self.assertEqual([d.driver(v) for v in vfs], ["vfio-pci", "vfio-pci"])
             explain = json.loads(d.call(gpu_path(GPU0), IFACE_POWER, "Explain")[0])
             self.assertEqual([(s["source"], s["vm"]) for s in explain["sources"]],
                              [("vm", "web1")])
