@@ -47,6 +47,8 @@ int exit_code_from_errno(int r) {
         case EPROTO:
         case EREMOTEIO:
                 return EXIT_DEVICE_ERROR;
+        case EUCLEAN:
+                return EXIT_STATE_DAMAGED;
         default:
                 return EXIT_GENERIC;
         }

@@ -21,6 +21,8 @@
  *   9  EXIT_DEVICE_ERROR     the device or its firmware failed               (EIO, ETIME,
  *                                                                             EBADMSG, ENOMSG,
  *                                                                             EPROTO, EREMOTEIO)
+ *  10 EXIT_STATE_DAMAGED    a record of the state file the change needs     (EUCLEAN)
+ *                            cannot be read: nothing was changed
  *
  * Per-field problems of a read (one sensor failing among many) are reported in the output and
  * do not change the exit status; only a failure of the command as a whole does.
@@ -42,6 +44,7 @@ enum {
         EXIT_OUT_OF_RANGE = 7,
         EXIT_RELOAD_REQUIRED = 8,
         EXIT_DEVICE_ERROR = 9,
+        EXIT_STATE_DAMAGED = 10,
 };
 
 /* The errno that means "takes effect after a driver reload" (ReloadRequired): the library's. */

@@ -161,7 +161,8 @@ static void help(void) {
                "      --version        show the version\n"
                "\n"
                "Exit status: 0 ok, 1 failure, 2 usage, 3 not found, 4 not supported, 5 busy,\n"
-               "6 permission denied, 7 out of range, 8 reload required, 9 device error.\n");
+               "6 permission denied, 7 out of range, 8 reload required, 9 device error,\n"
+               "10 state damaged.\n");
 }
 
 static const struct verb *find_verb(const char *name, const char *sub) {

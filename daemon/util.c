@@ -94,13 +94,10 @@ int bus_error_errno(sd_bus_error *error, int r, const char *format, ...) {
         if (r >= 0)
                 r = -EIO;
         /* sd-bus maps errno to its own names only: ours come from the table */
-        for (const sd_bus_error_map *m = amdsmi_bus_errors; m->name; m++)
-                if (m->code == -r) {
-                        (void) sd_bus_error_set(error, m->name, msg ? msg : strerror(-r));
-                        free(msg);
-                        return r;
-                }
-        (void) sd_bus_error_set_errnof(error, -r, "%s", msg ? msg : strerror(-r));
+        if (amdsmi_bus_error_name(r))
+                (void) sd_bus_error_set(error, amdsmi_bus_error_name(r), msg ? msg : strerror(-r));
+        else
+                (void) sd_bus_error_set_errnof(error, -r, "%s", msg ? msg : strerror(-r));
         free(msg);
         return r;
 }

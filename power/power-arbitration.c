@@ -59,7 +59,7 @@ const char *power_observed_to_string(enum power_observed o) {
 
 int power_validate(uint64_t uw) {
         if (uw < POWER_FLOOR_UW)
-                return -EINVAL;
+                return -EDOM; /* out of range too (OutOfRange, exit 7), told apart by its words */
         if (uw > POWER_WRITE_MAX_UW)
                 return -ERANGE;
         return 0;

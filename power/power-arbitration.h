@@ -116,7 +116,8 @@ const char *power_clamp_to_string(enum power_clamp c);
 /* "unknown", "consistent", "external", "outside-writer" */
 const char *power_observed_to_string(enum power_observed o);
 
-/* 0, or -EINVAL for 0 and anything below 1 W, -ERANGE above POWER_WRITE_MAX_UW. */
+/* 0, or -EDOM for 0 and anything below 1 W, -ERANGE above POWER_WRITE_MAX_UW: both out of
+ * range (org.amdsmi1.Error.OutOfRange, exit status 7) on every path. */
 int power_validate(uint64_t uw);
 /* Whether the kernel will truncate uw (it is not a whole number of watts). */
 bool power_truncates(uint64_t uw);

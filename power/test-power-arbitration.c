@@ -331,8 +331,8 @@ static void test_validate_and_set_errors(void **state) {
         struct power_sources s, keep;
         enum power_source_kind k = POWER_SOURCE_NONE;
 
-        assert_int_equal(power_validate(0), -EINVAL);
-        assert_int_equal(power_validate(999999), -EINVAL);
+        assert_int_equal(power_validate(0), -EDOM);
+        assert_int_equal(power_validate(999999), -EDOM);
         assert_int_equal(power_validate(W(1)), 0);
         assert_int_equal(power_validate(W(4294)), 0);
         assert_int_equal(power_validate(UINT64_C(4294967295)), 0);
@@ -348,7 +348,7 @@ static void test_validate_and_set_errors(void **state) {
         assert_int_equal(power_sources_set(&s, POWER_SOURCE_VM, "a", NULL, W(500), "v", 1), 1);
         keep = s;
         assert_int_equal(power_sources_set(&s, POWER_SOURCE_HOST, NULL, NULL, 0, "h", 1),
-                         -EINVAL);
+                         -EDOM);
         assert_int_equal(power_sources_set(&s, POWER_SOURCE_HOST, NULL, NULL, W(5000), "h", 1),
                          -ERANGE);
         assert_int_equal(power_sources_set(&s, POWER_SOURCE_HOST, "x", NULL, W(500), "h", 1),

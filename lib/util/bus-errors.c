@@ -31,8 +31,18 @@ const sd_bus_error_map amdsmi_bus_errors[] = {
         SD_BUS_ERROR_MAP(AMDSMI_BUS_ERROR_DEVICE_ERROR, ENOMSG),
         SD_BUS_ERROR_MAP(AMDSMI_BUS_ERROR_DEVICE_ERROR, EPROTO),
         SD_BUS_ERROR_MAP(AMDSMI_BUS_ERROR_DEVICE_ERROR, EREMOTEIO),
+        SD_BUS_ERROR_MAP(AMDSMI_BUS_ERROR_STATE_DAMAGED, EUCLEAN),
         SD_BUS_ERROR_MAP_END,
 };
+
+const char *amdsmi_bus_error_name(int r) {
+        if (r < 0)
+                r = -r;
+        for (const sd_bus_error_map *m = amdsmi_bus_errors; m->name; m++)
+                if (m->code == r)
+                        return m->name;
+        return NULL;
+}
 
 int amdsmi_bus_errors_register(void) {
         static bool done;

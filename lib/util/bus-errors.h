@@ -23,6 +23,8 @@
 #define AMDSMI_BUS_ERROR_RELOAD_REQUIRED "org.amdsmi1.Error.ReloadRequired"
 #define AMDSMI_BUS_ERROR_TIMEOUT "org.amdsmi1.Error.Timeout"
 #define AMDSMI_BUS_ERROR_DEVICE_ERROR "org.amdsmi1.Error.DeviceError"
+/* a record of the state file that the change needs cannot be read (EUCLEAN) */
+#define AMDSMI_BUS_ERROR_STATE_DAMAGED "org.amdsmi1.Error.StateDamaged"
 
 /* Method flags (ARCHITECTURE §6): bit 0 dry run; bit 1 force (what --force allows). */
 #define AMDSMI_BUS_FLAG_DRY_RUN (UINT64_C(1) << 0)
@@ -39,6 +41,10 @@
 
 /* errno -> name: the first entry with that errno; name -> errno: the first with that name. */
 extern const sd_bus_error_map amdsmi_bus_errors[];
+
+/* The error name of errno @r (sign ignored): the first entry of the table with it, or NULL
+ * (sd-bus's own System.Error.* name applies then). */
+const char *amdsmi_bus_error_name(int r);
 
 /* Registers the table with sd-bus (once per process; idempotent). @return 0 or -errno. */
 int amdsmi_bus_errors_register(void);
