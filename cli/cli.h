@@ -36,6 +36,7 @@ struct cli {
         const char *vf_bdf;                /* --vf BDF (power set --vm) */
         const char *power_cap_value;       /* set -o VALUE */
         bool power_cap;                    /* set -o / reset --power-cap given */
+        bool damaged;                      /* power clear --damaged */
         /* SR-IOV (sriov set, bind, release) */
         unsigned num_vfs;                  /* --num-vfs N */
         bool num_vfs_set;

@@ -43,6 +43,7 @@ enum {
         OPT_AUTOPROBE_OFF = 1u << 15,
         OPT_PERSIST = 1u << 16,
         OPT_COUNT = 1u << 17, /* -n without --watch: the last COUNT entries (history) */
+        OPT_DAMAGED = 1u << 18, /* --damaged (power clear) */
 };
 
 struct verb {
@@ -71,8 +72,8 @@ static const struct verb verbs[] = {
           OPT_HOST | OPT_APML | OPT_VM | OPT_VF | OPT_DRY_RUN | OPT_FORCE,
           "set power sources: --host W, --vm NAME W [--vf BDF], --apml W" },
         { "power", "clear", verb_power_clear,
-          OPT_HOST | OPT_APML | OPT_VM | OPT_DRY_RUN | OPT_FORCE,
-          "remove power sources: --host, --vm NAME, --apml" },
+          OPT_HOST | OPT_APML | OPT_VM | OPT_DAMAGED | OPT_DRY_RUN | OPT_FORCE,
+          "remove power sources: --host, --vm NAME, --apml; --damaged drops damaged records" },
         { "power", "apply", verb_power_apply, OPT_DRY_RUN | OPT_FORCE,
           "apply the arbitrated cap again (after a GPU reset, a new APML file)" },
         { "sriov", NULL, verb_sriov, 0,
@@ -223,6 +224,7 @@ enum {
         ARG_NUM_VFS,
         ARG_AUTOPROBE_OFF,
         ARG_PERSIST,
+        ARG_DAMAGED,
 };
 
 /*
@@ -308,6 +310,7 @@ static int parse_argv(struct cli *c, int argc, char **argv, const struct verb **
                 { "num-vfs", required_argument, NULL, ARG_NUM_VFS },
                 { "autoprobe-off", no_argument, NULL, ARG_AUTOPROBE_OFF },
                 { "persist", no_argument, NULL, ARG_PERSIST },
+                { "damaged", no_argument, NULL, ARG_DAMAGED },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, ARG_VERSION },
                 {}
@@ -416,6 +419,10 @@ static int parse_argv(struct cli *c, int argc, char **argv, const struct verb **
                 case ARG_VF:
                         bit = OPT_VF;
                         c->vf_bdf = optarg;
+                        break;
+                case ARG_DAMAGED:
+                        bit = OPT_DAMAGED;
+                        c->damaged = true;
                         break;
                 case ARG_NUM_VFS: {
                         uint32_t n;

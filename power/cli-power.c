@@ -264,11 +264,12 @@ static int parse_change(struct cli *c, enum power_change_kind kind, struct power
                 *ret = ch;
                 return 0;
         }
-        if (!c->host && !c->apml && !c->vm)
+        if (!c->host && !c->apml && !c->vm && !c->damaged)
                 return cli_fail(c, -EINVAL,
                                 kind == POWER_CHANGE_SET
                                         ? "nothing to set: give --host W, --vm NAME W or --apml W"
-                                        : "nothing to clear: give --host, --vm NAME or --apml");
+                                        : "nothing to clear: give --host, --vm NAME, --apml or "
+                                          "--damaged");
         if (c->vm && !power_vm_name_ok(c->vm_name))
                 return cli_fail(c, -EINVAL,
                                 "invalid VM name '%s': 1 to %d characters, no control characters",
@@ -312,6 +313,7 @@ static int parse_change(struct cli *c, enum power_change_kind kind, struct power
         ch.vm = c->vm;
         ch.vm_name = c->vm_name;
         ch.vf_bdf = c->vf_bdf;
+        ch.damaged = c->damaged;
         *ret = ch;
         return 0;
 }
@@ -377,11 +379,12 @@ static int change_via_daemon(struct cli *c, const struct power_change *ch, size_
                              struct amdsmi_gpu *gpu, json_object **entry) {
         const char *bdf = amdsmi_gpu_get_bdf(gpu), *vm = ch->vm_name ? ch->vm_name : "";
         uint64_t flags = c->dry_run ? AMDSMI_BUS_FLAG_DRY_RUN : 0;
-        unsigned n = (unsigned) ch->host + (unsigned) ch->vm + (unsigned) ch->apml;
+        unsigned n = (unsigned) ch->host + (unsigned) ch->vm + (unsigned) ch->apml +
+                     (unsigned) ch->damaged;
         struct item {
                 const char *kind, *key, *vf;
                 uint64_t uw;
-        } it[3];
+        } it[4];
         _cleanup_free_ char *msg = NULL;
         json_object *reply = NULL, *lines;
         size_t k = 0;
@@ -393,6 +396,8 @@ static int change_via_daemon(struct cli *c, const struct power_change *ch, size_
                 it[k++] = (struct item){ "vm", vm, ch->vf_bdf ? ch->vf_bdf : "", ch->vm_uw };
         if (ch->apml)
                 it[k++] = (struct item){ "apml", "", "", ch->apml_uw };
+        if (ch->damaged)
+                it[k++] = (struct item){ "damaged", "", "", 0 };
 
 #define CALL(member, ...)                                                                   \
         cli_bus_call(c, NULL, bdf, AMDSMI_BUS_IFACE_POWER, member, 0, &reply, &msg,         \
@@ -415,9 +420,12 @@ static int change_via_daemon(struct cli *c, const struct power_change *ch, size_
         else if (n == 2)
                 r = CALL("ClearSources", "a(ss)t", 2, it[0].kind, it[0].key, it[1].kind,
                          it[1].key, flags);
-        else
+        else if (n == 3)
                 r = CALL("ClearSources", "a(ss)t", 3, it[0].kind, it[0].key, it[1].kind,
                          it[1].key, it[2].kind, it[2].key, flags);
+        else
+                r = CALL("ClearSources", "a(ss)t", 4, it[0].kind, it[0].key, it[1].kind,
+                         it[1].key, it[2].kind, it[2].key, it[3].kind, it[3].key, flags);
 #undef CALL
         name_host_option(ch, msg);
         if (r < 0 && json_object_is_type(reply, json_type_object)) {

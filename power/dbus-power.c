@@ -681,9 +681,19 @@ static int add_source(struct power_job *pj, const char *source, const char *key,
         char b1[80];
         int r;
 
+        /* ClearSource("damaged", ""): drop the state file's damaged records of the GPU */
+        if (!set && strcmp(source, "damaged") == 0) {
+                if (key[0] || vf[0])
+                        return bus_error_errno(error, -EINVAL, "the damaged records take no key");
+                if (pj->ch.damaged)
+                        return bus_error_errno(error, -EINVAL, "damaged is given twice");
+                pj->ch.damaged = true;
+                return 0;
+        }
         if (power_source_kind_from_string(source, &kind) < 0)
                 return bus_error_errno(error, -EINVAL, "unknown power source %s (sources: host, "
-                                       "vm, apml)", shown(source, b1, sizeof(b1)));
+                                       "vm, apml%s)", shown(source, b1, sizeof(b1)),
+                                       set ? "" : "; damaged to drop damaged records");
         if (kind != POWER_SOURCE_VM && key[0])
                 return bus_error_errno(error, -EINVAL, "the %s source takes no key (%s given)",
                                        source, shown(key, b1, sizeof(b1)));
@@ -756,6 +766,7 @@ static void requested(const struct power_job *pj, char *buf, size_t size) {
         ITEM(ch->host, "host=%s%s", VAL(ch->host_uw), ch->kind == POWER_CHANGE_SET ? "W" : "");
         ITEM(ch->vm, "vm:%s=%s%s", ch->vm_name, VAL(ch->vm_uw), ch->kind == POWER_CHANGE_SET ? "W" : "");
         ITEM(ch->apml, "apml=%s%s", VAL(ch->apml_uw), ch->kind == POWER_CHANGE_SET ? "W" : "");
+        ITEM(ch->damaged, "%s", "damaged records dropped");
 #undef VAL
 #undef ITEM
 }
@@ -812,7 +823,8 @@ static int submit_change(sd_bus_message *m, struct dgpu *g, const char *method,
         struct job *j;
         int r;
 
-        if (pj->ch.kind != POWER_CHANGE_APPLY && !pj->ch.host && !pj->ch.vm && !pj->ch.apml) {
+        if (pj->ch.kind != POWER_CHANGE_APPLY && !pj->ch.host && !pj->ch.vm && !pj->ch.apml &&
+            !pj->ch.damaged) {
                 free(pj);
                 return bus_error_errno(error, -EINVAL, "no source given");
         }
@@ -829,7 +841,7 @@ static int submit_change(sd_bus_message *m, struct dgpu *g, const char *method,
                 return bus_error_errno(error, -ENOMEM, "out of memory");
         }
         a->j = j;
-        if (pj->ch.kind == POWER_CHANGE_APPLY || pj->ch.host)
+        if (pj->ch.kind == POWER_CHANGE_APPLY || pj->ch.host || pj->ch.damaged)
                 a->actions[a->n++] = ACTION_HOST;
         if (pj->ch.vm)
                 a->actions[a->n++] = ACTION_VM;

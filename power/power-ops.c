@@ -418,6 +418,7 @@ json_object *power_change_list(const struct power_change *ch) {
                 { ch->host, "host", NULL, ch->host_uw },
                 { ch->vm, "vm", ch->vm_name, ch->vm_uw },
                 { ch->apml, "apml", NULL, ch->apml_uw },
+                { ch->damaged, "damaged", NULL, 0 },
         };
 
         for (size_t i = 0; a && i < ELEMENTSOF(items); i++) {
@@ -749,6 +750,69 @@ static void describe(char *buf, size_t size, const struct power_change *ch,
 #undef ADD
 }
 
+/* A damaged record of the state concerns the GPU: its cap is not recomputed without it. */
+static int refuse_damaged(struct power_run *run, size_t index, const char *bdf,
+                          const struct state_store *st) {
+        const struct state_damage *d = state_damage_find(st, bdf);
+        size_t n = 0;
+
+        for (size_t i = 0; i < state_damage_count(st); i++)
+                if (state_damage_get(st, i) == d || !state_damage_get(st, i)->bdf[0] ||
+                    strcmp(state_damage_get(st, i)->bdf, bdf) == 0)
+                        n++;
+        if (!d)
+                return run_fail(run, -EUCLEAN, "GPU %zu (%s): %s is damaged", index, bdf,
+                                state_path(st));
+        if (!d->where[0])
+                return run_fail(run, -EUCLEAN,
+                                "GPU %zu (%s): %s cannot be read (%s): nothing was changed, since "
+                                "a source it records could be lower; 'amdsmi power clear -g %zu "
+                                "--damaged' keeps the file aside and starts afresh",
+                                index, bdf, state_path(st), d->problem, index);
+        return run_fail(run, -EUCLEAN,
+                        "GPU %zu (%s): the record %s of %s is damaged (%s)%s: nothing was "
+                        "changed, since the cap must not be recomputed without it; 'amdsmi power "
+                        "clear -g %zu --damaged' shows and drops it",
+                        index, bdf, d->where, state_path(st), d->problem,
+                        n > 1 ? ", and more" : "", index);
+}
+
+/* power clear --damaged: the GPU's damaged records leave the state (shown, and kept in the
+ * document's "dropped" list and the history). */
+static int drop_damaged(struct power_run *run, size_t index, const char *bdf,
+                        struct state_store *st, json_object *entry) {
+        json_object *dropped = NULL;
+        int r, n;
+
+        n = state_drop_damaged(st, bdf, &dropped);
+        if (n < 0)
+                return run_fail(run, n, "GPU %zu (%s): cannot drop the damaged records of %s: %s",
+                                index, bdf, state_path(st), strerror(-n));
+        json_set(entry, "dropped", dropped);
+        if (n == 0) {
+                run_say(run, "GPU %zu: no damaged record in %s (nothing to drop)", index,
+                        state_path(st));
+                return 0;
+        }
+        for (size_t i = 0; i < (size_t) n; i++) {
+                json_object *o = json_object_array_get_idx(dropped, i), *v;
+                const char *rec = json_object_get_string(json_object_object_get(o, "record"));
+                const char *problem = json_object_get_string(json_object_object_get(o, "problem"));
+                const char *kept = NULL;
+
+                if (json_object_object_get_ex(o, "kept_as", &v) && v)
+                        kept = json_object_get_string(v);
+                v = json_object_object_get(o, "value");
+                run_say(run, "GPU %zu: %s the damaged record %s (%s)%s%s%s%s", index,
+                        run->c->dry_run ? "would drop" : "dropped", rec, problem,
+                        v ? ": " : "", v ? json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN)
+                                       : "",
+                        kept ? ", kept as " : "", kept ? kept : "");
+        }
+        r = 0;
+        return r;
+}
+
 /* The heavy parts of a change, off the stack (amdsmid runs changes on worker threads). */
 struct change_work {
         struct power_view before, after;
@@ -791,14 +855,35 @@ int power_change_gpu(struct cli *c, const struct power_change *ch, size_t index,
         }
         if (state_warning(st))
                 snprintf(out->warning, sizeof(out->warning), "%s", state_warning(st));
-        /* a state that cannot be saved (a newer amdsmi's): refuse before touching the GPU */
-        r = c->dry_run ? 0 : state_can_commit(st);
+        /* a state that cannot be saved (a newer amdsmi's, a damaged file not yet dropped):
+         * refuse before touching the GPU */
+        r = c->dry_run || ch->damaged ? 0 : state_can_commit(st);
+        if (r == -EUCLEAN) {
+                r = refuse_damaged(&run, index, bdf, st);
+                state_close(st);
+                gpu_lock_release(&lock);
+                return r;
+        }
         if (r < 0) {
                 r = run_fail(&run, r == -EPROTONOSUPPORT ? -EPROTONOSUPPORT : r,
                              "GPU %zu (%s): the power sources cannot be saved to %s: %s", index,
                              bdf, state_path(st),
                              r == -EPROTONOSUPPORT ? "it was written by a newer amdsmi"
-                                                   : "a damaged copy could not be kept aside");
+                                                   : strerror(-r));
+                state_close(st);
+                gpu_lock_release(&lock);
+                return r;
+        }
+
+        if (ch->damaged) {
+                r = drop_damaged(&run, index, bdf, st, entry);
+                if (r < 0) {
+                        state_close(st);
+                        gpu_lock_release(&lock);
+                        return r;
+                }
+        } else if (state_damage_find(st, bdf)) {
+                r = refuse_damaged(&run, index, bdf, st);
                 state_close(st);
                 gpu_lock_release(&lock);
                 return r;

@@ -92,6 +92,8 @@ enum power_change_kind {
 struct power_change {
         enum power_change_kind kind;
         bool host, apml, vm;
+        bool damaged;                     /* CLEAR: drop the state file's damaged records of
+                                             the GPU (state_drop_damaged()) */
         uint64_t host_uw, apml_uw, vm_uw; /* SET: valid values (power_validate()) */
         const char *vm_name, *vf_bdf;     /* vm: the key (power_vm_name_ok()), the VF or NULL */
         const char *host_option;          /* how messages name the host value: "--host", "-o" */

@@ -36,12 +36,23 @@
 #define STATE_SIZE_MAX (16u * 1024u * 1024u)
 #define LOCK_POLL_MS 5u
 
+/* A damaged record, and how to drop it: member @key of object @parent, or element @index of
+ * array @parent (borrowed from root); parent NULL for the whole file. */
+struct damage {
+        struct state_damage pub;
+        json_object *parent;
+        char *key;
+        int index;
+};
+
 struct state_store {
         enum state_mode mode;
         int lock_fd; /* -1: read without the lock */
         bool newer;  /* the file is of a newer version: never written */
-        int keep_error; /* a corrupt file could not be kept aside: never overwritten */
+        bool file_damaged; /* the file as a whole cannot be read: never written over */
         json_object *root;
+        struct damage *damage;
+        size_t n_damage;
         char *warning;
         char dir[PATH_MAX];
         char path[PATH_MAX];
@@ -188,10 +199,66 @@ static int parse_source(struct verr *e, const char *where, const json_object *ob
         return 0;
 }
 
-/* A "power" object: its sources into ps (may be NULL) and its applied record. */
-static int parse_power(struct verr *e, const char *where, const json_object *power,
+/* Where damage goes while loading: NULL while reading records again (they were checked). */
+struct collect {
+        struct state_store *s;
+        const char *bdf; /* the GPU the records belong to, NULL: every GPU */
+};
+
+static int damage_add(struct collect *c, const char *where, const char *problem,
+                      json_object *parent, const char *key, int index) {
+        struct damage *n, *d;
+
+        if (!c)
+                return 0;
+        n = reallocarray(c->s->damage, c->s->n_damage + 1, sizeof(*n));
+        if (!n)
+                return -ENOMEM;
+        c->s->damage = n;
+        d = &n[c->s->n_damage];
+        *d = (struct damage){ .parent = parent, .index = index };
+        (void) snprintf(d->pub.where, sizeof(d->pub.where), "%s", where);
+        (void) snprintf(d->pub.problem, sizeof(d->pub.problem), "%s", problem);
+        (void) snprintf(d->pub.bdf, sizeof(d->pub.bdf), "%s", c->bdf ? c->bdf : "");
+        if (key) {
+                d->key = strdup(key);
+                if (!d->key)
+                        return -ENOMEM;
+        }
+        if (parent)
+                d->pub.value = key ? json_object_object_get(parent, key)
+                                   : json_object_array_get_idx(parent, (size_t) index);
+        c->s->n_damage++;
+        return 0;
+}
+
+/* A record that fails its check: collected (the message without the record's own path, which
+ * is in where), or the error when not collecting. */
+static int record_damaged(struct collect *c, struct verr *e, const char *where,
+                          json_object *parent, const char *key, int index) {
+        size_t n = strlen(where);
+        const char *problem = e->msg;
+
+        if (!c)
+                return -EINVAL;
+        if (strncmp(problem, where, n) == 0) {
+                problem += n;
+                problem += strspn(problem, ".:");
+                problem += strspn(problem, " ");
+        }
+        return damage_add(c, where, problem[0] ? problem : e->msg, parent, key, index);
+}
+
+/* A "power" object: its readable sources into ps (may be NULL) and its applied record; every
+ * record that does not read is skipped, and collected into @c when given. -EINVAL only when
+ * the object itself is not an object (collected too). */
+static int parse_power(struct verr *e, const char *where, json_object *power,
                        struct power_sources *ret_ps, uint64_t *ret_applied_uw,
-                       uint64_t *ret_applied_usec) {
+                       uint64_t *ret_applied_usec, struct collect *c) {
+        static const struct {
+                const char *name;
+                enum power_source_kind kind;
+        } singles[] = { { "host", POWER_SOURCE_HOST }, { "apml", POWER_SOURCE_APML } };
         struct power_sources ps;
         uint64_t applied_uw = POWER_UW_UNKNOWN, applied_usec = 0;
         char at[512];
@@ -202,48 +269,55 @@ static int parse_power(struct verr *e, const char *where, const json_object *pow
                 return fail(e, where, "not an object (%s)", type_name(power));
 
         power_sources_init(&ps);
-        if (json_object_object_get_ex(power, "host", &v)) {
-                (void) snprintf(at, sizeof(at), "%s.host", where);
-                r = parse_source(e, at, v, POWER_SOURCE_HOST, &ps);
-                if (r < 0)
-                        return r;
-        }
-        if (json_object_object_get_ex(power, "apml", &v)) {
-                (void) snprintf(at, sizeof(at), "%s.apml", where);
-                r = parse_source(e, at, v, POWER_SOURCE_APML, &ps);
-                if (r < 0)
-                        return r;
+        for (size_t i = 0; i < ELEMENTSOF(singles); i++) {
+                if (!json_object_object_get_ex(power, singles[i].name, &v))
+                        continue;
+                (void) snprintf(at, sizeof(at), "%s.%s", where, singles[i].name);
+                if (parse_source(e, at, v, singles[i].kind, &ps) < 0) {
+                        r = record_damaged(c, e, at, power, singles[i].name, -1);
+                        if (r < 0 && c)
+                                return r;
+                }
         }
         if (json_object_object_get_ex(power, "vms", &v)) {
                 size_t n;
 
                 (void) snprintf(at, sizeof(at), "%s.vms", where);
-                if (!json_object_is_type(v, json_type_array))
-                        return fail(e, at, "not an array (%s)", type_name(v));
-                n = json_object_array_length(v);
-                if (n > POWER_VM_MAX)
-                        return fail(e, at, "%zu VMs, more than %d", n, POWER_VM_MAX);
+                if (!json_object_is_type(v, json_type_array)) {
+                        (void) fail(e, at, "not an array (%s)", type_name(v));
+                        r = record_damaged(c, e, at, power, "vms", -1);
+                        if (r < 0 && c)
+                                return r;
+                        n = 0;
+                } else
+                        n = json_object_array_length(v);
                 for (size_t i = 0; i < n; i++) {
+                        json_object *vm = json_object_array_get_idx(v, i);
+
                         (void) snprintf(at, sizeof(at), "%s.vms[%zu]", where, i);
-                        r = parse_source(e, at, json_object_array_get_idx(v, i), POWER_SOURCE_VM,
-                                         &ps);
-                        if (r < 0)
+                        if (ps.n_vms >= POWER_VM_MAX)
+                                (void) fail(e, at, "more than %d VMs", POWER_VM_MAX);
+                        else if (parse_source(e, at, vm, POWER_SOURCE_VM, &ps) >= 0)
+                                continue;
+                        r = record_damaged(c, e, at, v, NULL, (int) i);
+                        if (r < 0 && c)
                                 return r;
                 }
         }
         if (json_object_object_get_ex(power, "applied", &v)) {
                 (void) snprintf(at, sizeof(at), "%s.applied", where);
                 if (!json_object_is_type(v, json_type_object))
-                        return fail(e, at, "not an object (%s)", type_name(v));
-                r = get_uint(e, at, v, "uw", true, &applied_uw, NULL);
-                if (r < 0)
-                        return r;
-                r = check_uw(e, at, applied_uw);
-                if (r < 0)
-                        return r;
-                r = get_uint(e, at, v, "usec", true, &applied_usec, NULL);
-                if (r < 0)
-                        return r;
+                        r = fail(e, at, "not an object (%s)", type_name(v));
+                else if ((r = get_uint(e, at, v, "uw", true, &applied_uw, NULL)) >= 0 &&
+                         (r = check_uw(e, at, applied_uw)) >= 0)
+                        r = get_uint(e, at, v, "usec", true, &applied_usec, NULL);
+                if (r < 0) {
+                        applied_uw = POWER_UW_UNKNOWN;
+                        applied_usec = 0;
+                        r = record_damaged(c, e, at, power, "applied", -1);
+                        if (r < 0 && c)
+                                return r;
+                }
         }
 
         if (ret_ps)
@@ -255,11 +329,15 @@ static int parse_power(struct verr *e, const char *where, const json_object *pow
         return 0;
 }
 
-/* Checks a whole document. 1 when it is of a newer version (not looked into), 0 when valid,
- * -EINVAL with e->msg when corrupt. */
-static int check_document(struct verr *e, const json_object *root, int64_t *ret_version) {
+/* Checks a whole document record by record, collecting the damaged ones into @s. 1 when it is
+ * of a newer version (not looked into), 0 when it can be read (maybe with damaged records),
+ * -EINVAL with e->msg when the file as a whole cannot be (no version), -ENOMEM. */
+static int check_document(struct verr *e, struct state_store *s, json_object *root,
+                          int64_t *ret_version) {
+        struct collect all = { .s = s };
         json_object *v, *gpus;
         int64_t version;
+        int r;
 
         if (!json_object_is_type(root, json_type_object))
                 return fail(e, NULL, "the top level is not an object (%s)", type_name(root));
@@ -276,23 +354,31 @@ static int check_document(struct verr *e, const json_object *root, int64_t *ret_
 
         if (!json_object_object_get_ex(root, "gpus", &gpus))
                 return 0;
-        if (!json_object_is_type(gpus, json_type_object))
-                return fail(e, "gpus", "not an object (%s)", type_name(gpus));
+        if (!json_object_is_type(gpus, json_type_object)) {
+                (void) fail(e, "gpus", "not an object (%s)", type_name(gpus));
+                return record_damaged(&all, e, "gpus", root, "gpus", -1);
+        }
         json_object_object_foreach(gpus, bdf, gpu) {
+                struct collect one = { .s = s, .bdf = bdf };
                 char at[512];
                 json_object *power;
-                int r;
 
-                if (!pci_bdf_valid(bdf))
-                        return fail(e, "gpus",
-                                    "'%s' is not a PCI address (dddd:bb:dd.f, lower case)", bdf);
                 (void) snprintf(at, sizeof(at), "gpus.%s", bdf);
-                if (!json_object_is_type(gpu, json_type_object))
-                        return fail(e, at, "not an object (%s)", type_name(gpu));
-                if (!json_object_object_get_ex(gpu, "power", &power))
-                        continue;
-                (void) snprintf(at, sizeof(at), "gpus.%s.power", bdf);
-                r = parse_power(e, at, power, NULL, NULL, NULL);
+                if (!pci_bdf_valid(bdf)) {
+                        /* whose record this is cannot be told: it concerns every GPU */
+                        (void) fail(e, at, "'%s' is not a PCI address (dddd:bb:dd.f, lower case)",
+                                    bdf);
+                        r = record_damaged(&all, e, at, gpus, bdf, -1);
+                } else if (!json_object_is_type(gpu, json_type_object)) {
+                        (void) fail(e, at, "not an object (%s)", type_name(gpu));
+                        r = record_damaged(&one, e, at, gpus, bdf, -1);
+                } else if (json_object_object_get_ex(gpu, "power", &power)) {
+                        (void) snprintf(at, sizeof(at), "gpus.%s.power", bdf);
+                        r = parse_power(e, at, power, NULL, NULL, NULL, &one);
+                        if (r == -EINVAL)
+                                r = record_damaged(&one, e, at, gpu, "power", -1);
+                } else
+                        r = 0;
                 if (r < 0)
                         return r;
         }
@@ -402,8 +488,9 @@ static json_object *parse_json(struct verr *e, const char *text, size_t len) {
         return NULL;
 }
 
-/* An exclusive opener's damaged file: renamed to state.json.corrupt-<UTC time>[-N]. */
-static int keep_aside(struct state_store *s, const char *why) {
+/* The damaged file kept aside: renamed to state.json.corrupt-<UTC time>[-N]; the name in
+ * @ret_aside. */
+static int keep_aside(struct state_store *s, char *ret_aside, size_t size) {
         char ts[32], aside[PATH_MAX + 64];
         struct tm tm;
         time_t t = time(NULL);
@@ -420,25 +507,43 @@ static int keep_aside(struct state_store *s, const char *why) {
                         break;
                 (void) snprintf(aside, sizeof(aside), "%s.corrupt-%s-%u", s->path, ts, n);
         }
-        if (n >= 10000 || rename(s->path, aside) < 0) {
-                int err = n >= 10000 ? EEXIST : errno;
+        if (n >= 10000)
+                return -EEXIST;
+        if (rename(s->path, aside) < 0)
+                return -errno;
+        (void) snprintf(ret_aside, size, "%s", aside);
+        return 0;
+}
 
-                s->keep_error = -err;
-                if (asprintf(&s->warning,
-                             "%s is corrupt (%s): could not keep it as %s (%s); reading an "
-                             "empty state, and nothing is saved over it",
-                             s->path, why, aside, strerror(err)) < 0) {
-                        s->warning = NULL;
-                        return -ENOMEM;
-                }
-                return 0;
-        }
-        if (asprintf(&s->warning, "%s is corrupt (%s): kept as %s, starting empty", s->path, why,
-                     aside) < 0) {
+static int set_warning(struct state_store *s, const char *fmt, ...) _printf_(2, 3);
+static int set_warning(struct state_store *s, const char *fmt, ...) {
+        va_list ap;
+        int r;
+
+        free(s->warning);
+        va_start(ap, fmt);
+        r = vasprintf(&s->warning, fmt, ap);
+        va_end(ap);
+        if (r < 0) {
                 s->warning = NULL;
                 return -ENOMEM;
         }
         return 0;
+}
+
+/* The warning for damaged records: the first one named, and how many there are. */
+static int warn_damage(struct state_store *s) {
+        const struct state_damage *d = &s->damage[0].pub;
+
+        if (s->n_damage == 0)
+                return 0;
+        return set_warning(s, "%s: the record %s is damaged (%s)%s%.0zu%s: %s", s->path, d->where,
+                           d->problem, s->n_damage > 1 ? ", and " : "",
+                           s->n_damage > 1 ? s->n_damage - 1 : 0,
+                           s->n_damage > 1 ? " more" : "",
+                           "kept as it is; the other records are read, and the power of a GPU "
+                           "with a damaged record is not changed until 'amdsmi power clear "
+                           "--damaged' drops it");
 }
 
 static int state_load(struct state_store *s) {
@@ -461,41 +566,48 @@ static int state_load(struct state_store *s) {
         else {
                 root = parse_json(&e, text, len);
                 if (root) {
-                        r = check_document(&e, root, &version);
+                        r = check_document(&e, s, root, &version);
                         if (r == 0) {
                                 s->root = TAKE_PTR(root);
-                                return 0;
+                                return warn_damage(s);
                         }
                         if (r > 0) {
                                 s->newer = true;
                                 s->root = new_document();
                                 if (!s->root)
                                         return -ENOMEM;
-                                if (asprintf(&s->warning,
-                                             "%s is of version %" PRId64
-                                             ", newer than this amdsmi knows (%d): left untouched, "
-                                             "reading an empty state, nothing will be written",
-                                             s->path, version, STATE_VERSION) < 0) {
-                                        s->warning = NULL;
-                                        return -ENOMEM;
-                                }
-                                return 0;
+                                return set_warning(s,
+                                                   "%s is of version %" PRId64
+                                                   ", newer than this amdsmi knows (%d): left "
+                                                   "untouched, reading an empty state, nothing "
+                                                   "will be written",
+                                                   s->path, version, STATE_VERSION);
                         }
+                        if (r != -EINVAL)
+                                return r;
                 }
         }
 
-        /* Corrupt. */
+        /* The file as a whole cannot be read: every record in it is damaged. It stays as it
+         * is (never written over) until state_drop_damaged() keeps it aside. */
+        for (size_t i = 0; i < s->n_damage; i++)
+                free(s->damage[i].key);
+        s->n_damage = 0;
+        s->file_damaged = true;
         s->root = new_document();
         if (!s->root)
                 return -ENOMEM;
-        if (s->mode == STATE_WRITE)
-                return keep_aside(s, e.msg);
-        if (asprintf(&s->warning, "%s is corrupt (%s): left in place, reading an empty state",
-                     s->path, e.msg) < 0) {
-                s->warning = NULL;
-                return -ENOMEM;
+        {
+                struct collect all = { .s = s };
+
+                r = damage_add(&all, "", e.msg, NULL, NULL, -1);
+                if (r < 0)
+                        return r;
         }
-        return 0;
+        return set_warning(s, "%s is damaged (%s): left as it is, reading an empty state; "
+                              "power changes are refused until 'amdsmi power clear --damaged' "
+                              "keeps it aside",
+                           s->path, e.msg);
 }
 
 static int lock_wait(int fd, int op, unsigned timeout_ms) {
@@ -523,6 +635,9 @@ void state_close(struct state_store *s) {
                 (void) close(s->lock_fd); /* releases the flock */
         json_object_put(s->root);
         free(s->warning);
+        for (size_t i = 0; i < s->n_damage; i++)
+                free(s->damage[i].key);
+        free(s->damage);
         free(s);
 }
 
@@ -625,9 +740,11 @@ int state_get_power(const struct state_store *s, const char *bdf, struct power_s
                 power_sources_init(ret);
                 return 0;
         }
-        /* Checked when loaded and when set: this cannot fail. */
-        r = parse_power(&e, "power", power, ret, NULL, NULL);
-        return r < 0 ? -EIO : 0;
+        /* the records that read (damaged ones were named when loaded) */
+        r = parse_power(&e, "power", power, ret, NULL, NULL, NULL);
+        if (r < 0)
+                power_sources_init(ret);
+        return 0;
 }
 
 int state_get_applied(const struct state_store *s, const char *bdf, uint64_t *ret_uw,
@@ -641,8 +758,8 @@ int state_get_applied(const struct state_store *s, const char *bdf, uint64_t *re
         power = find_power(s, bdf);
         if (!power)
                 return -ENOENT;
-        if (parse_power(&e, "power", power, NULL, &uw, &usec) < 0)
-                return -EIO;
+        if (parse_power(&e, "power", power, NULL, &uw, &usec, NULL) < 0)
+                return -ENOENT;
         if (uw == POWER_UW_UNKNOWN)
                 return -ENOENT;
         if (ret_uw)
@@ -854,6 +971,8 @@ int state_set_power(struct state_store *s, const char *bdf, const struct power_s
 
         if (!s || !src || !pci_bdf_valid(bdf))
                 return -EINVAL;
+        if (state_damage_find(s, bdf))
+                return -EUCLEAN;
         r = check_sources(src, &v);
         if (r < 0)
                 return r;
@@ -882,6 +1001,8 @@ int state_set_applied(struct state_store *s, const char *bdf, uint64_t uw, uint6
                 return -EINVAL;
         if (uw != POWER_UW_UNKNOWN && power_validate(uw) < 0)
                 return -EINVAL;
+        if (state_damage_find(s, bdf))
+                return -EUCLEAN;
 
         r = edit_begin(s, bdf, &gpus, &gpu, &power);
         if (r < 0)
@@ -992,7 +1113,106 @@ int state_can_commit(const struct state_store *s) {
                 return -EBADF;
         if (s->newer)
                 return -EPROTONOSUPPORT;
-        return s->keep_error;
+        if (s->file_damaged)
+                return -EUCLEAN;
+        return 0;
+}
+
+/* ---- damaged records --------------------------------------------------------------------- */
+
+size_t state_damage_count(const struct state_store *s) {
+        return s ? s->n_damage : 0;
+}
+
+const struct state_damage *state_damage_get(const struct state_store *s, size_t i) {
+        return s && i < s->n_damage ? &s->damage[i].pub : NULL;
+}
+
+static bool concerns(const struct damage *d, const char *bdf) {
+        return !bdf || d->pub.bdf[0] == '\0' || strcmp(d->pub.bdf, bdf) == 0;
+}
+
+const struct state_damage *state_damage_find(const struct state_store *s, const char *bdf) {
+        for (size_t i = 0; s && i < s->n_damage; i++)
+                if (concerns(&s->damage[i], bdf))
+                        return &s->damage[i].pub;
+        return NULL;
+}
+
+static json_object *dropped_json(const struct damage *d, const char *kept_as) {
+        _cleanup_json_ json_object *o = json_object_new_object();
+
+        if (!o)
+                return NULL;
+        if (json_object_object_add(o, "record", json_object_new_string(d->pub.where[0]
+                                                                              ? d->pub.where
+                                                                              : "(the file)")) < 0 ||
+            json_object_object_add(o, "gpu_bdf", d->pub.bdf[0] ? json_object_new_string(d->pub.bdf)
+                                                               : NULL) < 0 ||
+            json_object_object_add(o, "problem", json_object_new_string(d->pub.problem)) < 0 ||
+            json_object_object_add(o, "value", json_object_get(d->pub.value)) < 0 ||
+            json_object_object_add(o, "kept_as", kept_as ? json_object_new_string(kept_as)
+                                                         : NULL) < 0)
+                return NULL;
+        return TAKE_PTR(o);
+}
+
+int state_drop_damaged(struct state_store *s, const char *bdf, json_object **ret_dropped) {
+        _cleanup_json_ json_object *list = json_object_new_array();
+        char aside[PATH_MAX + 64] = "";
+        size_t kept = 0;
+        int r, n;
+
+        if (!s || !list)
+                return -ENOMEM;
+        if (bdf && !pci_bdf_valid(bdf))
+                return -EINVAL;
+        if (s->mode == STATE_WRITE && s->file_damaged && !s->newer) {
+                r = keep_aside(s, aside, sizeof(aside));
+                if (r < 0)
+                        return r;
+        }
+        for (size_t i = 0; i < s->n_damage; i++) {
+                json_object *o;
+
+                if (!concerns(&s->damage[i], bdf))
+                        continue;
+                o = dropped_json(&s->damage[i], aside[0] ? aside : NULL);
+                if (!o || json_object_array_add(list, o) < 0) {
+                        json_object_put(o);
+                        return -ENOMEM;
+                }
+        }
+        n = (int) json_object_array_length(list);
+        if (s->mode != STATE_WRITE) { /* a dry run: what would be dropped */
+                if (ret_dropped)
+                        *ret_dropped = TAKE_PTR(list);
+                return n;
+        }
+        /* later elements of an array first, so that the earlier indexes stay right */
+        for (size_t i = s->n_damage; i > 0; i--) {
+                struct damage *d = &s->damage[i - 1];
+
+                if (!concerns(d, bdf) || !d->parent)
+                        continue;
+                if (d->key)
+                        json_object_object_del(d->parent, d->key);
+                else
+                        (void) json_object_array_del_idx(d->parent, (size_t) d->index, 1);
+        }
+        for (size_t i = 0; i < s->n_damage; i++) {
+                if (concerns(&s->damage[i], bdf)) {
+                        free(s->damage[i].key);
+                        continue;
+                }
+                s->damage[kept++] = s->damage[i];
+        }
+        s->n_damage = kept;
+        if (s->file_damaged)
+                s->file_damaged = false; /* kept aside: an empty state from here on */
+        if (ret_dropped)
+                *ret_dropped = TAKE_PTR(list);
+        return n;
 }
 
 json_object *state_get_section(const struct state_store *s, const char *name) {

@@ -10,11 +10,20 @@
  * (a fixed name: only the exclusive holder writes it), fsync, rename over state.json, fsync of
  * the directory. A process killed at any point leaves either the old or the new file.
  *
- * Damage: a state.json that is not JSON, has the wrong shape or an invalid entry is "corrupt":
- * an exclusive opener renames it to state.json.corrupt-<UTC YYYYmmddTHHMMSSZ> and starts from an
- * empty state; a shared opener leaves it in place and reads an empty state. Both say so in
- * state_warning(). A file of a newer version (written by a newer amdsmi) is never touched:
- * it reads as empty and state_commit() refuses with -EPROTONOSUPPORT.
+ * Damage is handled per record (a source, a VM's source, the applied record, a GPU's object):
+ * a record that does not check is damaged. It is named in state_warning() and
+ * state_damage_*(), skipped by the readers, and kept in the document exactly as it was read,
+ * so every commit writes it back verbatim; nothing that could not be read is ever lost. The
+ * records of a GPU with a damaged record cannot be changed (state_set_power() and
+ * state_set_applied() answer -EUCLEAN) until state_drop_damaged() drops the damage: a cap is
+ * never recomputed without a source that could not be read. A record whose GPU cannot be told
+ * (a key of "gpus" that is not a BDF, "gpus" not an object) concerns every GPU.
+ * A file that cannot be read at all (not JSON, not an object, no valid version, larger than
+ * 16 MiB) is damaged as a whole: it reads as an empty state, it is never written over
+ * (state_commit() answers -EUCLEAN), and state_drop_damaged() renames it to
+ * state.json.corrupt-<UTC YYYYmmddTHHMMSSZ> (an exclusive opener's only) and starts empty.
+ * A file of a newer version (written by a newer amdsmi) is never touched: it reads as empty
+ * and state_commit() refuses with -EPROTONOSUPPORT.
  *
  * Format (version 1; values in µW, times in µs since the epoch):
  *
@@ -68,8 +77,8 @@ int state_open(enum state_mode mode, unsigned timeout_ms, struct state_store **r
 /* Unlocks and frees (NULL is fine). Uncommitted changes are dropped. */
 void state_close(struct state_store *s);
 
-/* What was wrong with the file as loaded ("state.json is corrupt (...): kept as ...,
- * starting empty"), or NULL. Valid until state_close(). */
+/* What was wrong with the file as loaded (the first damaged record, or the file damaged as a
+ * whole), or NULL. Valid until state_close(). */
 const char *state_warning(const struct state_store *s);
 
 /* The file's path (for messages). */
@@ -80,15 +89,15 @@ int state_get_power(const struct state_store *s, const char *bdf, struct power_s
 
 /* Replaces the power sources of @bdf (in memory; state_commit() writes them). The applied
  * record is kept, and so are unknown keys of entries that remain. @src is checked as a loaded
- * file is (anything the loader would call corrupt is -EINVAL). Nothing changes on failure.
- * @return 0, -EINVAL, -ENOMEM. */
+ * file is (anything the loader would call damaged is -EINVAL). Nothing changes on failure.
+ * @return 0, -EINVAL, -EUCLEAN (a damaged record concerns @bdf), -ENOMEM. */
 int state_set_power(struct state_store *s, const char *bdf, const struct power_sources *src);
 
 /* The cap last applied to @bdf by amdsmi and when: -ENOENT when none is recorded. */
 int state_get_applied(const struct state_store *s, const char *bdf, uint64_t *ret_uw,
                       uint64_t *ret_usec);
 /* Records (uw != POWER_UW_UNKNOWN) or removes (POWER_UW_UNKNOWN) the applied cap of @bdf.
- * @return 0, -EINVAL (bdf, or a uw power_validate() refuses), -ENOMEM. */
+ * @return 0, -EINVAL (bdf, or a uw power_validate() refuses), -EUCLEAN, -ENOMEM. */
 int state_set_applied(struct state_store *s, const char *bdf, uint64_t uw, uint64_t usec);
 
 /* The BDFs that have a power record (a source or an applied cap), sorted; a NULL-terminated
@@ -102,11 +111,30 @@ struct json_object *state_get_section(const struct state_store *s, const char *n
  * this file ("version", "gpus"), -ENOMEM. */
 int state_set_section(struct state_store *s, const char *name, struct json_object *value);
 
+/* A damaged record of the file (see above). */
+struct state_damage {
+        char where[256];    /* "gpus.0000:c1:00.0.power.vms[1]"; "" for the whole file */
+        char problem[384];  /* "uw: not an integer (string)" */
+        char bdf[16];       /* the GPU it belongs to; "" when it concerns every GPU */
+        struct json_object *value; /* the record as read (borrowed); NULL for the whole file */
+};
+
+size_t state_damage_count(const struct state_store *s);
+const struct state_damage *state_damage_get(const struct state_store *s, size_t i);
+/* The first damaged record that concerns @bdf (NULL: any GPU), or NULL when none does. */
+const struct state_damage *state_damage_find(const struct state_store *s, const char *bdf);
+/* Drops every damaged record that concerns @bdf (NULL: all) from the document (STATE_WRITE;
+ * the caller commits); a file damaged as a whole is renamed aside first. With STATE_READ
+ * nothing changes: a dry run. What is (or would be) dropped goes to @ret_dropped (may be
+ * NULL): a new JSON array of { record, gpu_bdf, problem, value, kept_as }.
+ * @return the count, -EINVAL (bdf), -ENOMEM, or the errno of renaming the file aside. */
+int state_drop_damaged(struct state_store *s, const char *bdf, struct json_object **ret_dropped);
+
 /* What state_commit() would fail with before writing anything: 0, -EBADF (STATE_READ),
- * -EPROTONOSUPPORT (a newer file) or the errno of keeping a corrupt file aside. */
+ * -EPROTONOSUPPORT (a newer file) or -EUCLEAN (a file damaged as a whole, not yet dropped). */
 int state_can_commit(const struct state_store *s);
 
-/* Writes the state atomically (see above). -EBADF when opened STATE_READ,
- * -EPROTONOSUPPORT for a newer file, the errno of the rename when a corrupt file could not be
- * kept aside (it is never overwritten), or the errno of the write. */
+/* Writes the state atomically (see above), damaged records as they were read. -EBADF when
+ * opened STATE_READ, -EPROTONOSUPPORT for a newer file, -EUCLEAN for a file damaged as a
+ * whole, or the errno of the write. */
 int state_commit(struct state_store *s);

@@ -573,35 +573,37 @@ struct corrupt_case {
         const char *name;
         const char *data;
         size_t len;
-        const char *why; /* in the warning */
+        const char *why; /* in the warning; for a record, in "where: problem" or where.problem */
+        bool file;       /* the file cannot be read as a whole */
 };
 
-#define CASE(name, lit, why) { name, lit, sizeof(lit) - 1, why }
+#define FILECASE(name, lit, why) { name, lit, sizeof(lit) - 1, why, true }
+#define CASE(name, lit, why) { name, lit, sizeof(lit) - 1, why, false }
 
 static const struct corrupt_case corrupt_cases[] = {
-        CASE("not JSON", "hello\n", "not valid JSON"),
-        CASE("empty file", "", "empty file"),
-        CASE("truncated", "{\"version\": 1, \"gpus\": {\"0000:c1:00.0\": {\"power\": {\"host\": "
+        FILECASE("not JSON", "hello\n", "not valid JSON"),
+        FILECASE("empty file", "", "empty file"),
+        FILECASE("truncated", "{\"version\": 1, \"gpus\": {\"0000:c1:00.0\": {\"power\": {\"host\": "
                           "{\"uw\": 6",
              "ends too early"),
-        CASE("truncated in a string", "{\"version\": 1, \"gpus\": {\"0000:c1", "ends too early"),
-        CASE("array at the top", "[1, 2]\n", "the top level is not an object (array)"),
-        CASE("string at the top", "\"state\"", "the top level is not an object (string)"),
-        CASE("text after", "{\"version\": 1} {}", "text after the document"),
-        CASE("NUL byte", "{\"version\": 1}\n\0\n", "NUL byte at byte 15"),
-        CASE("bad UTF-8", "{\"version\": 1, \"x\": \"\xff\xfe\"}", "not valid JSON"),
-        CASE("trailing comma", "{\"version\": 1,}", "not valid JSON at byte 14"),
-        CASE("comment", "{\"version\": 1 /* c */}", "not valid JSON"),
-        CASE("version 0", "{\"version\": 0}", "version: 0 is not a version"),
-        CASE("version -1", "{\"version\": -1}", "version: -1 is not a version"),
-        CASE("version \"1\"", "{\"version\": \"1\"}", "version: not an integer (string)"),
-        CASE("version 1.0", "{\"version\": 1.0}", "version: not an integer (double)"),
-        CASE("version missing", "{\"gpus\": {}}", "version: missing"),
+        FILECASE("truncated in a string", "{\"version\": 1, \"gpus\": {\"0000:c1", "ends too early"),
+        FILECASE("array at the top", "[1, 2]\n", "the top level is not an object (array)"),
+        FILECASE("string at the top", "\"state\"", "the top level is not an object (string)"),
+        FILECASE("text after", "{\"version\": 1} {}", "text after the document"),
+        FILECASE("NUL byte", "{\"version\": 1}\n\0\n", "NUL byte at byte 15"),
+        FILECASE("bad UTF-8", "{\"version\": 1, \"x\": \"\xff\xfe\"}", "not valid JSON"),
+        FILECASE("trailing comma", "{\"version\": 1,}", "not valid JSON at byte 14"),
+        FILECASE("comment", "{\"version\": 1 /* c */}", "not valid JSON"),
+        FILECASE("version 0", "{\"version\": 0}", "version: 0 is not a version"),
+        FILECASE("version -1", "{\"version\": -1}", "version: -1 is not a version"),
+        FILECASE("version \"1\"", "{\"version\": \"1\"}", "version: not an integer (string)"),
+        FILECASE("version 1.0", "{\"version\": 1.0}", "version: not an integer (double)"),
+        FILECASE("version missing", "{\"gpus\": {}}", "version: missing"),
         CASE("gpus array", "{\"version\": 1, \"gpus\": []}", "gpus: not an object (array)"),
         CASE("upper-case BDF", "{\"version\":1,\"gpus\":{\"0000:C1:00.0\":{}}}",
-             "gpus: '0000:C1:00.0' is not a PCI address"),
+             "gpus.0000:C1:00.0: '0000:C1:00.0' is not a PCI address"),
         CASE("short BDF", "{\"version\":1,\"gpus\":{\"c1:00.0\":{}}}",
-             "gpus: 'c1:00.0' is not a PCI address"),
+             "gpus.c1:00.0: 'c1:00.0' is not a PCI address"),
         CASE("function 8", "{\"version\":1,\"gpus\":{\"0000:c1:00.8\":{}}}",
              "'0000:c1:00.8' is not a PCI address"),
         CASE("gpu not an object", DOC("7"), "gpus.0000:c1:00.0: not an object (int)"),
@@ -647,10 +649,12 @@ static const struct corrupt_case corrupt_cases[] = {
         CASE("applied uw 0", POWER("{\"applied\":{\"uw\":0,\"usec\":1}}"), "power.applied.uw: 0"),
 };
 
-/* Writes data as state.json and checks what a reader and two writers make of it. */
+/* A file damaged as a whole: read as empty, never written over, kept aside only when the
+ * damage is dropped. */
 static void check_corrupt(const char *name, const char *data, size_t len, const char *why) {
         struct state_store *s;
         char names[16][256], expect[PATH_MAX + 512], first[256];
+        json_object *dropped = NULL;
         char *content;
         size_t clen;
         struct power_sources ps;
@@ -662,13 +666,30 @@ static void check_corrupt(const char *name, const char *data, size_t len, const 
         assert_int_equal(state_open(STATE_READ, 0, &s), 0);
         if (!state_warning(s))
                 fail_msg("%s: no warning", name);
-        snprintf(expect, sizeof(expect), "%s is corrupt (", in_dir("state.json"));
+        snprintf(expect, sizeof(expect), "%s is damaged (", in_dir("state.json"));
         if (strncmp(state_warning(s), expect, strlen(expect)) != 0 ||
             !strstr(state_warning(s), why) ||
-            !strstr(state_warning(s), "): left in place, reading an empty state"))
+            !strstr(state_warning(s), "): left as it is, reading an empty state"))
                 fail_msg("%s: warning '%s' (expected '%s')", name, state_warning(s), why);
         assert_empty(s, BDF);
+        assert_int_equal(state_damage_count(s), 1);
+        assert_string_equal(state_damage_find(s, BDF)->where, "");
         assert_int_equal(state_commit(s), -EBADF);
+        /* a dry run of the drop names it and changes nothing */
+        assert_int_equal(state_drop_damaged(s, BDF, &dropped), 1);
+        assert_int_equal(json_object_array_length(dropped), 1);
+        json_object_put(dropped);
+        state_close(s);
+        assert_int_equal(list_corrupt(names, 16), 0);
+
+        /* A writer: empty, nothing can be changed or committed, the file stays. */
+        assert_int_equal(state_open(STATE_WRITE, 0, &s), 0);
+        assert_non_null(state_warning(s));
+        assert_int_equal(state_can_commit(s), -EUCLEAN);
+        power_sources_init(&ps);
+        assert_int_equal(power_sources_set(&ps, POWER_SOURCE_HOST, NULL, NULL, W(500), NULL, 1), 1);
+        assert_int_equal(state_set_power(s, BDF, &ps), -EUCLEAN);
+        assert_int_equal(state_commit(s), -EUCLEAN);
         state_close(s);
         assert_int_equal(list_corrupt(names, 16), 0);
         content = read_file(in_dir("state.json"), &clen);
@@ -677,16 +698,18 @@ static void check_corrupt(const char *name, const char *data, size_t len, const 
         assert_memory_equal(content, data, len);
         free(content);
 
-        /* A writer: empty, the file kept aside intact, the warning names where it went. */
+        /* Dropping the damage keeps the file aside intact, named in the list. */
         assert_int_equal(state_open(STATE_WRITE, 0, &s), 0);
-        assert_non_null(state_warning(s));
+        assert_int_equal(state_drop_damaged(s, BDF, &dropped), 1);
         assert_false(exists(in_dir("state.json")));
         assert_int_equal(list_corrupt(names, 16), 1);
         snprintf(first, sizeof(first), "%s", names[0]);
-        snprintf(expect, sizeof(expect), "): kept as %s, starting empty", in_dir(names[0]));
-        if (!strstr(state_warning(s), why) || !strstr(state_warning(s), expect))
-                fail_msg("%s: warning '%s' (expected '%s' and '%s')", name, state_warning(s), why,
-                         expect);
+        assert_string_equal(json_object_get_string(json_object_object_get(
+                                    json_object_array_get_idx(dropped, 0), "kept_as")),
+                            in_dir(names[0]));
+        json_object_put(dropped);
+        assert_int_equal(state_damage_count(s), 0);
+        assert_int_equal(state_can_commit(s), 0);
         assert_empty(s, BDF);
         state_close(s);
         content = read_file(in_dir(names[0]), &clen);
@@ -702,7 +725,7 @@ static void check_corrupt(const char *name, const char *data, size_t len, const 
         /* The same damage again (within the same second, usually): another name. */
         write_file(in_dir("state.json"), data, len);
         assert_int_equal(state_open(STATE_WRITE, 0, &s), 0);
-        assert_non_null(state_warning(s));
+        assert_int_equal(state_drop_damaged(s, NULL, NULL), 1);
         assert_int_equal(list_corrupt(names, 16), 2);
         assert_string_not_equal(names[0], names[1]);
         assert_true(strcmp(names[0], first) == 0 || strcmp(names[1], first) == 0);
@@ -713,13 +736,8 @@ static void check_corrupt(const char *name, const char *data, size_t len, const 
                 assert_memory_equal(content, data, len);
                 free(content);
         }
-        snprintf(expect, sizeof(expect), "kept as %s,",
-                 in_dir(strcmp(names[0], first) == 0 ? names[1] : names[0]));
-        assert_non_null(strstr(state_warning(s), expect));
 
         /* The writer starts afresh: what it commits loads without a warning. */
-        power_sources_init(&ps);
-        assert_int_equal(power_sources_set(&ps, POWER_SOURCE_HOST, NULL, NULL, W(500), NULL, 1), 1);
         assert_int_equal(state_set_power(s, BDF, &ps), 0);
         assert_int_equal(state_commit(s), 0);
         state_close(s);
@@ -731,10 +749,119 @@ static void check_corrupt(const char *name, const char *data, size_t len, const 
         assert_int_equal(list_corrupt(names, 16), 2);
 }
 
+#define BDF2 "0000:c2:00.0"
+
+/* A damaged record: named, kept verbatim through commits, the other records read and
+ * changeable, its GPU's records refused until dropped. */
+static void check_record(const char *name, const char *data, size_t len, const char *why) {
+        static const char other[] = "\"" BDF2 "\":{\"power\":{\"host\":{\"uw\":500000000,"
+                                    "\"set_usec\":1}}},";
+        const char *at = strstr(data, "\"gpus\":{");
+        char doc[32768], combined[1024], names[16][256];
+        const struct state_damage *d;
+        struct state_store *s;
+        struct power_sources ps, mine;
+        json_object *dropped = NULL;
+        bool found = false, global;
+        size_t n;
+
+        remove_corrupt();
+        /* another GPU's intact record beside the damage, when the document has a "gpus" object */
+        if (at) {
+                size_t head = (size_t) (at - data) + strlen("\"gpus\":{");
+
+                assert_true(len + sizeof(other) < sizeof(doc));
+                memcpy(doc, data, head);
+                memcpy(doc + head, other, sizeof(other) - 1);
+                memcpy(doc + head + sizeof(other) - 1, data + head, len - head);
+                n = len + sizeof(other) - 1;
+                if (doc[head + sizeof(other) - 1] == '}') /* "gpus":{} : no trailing comma */
+                        doc[head + sizeof(other) - 2] = ' ';
+        } else {
+                memcpy(doc, data, len);
+                n = len;
+        }
+        write_file(in_dir("state.json"), doc, n);
+
+        assert_int_equal(state_open(STATE_READ, 0, &s), 0);
+        if (!state_warning(s) || !strstr(state_warning(s), "the record "))
+                fail_msg("%s: warning '%s'", name, state_warning(s) ?: "(none)");
+        assert_true(state_damage_count(s) >= 1);
+        for (size_t i = 0; i < state_damage_count(s); i++) {
+                d = state_damage_get(s, i);
+                snprintf(combined, sizeof(combined), "%s: %s", d->where, d->problem);
+                found = found || strstr(combined, why);
+                snprintf(combined, sizeof(combined), "%s.%s", d->where, d->problem);
+                found = found || strstr(combined, why);
+        }
+        if (!found)
+                fail_msg("%s: no damaged record says '%s' (first: %s: %s)", name, why,
+                         state_damage_get(s, 0)->where, state_damage_get(s, 0)->problem);
+        d = state_damage_find(s, BDF);
+        assert_non_null(d);
+        global = d->bdf[0] == '\0';
+        if (at && !global) {
+                assert_int_equal(state_get_power(s, BDF2, &ps), 0);
+                assert_true(ps.host.present);
+                assert_int_equal(ps.host.uw, W(500));
+        }
+        state_close(s);
+
+        /* A writer: the damaged GPU is refused, another one changes; the damage is written back
+         * as it was. */
+        assert_int_equal(state_open(STATE_WRITE, 0, &s), 0);
+        assert_int_equal(list_corrupt(names, 16), 0);
+        power_sources_init(&mine);
+        assert_int_equal(power_sources_set(&mine, POWER_SOURCE_HOST, NULL, NULL, W(400), NULL, 1), 1);
+        assert_int_equal(state_set_power(s, BDF, &mine), -EUCLEAN);
+        assert_int_equal(state_set_applied(s, BDF, W(400), 1), -EUCLEAN);
+        assert_int_equal(state_set_power(s, BDF2, &mine), global ? -EUCLEAN : 0);
+        assert_int_equal(state_commit(s), 0);
+        state_close(s);
+        assert_int_equal(state_open(STATE_READ, 0, &s), 0);
+        found = false;
+        for (size_t i = 0; i < state_damage_count(s); i++) {
+                d = state_damage_get(s, i);
+                snprintf(combined, sizeof(combined), "%s: %s", d->where, d->problem);
+                found = found || strstr(combined, why);
+                snprintf(combined, sizeof(combined), "%s.%s", d->where, d->problem);
+                found = found || strstr(combined, why);
+        }
+        if (!found)
+                fail_msg("%s: the damaged record was not written back", name);
+        if (at && !global) {
+                assert_int_equal(state_get_power(s, BDF2, &ps), 0);
+                assert_int_equal(ps.host.uw, W(400));
+        }
+        state_close(s);
+
+        /* Dropped: gone, the rest kept; the GPU changes again. */
+        assert_int_equal(state_open(STATE_WRITE, 0, &s), 0);
+        assert_true(state_drop_damaged(s, BDF, &dropped) >= 1);
+        assert_true(json_object_array_length(dropped) >= 1);
+        json_object_put(dropped);
+        assert_null(state_damage_find(s, BDF));
+        assert_int_equal(state_set_power(s, BDF, &mine), 0);
+        assert_int_equal(state_commit(s), 0);
+        state_close(s);
+        assert_int_equal(state_open(STATE_READ, 0, &s), 0);
+        assert_null(state_damage_find(s, BDF));
+        assert_int_equal(state_get_power(s, BDF, &ps), 0);
+        assert_int_equal(ps.host.uw, W(400));
+        if (at && !global) {
+                assert_int_equal(state_get_power(s, BDF2, &ps), 0);
+                assert_int_equal(ps.host.uw, W(400));
+        }
+        state_close(s);
+        assert_int_equal(list_corrupt(names, 16), 0);
+        assert_int_equal(unlink(in_dir("state.json")), 0);
+}
+
 static void test_corrupt(void **state) {
         for (size_t i = 0; i < sizeof(corrupt_cases) / sizeof(corrupt_cases[0]); i++)
-                check_corrupt(corrupt_cases[i].name, corrupt_cases[i].data, corrupt_cases[i].len,
-                              corrupt_cases[i].why);
+                (corrupt_cases[i].file ? check_corrupt : check_record)(
+                        corrupt_cases[i].name, corrupt_cases[i].data, corrupt_cases[i].len,
+                        corrupt_cases[i].why);
 }
 
 static void test_corrupt_too_many_vms(void **state) {
@@ -749,7 +876,7 @@ static void test_corrupt_too_many_vms(void **state) {
                                        i ? "," : "", i);
         n += (size_t) snprintf(doc + n, sizeof(doc) - n, "]}}}}");
         assert_true(n < sizeof(doc));
-        check_corrupt("65 VMs", doc, n, "power.vms: 65 VMs, more than 64");
+        check_record("65 VMs", doc, n, "power.vms[64]: more than 64 VMs");
 }
 
 /* The largest valid values load (the boundaries of the checks above). */

@@ -274,7 +274,9 @@ int vm_state_read(struct vm_reservation **ret, char *warning, size_t warning_siz
                 return r;
         vms = state_get_section(st, SECTION);
         if (vms && !json_object_is_type(vms, json_type_object))
-                snprintf(warning, warning_size, "%s: \"vms\" is not an object: ignored",
+                snprintf(warning, warning_size,
+                         "%s: \"vms\" is damaged (not an object): no reservation is read, and "
+                         "none is recorded until it is repaired or removed",
                          state_path(st));
         else if (vms) {
                 json_object_object_foreach(vms, uuid, o) {
@@ -291,7 +293,7 @@ int vm_state_read(struct vm_reservation **ret, char *warning, size_t warning_siz
                         if (vm_reservation_from_json(uuid, o, &list[n], err, sizeof(err)) < 0) {
                                 snprintf(warning, warning_size,
                                          "%s: the reservation \"vms.%s\" is damaged (%s): "
-                                         "ignored",
+                                         "kept as it is, not read",
                                          state_path(st), uuid, err);
                                 continue;
                         }
@@ -312,7 +314,12 @@ static int put(const char *uuid, const struct vm_reservation *v) {
         if (r < 0)
                 return r;
         vms = state_get_section(st, SECTION);
-        if (!vms || !json_object_is_type(vms, json_type_object)) {
+        if (vms && !json_object_is_type(vms, json_type_object)) {
+                /* damaged: never replaced by a change (it is read as no reservation) */
+                state_close(st);
+                return -EUCLEAN;
+        }
+        if (!vms) {
                 vms = json_object_new_object();
                 if (!vms || state_set_section(st, SECTION, vms) < 0) {
                         state_close(st);
