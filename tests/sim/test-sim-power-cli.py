@@ -523,21 +523,108 @@ class Case(unittest.TestCase):
             self.cli(m, "power", "set", "-g", 0, "--vm", "after", "450W")
             self.assertEqual(self.power(m)["cap_w"], 450)
 
-    def test_corrupt_state_is_kept_aside(self):
+    def test_damaged_file_is_never_written(self):
         with Mount("--machine", "mi300x-8") as m:
+            self.cli(m, "power", "set", "-g", 0, "--host", "500W")
+            damaged = '{"version": 1, "gpus": {"0000:05:00.0": {"power": {"host": {"uw": "x"'
             with open(os.path.join(self.st, "state.json"), "w") as f:
-                f.write('{"version": 1, "gpus": {"0000:05:00.0": {"power": {"host": {"uw": "x"')
+                f.write(damaged)
             d = self.doc(m, "power")
-            self.assertTrue(any(e["field"] == "state" and "corrupt" in e["message"]
+            self.assertTrue(any(e["field"] == "state" and "damaged" in e["message"]
                                 for e in d["errors"]), d["errors"])
-            # a read leaves it in place; a change keeps it aside and starts empty
+            # a change is refused before the GPU is touched, the file stays as it is
+            d = self.doc(m, "power", "set", "-g", 0, "--host", "600W", status=10,
+                         has=["cannot be read", "--damaged"])
+            self.assertEqual(d["result"]["exit_code"], 10)
+            self.assertEqual(self.device_cap(m), 500 * W)
+            with open(os.path.join(self.st, "state.json")) as f:
+                self.assertEqual(f.read(), damaged)
             self.assertEqual(glob.glob(os.path.join(self.st, "state.json.corrupt*")), [])
-            self.cli(m, "power", "set", "-g", 0, "--host", "600W", has=["corrupt"])
+            # a dry run of the drop changes nothing; the drop keeps the file aside
+            self.cli(m, "power", "clear", "-g", 0, "--damaged", "--dry-run",
+                     has=["would drop the damaged record"])
+            self.assertEqual(glob.glob(os.path.join(self.st, "state.json.corrupt*")), [])
+            d = self.doc(m, "power", "clear", "-g", 0, "--damaged")
             kept = glob.glob(os.path.join(self.st, "state.json.corrupt*"))
             self.assertEqual(len(kept), 1)
+            self.assertEqual(d["gpus"][0]["dropped"][0]["kept_as"], kept[0])
             with open(kept[0]) as f:
-                self.assertIn('"uw": "x"', f.read())
+                self.assertEqual(f.read(), damaged)
+            self.cli(m, "power", "set", "-g", 0, "--host", "600W")
             self.assertEqual(self.power(m)["cap_w"], 600)
+
+    def test_damaged_record_one_field_at_a_time(self):
+        """Every field of every record kind damaged in turn: the GPU's change is refused (exit
+        10, naming the record), its cap never raised, nothing of the file lost, other GPUs
+        change, and clear --damaged drops exactly the damaged record."""
+        with Mount("--machine", "mi300x-8") as m:
+            self.cli(m, "power", "set", "-g", 0, "--host", "600W", "--vm", "web1", "500W")
+            self.cli(m, "power", "set", "-g", 0, "--apml", "590W")
+            self.cli(m, "power", "set", "-g", 1, "--host", "550W")
+            self.assertEqual(self.device_cap(m), 500 * W)
+            good = self.state()
+            p0 = good["gpus"][GPU0]["power"]
+            fields = [(("host",), k) for k in p0["host"]] + \
+                     [(("apml",), k) for k in p0["apml"]] + \
+                     [(("vms", 0), k) for k in p0["vms"][0]] + \
+                     [(("applied",), k) for k in p0["applied"]] + \
+                     [(("host",), None), (("vms", 0), None), (("vms",), None), ((), None)]
+            self.assertGreaterEqual(len(fields), 14)
+            for path, key in fields:
+                doc = json.loads(json.dumps(good))
+                rec = doc["gpus"][GPU0]["power"]
+                for part in path[:-1]:
+                    rec = rec[part]
+                if key is None and not path:
+                    doc["gpus"][GPU0]["power"] = "broken"
+                    where = "gpus.%s.power" % GPU0
+                elif key is None:
+                    rec[path[-1]] = ["broken"]
+                    where = "gpus.%s.power.%s" % (GPU0, ".".join(map(str, path)))
+                else:
+                    rec = rec[path[-1]]
+                    rec[key] = ["broken"]
+                    where = "gpus.%s.power.%s" % (GPU0, path[0]) + \
+                        ("[0]" if len(path) > 1 else "")
+                where = where.replace(".vms.0", ".vms[0]")
+                text = json.dumps(doc, indent=2)
+                name = "%s %s" % (where, key)
+                with open(os.path.join(self.st, "state.json"), "w") as f:
+                    f.write(text)
+                # a read names it; every other source still shows
+                d = self.doc(m, "power", "-g", 0)
+                self.assertTrue(any(e["field"] == "state" and where in e["message"]
+                                    for e in d["errors"]), (name, d["errors"]))
+                # the change is refused, the cap not raised, the file as it was
+                p = self.cli(m, "power", "set", "-g", 0, "--host", "590W", status=10,
+                             has=[where, "damaged", "--damaged"])
+                self.assertEqual(self.device_cap(m), 500 * W, name)
+                with open(os.path.join(self.st, "state.json")) as f:
+                    self.assertEqual(f.read(), text, name)
+                # another GPU changes; the damaged record is written back verbatim
+                self.cli(m, "power", "set", "-g", 1, "--host", "540W")
+                after = self.state()
+                self.assertEqual(after["gpus"][GPU0], doc["gpus"][GPU0], name)
+                self.assertEqual(after["gpus"][GPU1]["power"]["host"]["uw"], 540 * W, name)
+                self.cli(m, "power", "set", "-g", 1, "--host", "550W")
+                del p
+            # the drop: shows the record, keeps the rest of the GPU's sources
+            doc = json.loads(json.dumps(good))
+            doc["gpus"][GPU0]["power"]["apml"]["uw"] = "590W"
+            with open(os.path.join(self.st, "state.json"), "w") as f:
+                json.dump(doc, f)
+            d = self.doc(m, "power", "clear", "-g", 0, "--damaged")
+            dropped = d["gpus"][0]["dropped"]
+            self.assertEqual([x["record"] for x in dropped], ["gpus.%s.power.apml" % GPU0])
+            self.assertEqual(dropped[0]["value"]["uw"], "590W")
+            after = self.state()
+            self.assertNotIn("apml", after["gpus"][GPU0]["power"])
+            self.assertEqual(after["gpus"][GPU0]["power"]["host"], p0["host"])
+            self.assertEqual(after["gpus"][GPU0]["power"]["vms"], p0["vms"])
+            # without the APML source the VM's 500 W still binds
+            self.assertEqual(self.device_cap(m), 500 * W)
+            self.cli(m, "power", "set", "-g", 0, "--host", "450W")
+            self.assertEqual(self.device_cap(m), 450 * W)
 
     def test_newer_state_is_never_written(self):
         with Mount("--machine", "mi300x-8") as m:
