@@ -221,6 +221,28 @@ static int job_start(struct daemon *d, struct job *j) {
         sigset_t all, old;
         int r;
 
+        if (j->record && j->change && !(j->flags & AMDSMI_BUS_FLAG_DRY_RUN)) {
+                /* the intent record: a crash from here on is found at the next start. A change
+                 * whose intent cannot be recorded does not begin (ARCHITECTURE §4). */
+                _cleanup_free_ struct intent *i = job_intent(j);
+                char dir[4096] = "";
+
+                r = i ? intent_begin(i) : -ENOMEM;
+                if (r < 0) {
+                        (void) intent_dir(dir, sizeof(dir));
+                        free(j->message);
+                        if (asprintf(&j->message,
+                                     "cannot record the intent of the change in %s (%s): "
+                                     "nothing was changed",
+                                     dir, strerror(-r)) < 0)
+                                j->message = NULL;
+                        log_gpu(LOG_WARNING, j->bdfs && j->bdfs[0] ? j->bdfs[0] : NULL, "%s: %s",
+                                j->name, j->message ? j->message : strerror(-r));
+                        return r;
+                }
+                j->has_intent = true;
+                snprintf(j->intent_id, sizeof(j->intent_id), "%s", i->id);
+        }
         j->running = true;
         j->start_usec = now_usec(CLOCK_MONOTONIC);
         for (char **b = j->bdfs; b && *b; b++) {
@@ -228,22 +250,6 @@ static int job_start(struct daemon *d, struct job *j) {
 
                 if (g)
                         g->busy++;
-        }
-        if (j->record && j->change) {
-                /* the intent record: a crash from here on is found at the next start */
-                _cleanup_free_ struct intent *i = job_intent(j);
-
-                if (i) {
-                        r = intent_begin(i);
-                        if (r < 0)
-                                log_gpu(LOG_WARNING, i->gpu,
-                                        "cannot write the intent record of %s: %s", j->name,
-                                        strerror(-r));
-                        else {
-                                j->has_intent = true;
-                                snprintf(j->intent_id, sizeof(j->intent_id), "%s", i->id);
-                        }
-                }
         }
         d->n_running++;
         (void) pthread_attr_init(&attr);
@@ -298,8 +304,19 @@ static void jobs_schedule(struct daemon *d) {
                         r = job_start(d, j);
 
                         if (r < 0) {
-                                log_error("cannot start a thread for %s: %s", j->name,
-                                          strerror(-r));
+                                if (!j->running)
+                                        ; /* refused before it began (logged) */
+                                else {
+                                        log_error("cannot start a thread for %s: %s", j->name,
+                                                  strerror(-r));
+                                        d->n_running--;
+                                        for (char **b = j->bdfs; b && *b; b++) {
+                                                struct dgpu *g = manager_find_gpu(d, *b);
+
+                                                if (g && g->busy > 0)
+                                                        g->busy--;
+                                        }
+                                }
                                 j->r = r;
                                 j->running = false;
                                 /* handled like a finished job, from the main loop */

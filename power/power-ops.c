@@ -962,13 +962,32 @@ int power_change_gpu(struct cli *c, const struct power_change *ch, size_t index,
         if (!c->dry_run) {
                 r = state_commit(st);
                 if (r < 0) {
+                        /* device and file must not disagree: the cap goes back to what it was */
+                        char was[48] = "";
+                        int k = 0;
+
+                        if (applied && w->before.info.ppt0.cap.error == 0) {
+                                struct amdsmi_power_cap_result back = { .size = sizeof(back) };
+
+                                k = amdsmi_gpu_set_power_cap(gpu, w->before.info.ppt0.cap.uw, 0,
+                                                             &back);
+                                fmt_w(w->before.info.ppt0.cap.uw, was, sizeof(was));
+                        } else if (applied)
+                                k = -ENODATA;
                         r = run_fail(&run, r,
-                                     "GPU %zu (%s): %s, but the sources could not be saved to "
-                                     "%s: %s",
-                                     index, bdf, applied ? "the cap was applied" : "nothing applied",
-                                     state_path(st),
+                                     "GPU %zu (%s): the sources could not be saved to %s (%s): %s%s%s%s",
+                                     index, bdf, state_path(st),
                                      r == -EPROTONOSUPPORT ? "written by a newer amdsmi"
-                                                           : strerror(-r));
+                                                           : strerror(-r),
+                                     !applied ? "nothing was applied"
+                                     : k == 0 ? "the cap is back at "
+                                              : "the cap could not be restored: ",
+                                     applied && k == 0 ? was : "",
+                                     applied && k < 0 ? strerror(-k) : "",
+                                     applied && k < 0 ? " (it holds the new value; the file "
+                                                        "the old sources)"
+                                                      : "");
+                        applied = false;
                         goto out;
                 }
         }

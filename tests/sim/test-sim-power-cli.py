@@ -626,6 +626,36 @@ class Case(unittest.TestCase):
             self.cli(m, "power", "set", "-g", 0, "--host", "450W")
             self.assertEqual(self.device_cap(m), 450 * W)
 
+    def test_full_state_directory_changes_nothing(self):
+        """ENOSPC while saving the sources: the device goes back to its cap, the file keeps the
+        old sources, and the error names the cause."""
+        if os.geteuid() != 0:
+            self.fail("this test mounts a tmpfs: run it as root")
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k,mode=0755", "tmpfs", self.st],
+                       check=True)
+        self.addCleanup(subprocess.run, ["umount", "-l", self.st])
+        with Mount("--machine", "mi300x-8") as m:
+            self.cli(m, "power", "set", "-g", 0, "--host", "600W")
+            with open(os.path.join(self.st, "state.json")) as f:
+                before = f.read()
+            # fill the file system to the last block
+            fd = os.open(os.path.join(self.st, "filler"), os.O_WRONLY | os.O_CREAT, 0o600)
+            try:
+                while True:
+                    os.write(fd, b"\0" * 4096)
+            except OSError:
+                pass
+            os.close(fd)
+            p = self.cli(m, "power", "set", "-g", 0, "--host", "500W", status=1,
+                         has=["No space left on device", "the cap is back at 600 W"])
+            self.assertEqual(self.device_cap(m), 600 * W, p.stderr)
+            with open(os.path.join(self.st, "state.json")) as f:
+                self.assertEqual(f.read(), before)
+            self.assertEqual(self.power(m)["cap_w"], 600)
+            os.unlink(os.path.join(self.st, "filler"))
+            self.cli(m, "power", "set", "-g", 0, "--host", "500W")
+            self.assertEqual(self.device_cap(m), 500 * W)
+
     def test_newer_state_is_never_written(self):
         with Mount("--machine", "mi300x-8") as m:
             newer = '{"version": 2, "gpus": {}, "from_the_future": true}\n'
