@@ -159,6 +159,11 @@ void dgpu_emit_changed(struct dgpu *g, const char *interface, char **names);
 
 /* Fills @error from a negative errno and a message (the one errno <-> name table).
  * @return @r. */
+/* While set, the text of every log message of priority NOTICE or above is also appended to
+ * @buf ("; "-separated): the record of what a step did, e.g. an intent's recovery. */
+void log_capture_begin(char *buf, size_t size);
+void log_capture_end(void);
+
 int bus_error_errno(sd_bus_error *error, int r, const char *format, ...) _printf_(3, 4);
 /* Answers @call with the string @s (a JSON document): like sd_bus_reply_method_return(call,
  * "s", s), without sd-bus's byte-by-byte UTF-8 check when @s is plain ASCII (most documents;

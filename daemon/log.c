@@ -36,16 +36,41 @@ void log_setup(void) {
         use_journal = (unsigned long long) st.st_dev == dev && (unsigned long long) st.st_ino == ino;
 }
 
+/* log_capture_begin(): where messages of NOTICE and above also go (the main thread only). */
+static char *capture_buf;
+static size_t capture_size;
+
+void log_capture_begin(char *buf, size_t size) {
+        capture_buf = size > 0 ? buf : NULL;
+        capture_size = size;
+        if (capture_buf)
+                capture_buf[0] = '\0';
+}
+
+void log_capture_end(void) {
+        capture_buf = NULL;
+        capture_size = 0;
+}
+
 void log_full(int priority, const char *gpu, const char *change, const char *format, ...) {
         char msg[2048];
         va_list ap;
         int saved = errno;
 
-        if (priority > max_priority)
+        if (priority > max_priority && !(capture_buf && priority <= LOG_NOTICE))
                 return;
         va_start(ap, format);
         (void) vsnprintf(msg, sizeof(msg), format, ap);
         va_end(ap);
+        if (capture_buf && priority <= LOG_NOTICE) {
+                size_t n = strlen(capture_buf);
+
+                (void) snprintf(capture_buf + n, capture_size - n, "%s%s", n ? "; " : "", msg);
+        }
+        if (priority > max_priority) {
+                errno = saved;
+                return;
+        }
 
         if (use_journal) {
                 char m[2100], p[16], g[32], c[64];

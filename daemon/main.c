@@ -203,12 +203,15 @@ static void recover_intents(struct daemon *d) {
         for (size_t i = 0; i < n; i++) {
                 static const struct slice *const slices[] = { &partition_slice, &power_slice,
                                                               &sriov_slice };
+                char what[1024], old_value[512];
                 int handled = 0;
 
                 log_gpu(LOG_NOTICE, l[i].gpu,
                         "found an interrupted change %s (%s -> %s) from %s (PID %d)",
                         l[i].change, l[i].old_value ?: "?", l[i].new_value ?: "?", l[i].id,
                         (int) l[i].pid);
+                /* what the slice says it did is the message of the one history record */
+                log_capture_begin(what, sizeof(what));
                 for (size_t k = 0; k < ELEMENTSOF(slices) && handled == 0; k++)
                         if (slices[k]->recover)
                                 handled = slices[k]->recover(d, &l[i]);
@@ -219,6 +222,33 @@ static void recover_intents(struct daemon *d) {
                 else if (handled < 0)
                         log_gpu(LOG_WARNING, l[i].gpu, "recovering the %s change failed: %s",
                                 l[i].change, strerror(-handled));
+                log_capture_end();
+                snprintf(old_value, sizeof(old_value), "%s %s -> %s", l[i].change,
+                         l[i].old_value ?: "?", l[i].new_value ?: "?");
+                {
+                        char message[1200];
+                        struct history_entry e = {
+                                .via = "amdsmid",
+                                .uid = getuid(),
+                                .pid = getpid(),
+                                .gpu = l[i].gpu[0] ? l[i].gpu : NULL,
+                                .change = "recovery",
+                                .old_value = old_value,
+                                .new_value = handled > 0 ? "recovered"
+                                             : handled == 0 ? "not recovered"
+                                                            : "failed",
+                                .result = handled < 0 ? handled : 0,
+                                .message = message,
+                        };
+
+                        snprintf(message, sizeof(message), "intent %s (PID %d): %s", l[i].id,
+                                 (int) l[i].pid, what[0] ? what : "nothing to do");
+                        r = history_append(&e, d->config ? d->config->history_max_bytes : 0);
+                        if (r < 0)
+                                log_gpu(LOG_WARNING, l[i].gpu,
+                                        "cannot append the recovery to the history: %s",
+                                        strerror(-r));
+                }
                 r = intent_end(&l[i]);
                 if (r < 0)
                         log_warning("cannot remove the intent record %s: %s", l[i].id,

@@ -756,27 +756,8 @@ static void rollback_bind(const struct intent *i, struct amdsmi_gpu *vf, const c
                          "it has driver_override \"vfio-pci\" and no driver; amdsmi sriov "
                          "release %s clears it",
                          bdf, rep.message[0] ? rep.message : strerror(-r), bdf);
+        /* the recovery's history record is written by amdsmid's recovery, with this line */
         log_full(r >= 0 ? LOG_NOTICE : LOG_WARNING, i->gpu, i->change, "%s", message);
-        {
-                char old_value[64];
-                struct history_entry e = {
-                        .via = "amdsmid",
-                        .uid = getuid(),
-                        .pid = getpid(),
-                        .gpu = i->gpu,
-                        .change = "recovery",
-                        .old_value = old_value,
-                        .new_value = r >= 0 ? "rolled back" : "failed",
-                        .result = r < 0 ? r : 0,
-                        .message = message,
-                };
-
-                snprintf(old_value, sizeof(old_value), "bind_vf %s", bdf);
-                r = history_append(&e, 0);
-                if (r < 0)
-                        log_gpu(LOG_WARNING, i->gpu, "cannot append to the history: %s",
-                                strerror(-r));
-        }
 }
 
 static void recover_vf(struct daemon *d, const struct intent *i, bool bind) {

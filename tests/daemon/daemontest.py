@@ -375,3 +375,31 @@ class Daemon:
             return []
         with open(path) as f:
             return [json.loads(line) for line in f if line.strip()]
+
+    def kill_during(self, rel_path, *call):
+        """SIGKILL in the middle of a change: the next write of REL_PATH (relative to the
+        mount) is held for 10 s, CALL (busctl call arguments after the bus name: path,
+        interface, member, signature, arguments) starts the change, amdsmid is killed once the
+        change's intent record exists and the write is under way, and started again."""
+        subprocess.run([SIM, "ctl", "--mount", self.mount.root, "delay", rel_path, "10000",
+                        "once", "write"], check=True, capture_output=True, timeout=60)
+        caller = subprocess.Popen(["busctl", "--system", "call", BUS] + [str(a) for a in call],
+                                  env=self.env(), stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL)
+        intents = os.path.join(self.state_dir, "intent")
+        deadline = time.monotonic() + 20
+        while not (os.path.isdir(intents) and os.listdir(intents)):
+            if time.monotonic() > deadline:
+                raise AssertionError("no intent record for %r" % (call,))
+            time.sleep(0.02)
+        time.sleep(0.3)  # the write is under way in the simulator
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(10)
+        caller.wait(60)
+        self.start()
+
+    def recoveries(self):
+        """The history records of recovered intents: (gpu, what was interrupted, outcome,
+        result, message), one per intent record found at a start."""
+        return [(e["gpu"], e["old"], e["new"], e["result"], e["message"])
+                for e in self.history() if e["change"] == "recovery"]

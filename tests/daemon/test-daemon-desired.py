@@ -164,6 +164,8 @@ class Desired(unittest.TestCase):
             self.assertEqual(d.get(gpu_path(GPU0), IFACE, "ComputeMode"), "CPX")
             self.assertIn("interrupted change compute_mode", d.log())
             self.assertEqual(os.listdir(intent_dir), [])
+            self.assertEqual([(g, new) for g, _, new, _, _ in d.recoveries()],
+                             [(GPU0, "recovered")])
 
 
 if __name__ == "__main__":

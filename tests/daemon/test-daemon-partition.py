@@ -609,6 +609,13 @@ class Partition(unittest.TestCase):
                 (GPU1, "compute_mode", "DPX", "SPX", "ok", "amdsmid", 0)])
             self.assertIn("nothing knows how to recover a frobnicate change", log)
             self.assertEqual(os.listdir(os.path.join(d.state_dir, "intent")), [])
+            # one history record per intent, whatever its kind
+            self.assertEqual(sorted((g, old, new) for g, old, new, _, _ in d.recoveries()), sorted([
+                (GPU0, "compute_mode SPX -> CPX", "recovered"),
+                (GPU1, "compute_mode SPX -> CPX", "recovered"),
+                (MI300X_BDFS[2], "compute_mode SPX -> QPX", "recovered"),
+                (MI300X_BDFS[3], "memory_mode NPS1 -> NPS4", "recovered"),
+                (MI300X_BDFS[4], "frobnicate ? -> ?", "not recovered")]))
 
     def test_recovery_of_a_killed_daemon(self):
         with Daemon(config=FAST_POLL) as d:
@@ -627,6 +634,11 @@ class Partition(unittest.TestCase):
             self.assertEqual(mode(d, GPU1), "QPX")
             self.assertIn("interrupted change of the compute mode to QPX completed", d.log())
             self.assertEqual(os.listdir(intents), [])
+            r = d.recoveries()
+            self.assertEqual(len(r), 1, r)
+            self.assertEqual((r[0][0], r[0][2], r[0][3]), (GPU1, "recovered", "ok"))
+            self.assertTrue(r[0][1].startswith("compute_mode "), r)
+            self.assertIn("compute mode to QPX completed", r[0][4])
 
 
 if __name__ == "__main__":

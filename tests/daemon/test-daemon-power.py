@@ -700,7 +700,23 @@ class Power(unittest.TestCase):
             self.assertIn("interrupted power_source change re-applied", log)
             self.assertIn("interrupted power_apply change completed", log)
             self.assertEqual(os.listdir(os.path.join(d.state_dir, "intent")), [])
+            # one history record per intent
+            self.assertEqual(sorted((g, old, new) for g, old, new, _, _ in d.recoveries()),
+                             [(GPU0, "power_source ? -> ?", "recovered"),
+                              (GPU1, "power_apply ? -> ?", "recovered")])
             self.assertEqual(self.device_cap(d, GPU1), 750 * W)
+
+    def test_sigkill_mid_change_leaves_one_record(self):
+        with Daemon(machine="mi300x-8") as d:
+            rel = os.path.relpath(self.cap_file(d), d.mount.root)
+            d.kill_during(rel, gpu_path(GPU0), IFACE_POWER, "SetSource", "sstt", "host", "",
+                          600 * W, 0)
+            self.assertEqual(os.listdir(os.path.join(d.state_dir, "intent")), [])
+            r = d.recoveries()
+            self.assertEqual(len(r), 1, r)
+            self.assertEqual((r[0][0], r[0][2], r[0][3]), (GPU0, "recovered", "ok"))
+            self.assertTrue(r[0][1].startswith("power_source "), r)
+            self.assertIn("interrupted power_source change", r[0][4])
 
     def test_changing_while_a_slow_write_runs(self):
         with Daemon(machine="mi300x-8") as d:

@@ -803,6 +803,15 @@ exec "$@"
                        "pid": 4242, "gpu": gpu, "change": change, "old": old, "new": new,
                        "detail": None}, f)
 
+    def test_sigkill_mid_change_leaves_one_record(self):
+        with Daemon(machine="mi300x-sriov") as d:
+            d.kill_during(d.mount.gpu(GPU0, "sriov_numvfs"), P0, IFACE_SRIOV, "SetNumVfs", "ut", 2, 0)
+            self.assertEqual(os.listdir(os.path.join(d.state_dir, "intent")), [])
+            r = d.recoveries()
+            self.assertEqual(len(r), 1, r)
+            self.assertEqual((r[0][0], r[0][1], r[0][3]), (GPU0, "num_vfs 0 -> 2", "ok"))
+            self.assertIn("the interrupted change of the VF count to 2", r[0][4])
+
     def test_recover(self):
         with Daemon(machine="mi300x-sriov", start=False) as d:
             m = d.mount
@@ -841,8 +850,20 @@ exec "$@"
             self.assertEqual(self.numvfs(m), 3)
             self.assertEqual(self.numvfs(m, GPU1), 0)
             self.assertEqual(os.listdir(os.path.join(d.state_dir, "intent")), [])
-            h = [(e["gpu"], e["change"], e["old"], e["new"], e["result"]) for e in d.history()]
-            self.assertEqual(h, [(GPU0, "recovery", "bind_vf " + vf0, "rolled back", "ok")])
+            # exactly one history record per intent, the rolled back bind among them
+            h = sorted((g, old, new, result) for g, old, new, result, _ in d.recoveries())
+            self.assertEqual(h, sorted([
+                (GPU0, "num_vfs 0 -> 3", "recovered", "ok"),
+                (GPU1, "num_vfs 0 -> 4", "recovered", "ok"),
+                (GPU0, "bind_vf %s none -> %s vfio-pci" % (vf0, vf0), "recovered", "ok"),
+                (GPU0, "bind_vf %s none -> %s vfio-pci" % (vf1, vf1), "recovered", "ok"),
+                (GPU0, "bind_vf %s none -> %s vfio-pci" % (vf2, vf2), "recovered", "ok"),
+                (GPU0, "release_vf %s vfio-pci -> %s released" % (vf1, vf1), "recovered", "ok"),
+                (GPU0, "release_vf %s vfio-pci -> %s released" % (vf2, vf2), "recovered",
+                 "ok")]))
+            self.assertEqual(len(d.history()), 7)
+            msg = [m for _, old, _, _, m in d.recoveries() if old.startswith("bind_vf " + vf0)]
+            self.assertIn("the interrupted bind of %s to vfio-pci was rolled back" % vf0, msg[0])
             # the daemon runs on with the VF objects
             self.assertEqual(d.get(P0, IFACE_SRIOV, "NumVfs"), 3)
             self.assertEqual(d.get(gpu_path(vf0), IFACE_GPU, "Role"), "vf")
