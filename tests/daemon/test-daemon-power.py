@@ -17,8 +17,8 @@ import subprocess
 import time
 import unittest
 
-from daemontest import (BUS, GPU0, GPU1, IFACE_GPU, IFACE_POWER, MANAGER, MI300X_BDFS, NOBODY,
-                        ROOT, Daemon, gpu_path, require_daemon)
+from daemontest import (BUS, CLI, GPU0, GPU1, IFACE_GPU, IFACE_POWER, MANAGER, MI300X_BDFS,
+                        NOBODY, ROOT, Daemon, gpu_path, require_daemon)
 
 W = 1000000
 HOST = "org.amdsmi1.power.configure"
@@ -705,6 +705,41 @@ class Power(unittest.TestCase):
                              [(GPU0, "power_source ? -> ?", "recovered"),
                               (GPU1, "power_apply ? -> ?", "recovered")])
             self.assertEqual(self.device_cap(d, GPU1), 750 * W)
+
+    def test_damaged_state_record(self):
+        """A damaged record of GPU 0: its changes (and amdsmid's own re-apply) answer
+        StateDamaged, its cap stays, the record and every other one survive; ClearSource
+        ("damaged") drops it."""
+        with Daemon(machine="mi300x-8") as d:
+            self.set_source(d, "vm", "web1", 500 * W)
+            self.set_source(d, "host", "", 600 * W)
+            self.set_source(d, "host", "", 550 * W, bdf=GPU1)
+            self.assertEqual(self.device_cap(d), 500 * W)
+            doc = self.state(d)
+            doc["gpus"][GPU0]["power"]["vms"][0]["uw"] = "500W"
+            with open(os.path.join(d.state_dir, "state.json"), "w") as f:
+                json.dump(doc, f)
+            name, msg = d.call_error(gpu_path(GPU0), IFACE_POWER, "SetSource", "string:host",
+                                     "string:", "uint64:%d" % (590 * W), "uint64:0")
+            self.assertEqual(name, "org.amdsmi1.Error.StateDamaged", msg)
+            self.assertIn("gpus.%s.power.vms[0]" % GPU0, msg)
+            name, msg = d.call_error(gpu_path(GPU0), IFACE_POWER, "Apply", "uint64:0")
+            self.assertEqual(name, "org.amdsmi1.Error.StateDamaged", msg)
+            self.assertEqual(self.device_cap(d), 500 * W)
+            # another GPU changes, the damaged record is written back as it was
+            self.set_source(d, "host", "", 540 * W, bdf=GPU1)
+            self.assertEqual(self.state(d)["gpus"][GPU0], doc["gpus"][GPU0])
+            # the CLI through amdsmid: exit status 10
+            p = subprocess.run([CLI, "power", "set", "-g", "0", "--host", "590W"],
+                               env=d.env(), capture_output=True, text=True, timeout=60)
+            self.assertEqual(p.returncode, 10, p.stderr)
+            r = self.clear_source(d, "damaged")
+            self.assertEqual([x["record"] for x in r["dropped"]],
+                             ["gpus.%s.power.vms[0]" % GPU0])
+            self.assertEqual(r["dropped"][0]["value"]["uw"], "500W")
+            # without the VM's source the host's 600 W binds
+            self.assertEqual(self.device_cap(d), 600 * W)
+            self.assertNotIn("vms", self.state(d)["gpus"][GPU0]["power"])
 
     def test_sigkill_mid_change_leaves_one_record(self):
         with Daemon(machine="mi300x-8") as d:
