@@ -294,7 +294,9 @@ int power_vm_run(struct amdsmi_ctx *ctx, const char *pf, const char *vm, const c
 void power_vm_done(struct daemon *d, const char *pf);
 
 /* sriov/dbus-vm.c: the VM reservations of PrepareVm / ReleaseVm. vm_pf_holder(): 1 when a
- * domain holds a VF of @pf (its name and that VF in *ret_name, *ret_vf), else 0. */
+ * domain holds a VF of @pf (its name and that VF in *ret_name, *ret_vf), -EUCLEAN when a
+ * reservation that cannot be read names @pf (its key and what is wrong in *ret_name,
+ * *ret_vf), else 0. */
 extern const sd_bus_vtable vm_manager_vtable[];
 int vm_pf_holder(const char *pf, const char **ret_name, const char **ret_vf);
 void vm_recover(const struct intent *i);

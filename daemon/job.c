@@ -363,13 +363,18 @@ static void job_record(struct job *j) {
                          j->message ? ": " : "", j->message ? j->message : "");
         if (!j->record || !j->change)
                 return;
-        for (char **b = j->bdfs; b && *b; b++) {
+        /* one record per GPU; a change of no GPU (a state record) gets one too */
+        size_t n_gpus = 0;
+
+        while (j->bdfs && j->bdfs[n_gpus])
+                n_gpus++;
+        for (size_t k = 0; k < n_gpus || (k == 0 && n_gpus == 0); k++) {
                 struct history_entry e = {
                         .via = "amdsmid",
                         .uid = j->uid,
                         .pid = j->pid,
                         .sender = j->sender,
-                        .gpu = *b,
+                        .gpu = n_gpus ? j->bdfs[k] : NULL,
                         .change = j->change,
                         .old_value = j->old_value,
                         .new_value = j->new_value,
@@ -379,7 +384,7 @@ static void job_record(struct job *j) {
                 int r = history_append(&e, j->d->config ? j->d->config->history_max_bytes : 0);
 
                 if (r < 0)
-                        log_gpu(LOG_WARNING, *b, "cannot append to the history: %s",
+                        log_gpu(LOG_WARNING, e.gpu, "cannot append to the history: %s",
                                 strerror(-r));
         }
         if (j->has_intent) {

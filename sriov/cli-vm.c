@@ -56,6 +56,39 @@ static int read_vms(struct cli *c, json_object **ret) {
                                  &doc, NULL, NULL);
                 if (r >= 0 && json_object_object_get_ex(doc, "vms", &vms) &&
                     json_object_is_type(vms, json_type_array)) {
+                        json_object *dl;
+
+                        /* reservations amdsmid cannot read: said, never hidden */
+                        if (json_object_object_get_ex(doc, "damaged", &dl))
+                                for (size_t i = 0; i < json_object_array_length(dl); i++) {
+                                        json_object *o = json_object_array_get_idx(dl, i);
+                                        const char *u = json_object_get_string(
+                                                json_object_object_get(o, "uuid"));
+
+                                        _cleanup_free_ char *w = NULL;
+
+                                        if (asprintf(&w, "the reservation %s in the state file "
+                                                     "is damaged (%s): its VFs and PFs are left "
+                                                     "alone; 'amdsmi vm release --force %s' "
+                                                     "drops it",
+                                                     u ? u : "section", json_object_get_string(
+                                                             json_object_object_get(o, "problem")),
+                                                     u ? u : "UUID") < 0)
+                                                continue;
+                                        if (c->format != OUTPUT_JSON)
+                                                fprintf(stderr, "amdsmi: warning: %s\n", w);
+                                        else {
+                                                json_object *e = error_entry_new(-1, "state",
+                                                                                 -EUCLEAN, w);
+
+                                                if (!c->errors)
+                                                        c->errors = json_object_new_array();
+                                                if (e && c->errors)
+                                                        json_object_array_add(c->errors, e);
+                                                else
+                                                        json_object_put(e);
+                                        }
+                                }
                         *ret = json_object_get(vms);
                         json_object_put(doc);
                         return 0;
@@ -166,6 +199,7 @@ int verb_vm_release(struct cli *c) {
         _cleanup_free_ char *message = NULL;
         json_object *vms = NULL, *reply = NULL, *lines;
         const char *uuid = NULL, *name = NULL;
+        char canonical[VM_UUID_LEN + 1];
         int r;
 
         if (!c->force)
@@ -193,6 +227,11 @@ int verb_vm_release(struct cli *c) {
                         uuid = json_object_get_string(u);
                         break;
                 }
+        }
+        if (!uuid && vm_uuid_normalize(c->argument, canonical)) {
+                /* not listed: amdsmid may still know it as a damaged reservation, which it
+                 * drops; otherwise it answers that there is nothing to release */
+                uuid = name = canonical;
         }
         if (!uuid) {
                 json_object_put(vms);

@@ -449,7 +449,15 @@ static int set_num_vfs(sd_bus_message *m, struct dgpu *g, const char *name, uint
                 const char *domain, *vf;
 
                 /* never under a running domain's feet, FORCE or not: its release frees it */
-                if (vm_pf_holder(g->bdf, &domain, &vf) > 0)
+                r = vm_pf_holder(g->bdf, &domain, &vf);
+                if (r == -EUCLEAN)
+                        return bus_error_errno(error, -EUCLEAN,
+                                               "the VM reservation %s in the state file cannot be "
+                                               "read (%s) and may hold a VF of GPU %u (%s): the "
+                                               "VF count is not changed while it is there; "
+                                               "'amdsmi vm release --force %s' drops it",
+                                               domain, vf, g->index, g->bdf, domain);
+                if (r > 0)
                         return bus_error_errno(error, -EBUSY,
                                                "VF %s of GPU %u (%s) is assigned to domain %s: "
                                                "the VF count changes once no domain holds a VF "

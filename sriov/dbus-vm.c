@@ -38,6 +38,7 @@
 #include "amdsmid.h"
 #include "cli.h"
 #include "exit-codes.h"
+#include "amdsmid-conf.h"
 #include "history.h"
 #include "domain-xml.h"
 #include "libvirt-watch.h"
@@ -52,6 +53,8 @@
 static struct {
         struct vm_reservation *v;
         size_t n;
+        struct vm_damaged *damaged; /* reservations that do not read: kept, not touched */
+        size_t n_damaged;
         bool loaded;
         char releasing[16][VM_UUID_LEN + 1];
 } vms;
@@ -80,7 +83,7 @@ static void vms_load(void) {
 
         if (vms.loaded)
                 return;
-        r = vm_state_read(&vms.v, warning, sizeof(warning));
+        r = vm_state_read_full(&vms.v, &vms.damaged, &vms.n_damaged, warning, sizeof(warning));
         if (r < 0) {
                 log_warning("cannot read the VM reservations: %s", strerror(-r));
                 return; /* again at the next call */
@@ -136,6 +139,8 @@ static const struct vm_reservation *vf_holder(const char *bdf, const char *excep
 }
 
 int vm_pf_holder(const char *pf, const char **ret_name, const char **ret_vf) {
+        const struct vm_damaged *dmg;
+
         vms_load();
         for (size_t i = 0; i < vms.n; i++)
                 for (size_t k = 0; k < vms.v[i].n_vfs; k++)
@@ -144,7 +149,31 @@ int vm_pf_holder(const char *pf, const char **ret_name, const char **ret_vf) {
                                 *ret_vf = vms.v[i].vfs[k].bdf;
                                 return 1;
                         }
+        /* a reservation that cannot be read may hold any VF (its VF addresses may name no
+         * PF): the VF count waits until it is dropped */
+        (void) pf;
+        dmg = vms.n_damaged > 0 ? &vms.damaged[0] : NULL;
+        if (dmg) {
+                *ret_name = dmg->uuid[0] ? dmg->uuid : "(the whole \"vms\" section)";
+                *ret_vf = dmg->problem;
+                return -EUCLEAN;
+        }
         return 0;
+}
+
+/* The damaged reservation of @uuid: its index in vms.damaged, -ENOENT, or -EUCLEAN when the
+ * whole section is damaged. */
+static int find_damaged(const char *uuid) {
+        for (size_t i = 0; i < vms.n_damaged; i++) {
+                char canonical[VM_UUID_LEN + 1];
+
+                if (!vms.damaged[i].uuid[0])
+                        return -EUCLEAN;
+                if (vm_uuid_normalize(vms.damaged[i].uuid, canonical) &&
+                    strcmp(canonical, uuid) == 0)
+                        return (int) i;
+        }
+        return -ENOENT;
 }
 
 /* ---- documents ------------------------------------------------------------------------------ */
@@ -186,6 +215,8 @@ struct vm_job {
         struct vm_reservation prev;  /* PrepareVm: the reservation it replaces, if any */
         bool have_prev;
         bool release;
+        bool drop_damaged;           /* ReleaseVm of a reservation that cannot be read */
+        char key[64];                /* ... its key in the state file, as written there */
         char setter[POWER_SETTER_MAX];
         char pfs[VM_VFS_MAX][16];    /* the PFs of the VFs, each once */
         size_t n_pfs;
@@ -422,11 +453,52 @@ static int run_release(struct job *j, struct amdsmi_ctx *ctx) {
         return first;
 }
 
+/* ReleaseVm of a damaged reservation: it leaves the state file; nothing it held is touched,
+ * since what it held is unknown. */
+static int run_drop_damaged(struct job *j, struct amdsmi_ctx *ctx) {
+        struct vm_job *vj = j->userdata;
+        json_object *doc = json_object_new_object();
+        int r;
+
+        (void) ctx;
+        if (!doc)
+                return -ENOMEM;
+        j->reply = doc;
+        json_set(doc, "operation", json_object_new_string("release"));
+        json_set(doc, "uuid", json_object_new_string(vj->v.uuid));
+        json_set(doc, "released", json_object_new_boolean(false));
+        json_set(doc, "messages", json_object_new_array());
+        if (j->flags & AMDSMI_BUS_FLAG_DRY_RUN) {
+                say(doc, "would drop the damaged reservation of %s", vj->v.uuid);
+                return 0;
+        }
+        r = vm_state_drop(vj->key);
+        if (r < 0) {
+                (void) asprintf(&j->message, "cannot drop the damaged reservation of %s: %s",
+                                vj->v.uuid, strerror(-r));
+                return r;
+        }
+        json_set(doc, "released", json_object_new_boolean(true));
+        say(doc, "the damaged reservation of %s was dropped; what it held is unknown and was "
+            "not released (check the VFs with 'amdsmi sriov')", vj->v.uuid);
+        j->message = strdup("a damaged reservation, which could not be read, was dropped");
+        return 0;
+}
+
 static void finish(struct job *j) {
         struct vm_job *vj = j->userdata;
 
         if (j->flags & AMDSMI_BUS_FLAG_DRY_RUN)
                 return;
+        if (vj->drop_damaged) {
+                int i = find_damaged(vj->v.uuid);
+
+                if (j->r >= 0 && i >= 0) {
+                        free(vms.damaged[i].text);
+                        vms.damaged[i] = vms.damaged[--vms.n_damaged];
+                }
+                return;
+        }
         if (vj->release) {
                 vms_remove(vj->v.uuid); /* gone from the file too, whatever else failed */
                 set_releasing(vj->v.uuid, false);
@@ -456,7 +528,7 @@ static int submit(struct daemon *d, sd_bus_message *m, const char *name, struct 
         /* the setter names the domain by UUID: a name may not fit */
         snprintf(vj->setter, sizeof(vj->setter), "uid %d via amdsmid (pid %d), domain %.36s",
                  (int) j->uid, (int) j->pid, vj->v.uuid);
-        j->run = vj->release ? run_release : run_prepare;
+        j->run = vj->drop_damaged ? run_drop_damaged : vj->release ? run_release : run_prepare;
         j->finish = finish;
         j->userdata = vj;
         j->free_userdata = free;
@@ -531,6 +603,18 @@ static int add_vf(struct daemon *d, struct vm_reservation *v, const char *bdf,
                                        "VF %s is held by domain %s (%s): it is released when "
                                        "that domain stops, or with 'amdsmi vm release --force %s'",
                                        bdf, h->name, h->uuid, h->name);
+        {
+                const struct vm_damaged *dmg = vm_damaged_naming(vms.damaged, vms.n_damaged,
+                                                                 bdf, pf);
+
+                if (dmg)
+                        return bus_error_errno(error, -EUCLEAN,
+                                               "VF %s may be held by the reservation %s, which "
+                                               "cannot be read (%s): 'amdsmi vm release --force "
+                                               "%s' drops it",
+                                               bdf, dmg->uuid[0] ? dmg->uuid : "section \"vms\"",
+                                               dmg->problem, dmg->uuid[0] ? dmg->uuid : "UUID");
+        }
         v->vfs[v->n_vfs++] = (struct vm_vf){ .cap_uw = NO_CAP };
         snprintf(v->vfs[v->n_vfs - 1].bdf, sizeof(v->vfs[0].bdf), "%s", bdf);
         snprintf(v->vfs[v->n_vfs - 1].pf, sizeof(v->vfs[0].pf), "%s", pf);
@@ -757,8 +841,24 @@ static int method_release_vm(sd_bus_message *m, void *userdata, sd_bus_error *er
                 return bus_error_errno(error, -EINVAL, "\"%s\" is not a UUID", uuid);
         prev = vm_find(canonical);
         if (!prev) {
-                json_object *doc = json_object_new_object();
+                json_object *doc;
+                int k = find_damaged(canonical);
 
+                if (k == -EUCLEAN)
+                        return bus_error_errno(error, -EUCLEAN,
+                                               "the \"vms\" section of the state file is damaged "
+                                               "(not an object): repair or remove it");
+                if (k >= 0) {
+                        vj = calloc(1, sizeof(*vj));
+                        if (!vj)
+                                return bus_error_errno(error, -ENOMEM, "out of memory");
+                        snprintf(vj->v.uuid, sizeof(vj->v.uuid), "%s", canonical);
+                        snprintf(vj->key, sizeof(vj->key), "%s", vms.damaged[k].uuid);
+                        vj->drop_damaged = true;
+                        snprintf(value, sizeof(value), "damaged %s", canonical);
+                        return submit(d, m, "ReleaseVm", vj, 0, "vm_release", value, error);
+                }
+                doc = json_object_new_object();
                 if (!doc)
                         return -ENOMEM;
                 json_set(doc, "operation", json_object_new_string("release"));
@@ -795,6 +895,22 @@ static int method_list_vms(sd_bus_message *m, void *userdata, sd_bus_error *erro
         for (size_t i = 0; i < vms.n; i++)
                 json_object_array_add(list, vm_json(d, &vms.v[i]));
         json_set(doc, "vms", list);
+        if (vms.n_damaged > 0) {
+                json_object *dl = json_object_new_array();
+
+                for (size_t i = 0; dl && i < vms.n_damaged; i++) {
+                        json_object *o = json_object_new_object();
+
+                        if (!o)
+                                break;
+                        json_set(o, "uuid", vms.damaged[i].uuid[0]
+                                                    ? json_object_new_string(vms.damaged[i].uuid)
+                                                    : NULL);
+                        json_set(o, "problem", json_object_new_string(vms.damaged[i].problem));
+                        json_object_array_add(dl, o);
+                }
+                json_set(doc, "damaged", dl);
+        }
         {
                 const char *uri, *why;
                 bool connected;
@@ -867,7 +983,9 @@ static void adopt(struct daemon *d, const struct watch_domain *w) {
                 if (amdsmi_ctx_find_gpu(d->ctx, dom->hostdevs[i].bdf, &gpu) < 0 ||
                     amdsmi_gpu_get_role(gpu) != AMDSMI_ROLE_VF ||
                     !(pf = amdsmi_gpu_get_physfn_bdf(gpu)) ||
-                    vf_holder(amdsmi_gpu_get_bdf(gpu), NULL))
+                    vf_holder(amdsmi_gpu_get_bdf(gpu), NULL) ||
+                    vm_damaged_naming(vms.damaged, vms.n_damaged, amdsmi_gpu_get_bdf(gpu),
+                                      pf))
                         continue;
                 f = &vj->v.vfs[vj->v.n_vfs++];
                 *f = (struct vm_vf){ .cap_uw = dom->hostdevs[i].cap_uw };

@@ -261,48 +261,117 @@ json_object *vm_reservation_json(const struct vm_reservation *v, vm_lookup_fn lo
         return o;
 }
 
-int vm_state_read(struct vm_reservation **ret, char *warning, size_t warning_size) {
+void vm_damaged_free(struct vm_damaged *l, size_t n) {
+        for (size_t i = 0; l && i < n; i++)
+                free(l[i].text);
+        free(l);
+}
+
+static int add_damaged(struct vm_damaged **l, size_t *n, const char *uuid, json_object *o,
+                       const char *problem) {
+        struct vm_damaged *nl = reallocarray(*l, *n + 1, sizeof(**l));
+        const char *text;
+
+        if (!nl)
+                return -ENOMEM;
+        *l = nl;
+        nl[*n] = (struct vm_damaged){};
+        snprintf(nl[*n].uuid, sizeof(nl[*n].uuid), "%s", uuid);
+        snprintf(nl[*n].problem, sizeof(nl[*n].problem), "%s", problem);
+        text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+        nl[*n].text = strdup(text ? text : "null");
+        if (!nl[*n].text)
+                return -ENOMEM;
+        (*n)++;
+        return 0;
+}
+
+int vm_state_read_full(struct vm_reservation **ret, struct vm_damaged **ret_damaged,
+                       size_t *ret_n_damaged, char *warning, size_t warning_size) {
         struct state_store *st = NULL;
         struct vm_reservation *list = NULL;
+        struct vm_damaged *damaged = NULL;
+        size_t n = 0, n_damaged = 0;
         json_object *vms;
-        size_t n = 0;
-        int r;
+        int r = 0;
 
         warning[0] = '\0';
         r = state_open(STATE_READ, STATE_WAIT_MS, &st);
         if (r < 0)
                 return r;
         vms = state_get_section(st, SECTION);
-        if (vms && !json_object_is_type(vms, json_type_object))
+        if (vms && !json_object_is_type(vms, json_type_object)) {
                 snprintf(warning, warning_size,
                          "%s: \"vms\" is damaged (not an object): no reservation is read, and "
                          "none is recorded until it is repaired or removed",
                          state_path(st));
-        else if (vms) {
+                r = add_damaged(&damaged, &n_damaged, "", vms, "\"vms\" is not an object");
+        } else if (vms) {
                 json_object_object_foreach(vms, uuid, o) {
                         struct vm_reservation *nl;
                         char err[256];
 
                         nl = realloc(list, (n + 1) * sizeof(*list));
                         if (!nl) {
-                                free(list);
-                                state_close(st);
-                                return -ENOMEM;
+                                r = -ENOMEM;
+                                break;
                         }
                         list = nl;
                         if (vm_reservation_from_json(uuid, o, &list[n], err, sizeof(err)) < 0) {
-                                snprintf(warning, warning_size,
-                                         "%s: the reservation \"vms.%s\" is damaged (%s): "
-                                         "kept as it is, not read",
-                                         state_path(st), uuid, err);
+                                if (!warning[0])
+                                        snprintf(warning, warning_size,
+                                                 "%s: the reservation \"vms.%s\" is damaged "
+                                                 "(%s): kept as it is, not read",
+                                                 state_path(st), uuid, err);
+                                r = add_damaged(&damaged, &n_damaged, uuid, o, err);
+                                if (r < 0)
+                                        break;
                                 continue;
                         }
                         n++;
                 }
         }
         state_close(st);
+        if (r < 0) {
+                free(list);
+                vm_damaged_free(damaged, n_damaged);
+                return r;
+        }
         *ret = list;
+        if (ret_damaged) {
+                *ret_damaged = damaged;
+                *ret_n_damaged = n_damaged;
+        } else
+                vm_damaged_free(damaged, n_damaged);
         return (int) n;
+}
+
+int vm_state_read(struct vm_reservation **ret, char *warning, size_t warning_size) {
+        return vm_state_read_full(ret, NULL, NULL, warning, warning_size);
+}
+
+/* Whether @text holds anything that looks like a PCI address (dddd:bb:dd.f). */
+static bool names_a_bdf(const char *text) {
+        for (const char *p = text; *p; p++) {
+                char bdf[13];
+
+                if (strlen(p) < 12)
+                        break;
+                memcpy(bdf, p, 12);
+                bdf[12] = '\0';
+                if (is_bdf(bdf))
+                        return true;
+        }
+        return false;
+}
+
+const struct vm_damaged *vm_damaged_naming(const struct vm_damaged *l, size_t n,
+                                           const char *vf, const char *pf) {
+        for (size_t i = 0; i < n; i++)
+                if (!l[i].uuid[0] || (vf && strstr(l[i].text, vf)) ||
+                    (pf && strstr(l[i].text, pf)) || !names_a_bdf(l[i].text))
+                        return &l[i];
+        return NULL;
 }
 
 static int put(const char *uuid, const struct vm_reservation *v) {

@@ -13,9 +13,10 @@
  *                                   "driver_before": "",      (what it had; "" none)
  *                                   "cap_uw": 300000000 } ] } }  (optional, per VF)
  *
- * A reservation that does not read back as this shape is dropped with a warning (never a
- * reason to refuse starting): the VM power sources stay in the power section, where
- * `amdsmi power clear --vm` reaches them.
+ * A reservation that does not read back as this shape is damaged: it is named in a warning
+ * (never a reason to refuse starting), kept in the file as it is, and the VFs and PFs it
+ * names are not touched while it is there (ReleaseVm of its UUID drops it). The VM power
+ * sources stay in the power section, where `amdsmi power clear --vm` reaches them.
  */
 #pragma once
 
@@ -74,6 +75,24 @@ int vm_reservation_from_json(const char *uuid, json_object *o, struct vm_reserva
 /* All reservations of the state file (shared lock). Bad entries are skipped and named in
  * @warning ("" when none). @return the count (array in *ret, free()) or a negative errno. */
 int vm_state_read(struct vm_reservation **ret, char *warning, size_t warning_size);
+
+/* A reservation that does not read (kept in the file as it is, never rewritten by a put of
+ * another domain). What it holds is unknown: the VF count of a PF it may name, and the VFs it
+ * may name, are not changed while it is there (ReleaseVm of its UUID drops it). */
+struct vm_damaged {
+        char uuid[64];     /* its key; "" when the whole "vms" section is damaged */
+        char problem[256];
+        char *text;        /* the record as JSON text, to look for the addresses it names */
+};
+/* vm_state_read() and the damaged reservations (*ret_damaged, vm_damaged_free()). */
+int vm_state_read_full(struct vm_reservation **ret, struct vm_damaged **ret_damaged,
+                       size_t *ret_n_damaged, char *warning, size_t warning_size);
+void vm_damaged_free(struct vm_damaged *l, size_t n);
+/* The first damaged reservation that may hold the VF @vf of the PF @pf (either may be NULL):
+ * its text names one of them or no PCI address at all, or the whole section is damaged; or
+ * NULL. */
+const struct vm_damaged *vm_damaged_naming(const struct vm_damaged *l, size_t n,
+                                           const char *vf, const char *pf);
 /* Records @v (replacing the reservation of its UUID) or, with @drop, removes the reservation
  * of @uuid; exclusive lock, atomic. @return 0 or a negative errno. */
 int vm_state_put(const struct vm_reservation *v);

@@ -8,11 +8,12 @@ reservations kept across a restart, gim hosts (recorded, explained), authorisati
 
 import json
 import os
+import re
 import subprocess
 import time
 import unittest
 
-from daemontest import (BUS, GPU0, GPU1, MANAGER, NOBODY, ROOT, SIM, Daemon, gpu_path,
+from daemontest import (BUS, CLI, GPU0, GPU1, MANAGER, NOBODY, ROOT, SIM, Daemon, gpu_path,
                         require_daemon, vf_bdf)
 
 W = 1000000
@@ -201,6 +202,81 @@ class Vm(unittest.TestCase):
             self.prepare(d, "web1", UUID1, [vfs[0]], user=NOBODY)
             self.assertEqual(len(self.vms(d)), 1)
             self.assertEqual(self.vms(d)[0]["vfs"][0]["bdf"], vfs[0])
+
+    def test_damaged_reservation(self):
+        """Each field of a reservation damaged in turn: the others are read, the damaged one is
+        kept verbatim, its VFs and the VF count are left alone (StateDamaged), and ReleaseVm of
+        its UUID drops it."""
+        with Daemon(machine="mi300x-sriov") as d:
+            vfs = d.with_vfs(GPU0, 3)
+            other = d.with_vfs(GPU1, 1)  # db2's, on another PF
+            self.prepare(d, "web1", UUID1, [vfs[0]], {"unmanaged": ("as", [vfs[0]]),
+                                                      "power_cap_uw": ("t", 450 * W)})
+            self.prepare(d, "db2", UUID2, other)
+            path = os.path.join(d.state_dir, "state.json")
+            with open(path) as f:
+                good = json.load(f)
+            rec = good["vms"][UUID1]
+            fields = [(k,) for k in rec if k != "created_usec"] + \
+                     [("vfs", 0, k) for k in rec["vfs"][0]] + [("vfs", 0), ()]
+            self.assertGreaterEqual(len(fields), 8)
+            for where in fields:
+                doc = json.loads(json.dumps(good))
+                if not where:
+                    doc["vms"][UUID1] = "broken"
+                else:
+                    o = doc["vms"][UUID1]
+                    for part in where[:-1]:
+                        o = o[part]
+                    o[where[-1]] = {"broken": True} if where[-1] != "bind" else "yes"
+                    if where[-1] in ("bind", "bound"):
+                        continue  # booleans read leniently: not damage
+                d.stop()
+                with open(path, "w") as f:
+                    json.dump(doc, f)
+                d.start()
+                # the other domain is read; the damaged one is listed as damaged
+                listed = json.loads(d.call(ROOT, MANAGER, "ListVms", user=NOBODY)[0])
+                self.assertEqual([v["uuid"] for v in listed["vms"]], [UUID2], where)
+                self.assertEqual([x["uuid"] for x in listed["damaged"]], [UUID1], where)
+                p = subprocess.run([CLI, "vm", "--json"], env=d.env(), capture_output=True,
+                                   text=True, timeout=60)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                cli_doc = json.loads(p.stdout)
+                schema_errors(self, cli_doc)
+                self.assertTrue(any(UUID1 in e["message"] and "damaged" in e["message"]
+                                    for e in cli_doc["errors"]), cli_doc["errors"])
+                # the VF count waits, whatever the flags
+                name, msg = d.call_error(gpu_path(GPU0), IFACE_SRIOV, "SetNumVfs", "uint32:0",
+                                         "uint64:2")
+                self.assertEqual(name, "org.amdsmi1.Error.StateDamaged", (where, msg))
+                self.assertIn(UUID1, msg)
+                # its VF is not handed to another domain: the record names it, or its PF,
+                # or no address at all
+                name, msg = self.prepare_error(d, "other", "1" * 32, [vfs[0]])
+                self.assertEqual(name, "org.amdsmi1.Error.StateDamaged", (where, msg))
+                # another change of the state keeps the damaged record verbatim
+                self.release(d, UUID2)
+                with open(path) as f:
+                    self.assertEqual(json.load(f)["vms"][UUID1], doc["vms"][UUID1], where)
+                # a record that names no PCI address at all may hold any VF
+                if re.search(r"[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]",
+                             json.dumps(doc["vms"][UUID1])):
+                    self.prepare(d, "db2", UUID2, other)
+                    self.release(d, UUID2)
+                else:
+                    name, msg = self.prepare_error(d, "db2", UUID2, other)
+                    self.assertEqual(name, "org.amdsmi1.Error.StateDamaged", (where, msg))
+            # the drop, through the CLI: named by its UUID
+            p = subprocess.run([CLI, "vm", "release", "--force", UUID1], env=d.env(),
+                               capture_output=True, text=True, timeout=60)
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            self.assertIn("damaged reservation of %s was dropped" % UUID1, p.stdout)
+            with open(path) as f:
+                self.assertNotIn(UUID1, json.load(f).get("vms", {}))
+            self.assertEqual([(e["change"], e["new"]) for e in d.history()
+                              if e["change"] == "vm_release"][-1],
+                             ("vm_release", "damaged %s" % UUID1))
 
     def test_kept_across_restarts_and_reconnect(self):
         with Daemon(machine="mi300x-sriov") as d:
