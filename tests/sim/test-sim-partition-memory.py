@@ -280,6 +280,81 @@ class MemoryRequest(unittest.TestCase):
             self.assertEqual(c["r"], 0, c["message"])
             self.check_all_back(m, "DPX", "NPS2", 2)
 
+    def test_mi300x_bind_failure_and_recovery(self):
+        bind = "bus/pci/drivers/amdgpu/bind"
+        with Mount("--machine", "mi300x-8") as m, Runtime() as rt:
+            c, _ = probe(m, rt, "set-memory", GPU0, "NPS4")
+            self.assertEqual(c["r"], 1)
+
+            # one failed bind (the first GPU's): tried again, the reload succeeds
+            ctl(m, "inject", bind, "EIO", "once", "write")
+            c, _ = probe(m, rt, "reload", GPU0)
+            self.assertEqual((c["r"], c["stage"]), (0, "done"), c["message"])
+            self.assertEqual({g["error"] for g in c["gpus"]}, {0})
+            self.check_all_back(m, "CPX", "NPS4", 8)
+            self.assertEqual(json.loads(ctl(m, "dump"))["faults"], [])
+
+            # every try of the first GPU fails (four, 100 + 200 + 400 ms apart): it is left
+            # without a driver, said so with how to recover; the others are back
+            ctl(m, "inject", bind, "EIO", "times=4", "write")
+            t = time.monotonic()
+            c, _ = probe(m, rt, "reload", GPU0)
+            self.assertGreaterEqual(time.monotonic() - t, 0.7)
+            self.assertEqual((c["r"], c["stage"]), (-errno.EIO, "bind"), c["message"])
+            self.assertEqual(json.loads(ctl(m, "dump"))["faults"], [])
+            msg = c["message"]
+            self.assertIn("%s has no driver now: binding amdgpu failed 4 times" % GPU0, msg)
+            self.assertIn("'amdsmi reset --reload-driver -g %s'" % GPU0, msg)
+            self.assertIn("'echo %s > %s/bus/pci/drivers/amdgpu/bind'" % (GPU0, m.root), msg)
+            self.assertEqual(c["gpus"][0]["error"], -errno.EIO)
+            self.assertEqual([g["error"] for g in c["gpus"][1:]], [0] * 7)
+            self.assertIsNone(driver(m, GPU0))
+            for bdf in MI300X_BDFS[1:]:
+                self.assertEqual(driver(m, bdf), "amdgpu", bdf)
+                self.assertEqual(len(m.gpu_nodes(bdf)), 8, bdf)
+            self.assertEqual(m.gpu_nodes(GPU0), [])
+            # amdsmi knows that it left this one unbound (a record under the runtime
+            # directory, readable by everybody)
+            self.assertEqual(probe(m, rt, "left-unbound", GPU0)[0], {"left_unbound": 1})
+            self.assertEqual(probe(m, rt, "left-unbound", GPU0, user=NOBODY)[0],
+                             {"left_unbound": 1})
+            self.assertEqual(probe(m, rt, "left-unbound", GPU1)[0], {"left_unbound": 0})
+
+            # a bind failing with ENODEV (no such device) is not tried again
+            ctl(m, "inject", bind, "ENODEV", "times=2", "write")
+            c, _ = probe(m, rt, "reload", GPU0)
+            self.assertEqual((c["r"], c["stage"]), (-errno.ENODEV, "bind"), c["message"])
+            self.assertIn("failed 1 time (", c["message"])
+            self.assertEqual([f["hits"] for f in json.loads(ctl(m, "dump"))["faults"]], [1])
+            ctl(m, "clear-faults")
+
+            # the GPU without a driver is still a GPU, and its reload binds it, waiting for
+            # its KFD nodes
+            c, _ = probe(m, rt, "reload", GPU0, "--dry-run")
+            self.assertEqual(c["r"], 0, c["message"])
+            self.assertIn("has no driver: amdgpu would be bound to it", c["message"])
+            self.assertIsNone(driver(m, GPU0))
+            c, _ = probe(m, rt, "reload", GPU0)
+            self.assertEqual((c["r"], c["stage"]), (0, "done"), c["message"])
+            self.assertEqual(c["gpus"], [{"bdf": GPU0, "error": 0, "compute": "CPX",
+                                          "memory": "NPS4", "partitions": 8}])
+            self.check_all_back(m, "CPX", "NPS4", 8)
+            self.assertEqual(probe(m, rt, "left-unbound", GPU0)[0], {"left_unbound": 0})
+            self.assertEqual(rt.records(), [])
+
+            # an admin's unbind is not amdsmi's doing; a GPU handed to another driver is
+            # refused, saying which
+            gpu2 = MI300X_BDFS[2]
+            self.assertEqual(m.write("bus/pci/drivers/amdgpu/unbind", gpu2), 0)
+            self.assertEqual(probe(m, rt, "left-unbound", gpu2)[0], {"left_unbound": 0})
+            self.assertEqual(m.write(m.gpu(gpu2, "driver_override"), "vfio-pci\n"), 0)
+            self.assertEqual(m.write("bus/pci/drivers_probe", gpu2), 0)
+            self.assertEqual(driver(m, gpu2), "vfio-pci")
+            c, _ = probe(m, rt, "reload", gpu2)
+            self.assertEqual((c["r"], c["stage"]), (-errno.EOPNOTSUPP, "preflight"))
+            self.assertIn("%s is bound to vfio-pci, not amdgpu" % gpu2, c["message"])
+            self.assertEqual(driver(m, gpu2), "vfio-pci")
+
     def test_mi350x_and_mi300a(self):
         with Mount("--machine", "mi350x-8") as m, Runtime() as rt:
             c, _ = probe(m, rt, "set-memory", GPU0, "NPS4")
