@@ -22,7 +22,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from simtest import GPU0, GPU1, MI300X_BDFS, NOBODY, SIM, Mount, main  # noqa: E402
+from simtest import CLI, GPU0, GPU1, MI300X_BDFS, NOBODY, SIM, Mount, main  # noqa: E402
 
 PROBE = os.environ.get("PARTITION_MEMORY_PROBE", "")
 CMP = "current_memory_partition"
@@ -354,6 +354,56 @@ class MemoryRequest(unittest.TestCase):
             self.assertEqual((c["r"], c["stage"]), (-errno.EOPNOTSUPP, "preflight"))
             self.assertIn("%s is bound to vfio-pci, not amdgpu" % gpu2, c["message"])
             self.assertEqual(driver(m, gpu2), "vfio-pci")
+
+    def test_cli_bind_failure_and_recovery(self):
+        """amdsmi reset --reload-driver in-process: a bind failing once is retried; one
+        failing always leaves the GPUs without a driver, says so with how to recover, and
+        they stay GPUs that the next reset --reload-driver binds."""
+        bind = "bus/pci/drivers/amdgpu/bind"
+        with Mount("--machine", "mi300x-8") as m, Runtime() as rt:
+            def cli(*args, status=0):
+                env = dict(os.environ, AMDSMI_SYSFS_ROOT=m.root, RUNTIME_DIRECTORY=rt.dir,
+                           STATE_DIRECTORY=rt.dir)
+                env.pop("AMDSMI_DEBUG", None)
+                p = subprocess.run([CLI] + [str(a) for a in args], env=env,
+                                   capture_output=True, text=True, timeout=120)
+                self.assertEqual(p.returncode, status, "amdsmi %s: %r %r"
+                                 % (" ".join(map(str, args)), p.stdout[-2000:], p.stderr))
+                return p
+
+            ctl(m, "inject", bind, "EIO", "once", "write")
+            p = cli("reset", "-g", "0", "--reload-driver")
+            self.assertIn("driver reloaded on 8 GPUs", p.stdout)
+            self.check_all_back(m, "SPX", "NPS1", 1)
+
+            ctl(m, "inject", bind, "EIO", "always", "write")
+            p = cli("reset", "-g", "0", "--reload-driver", "--json", status=9)
+            self.assertIn("8 GPUs have no driver now (first: %s): binding amdgpu failed 4 times"
+                          % GPU0, p.stderr)
+            self.assertIn("recover with 'amdsmi reset --reload-driver -g %s'" % GPU0, p.stderr)
+            doc = json.loads(p.stdout)
+            self.assertEqual(doc["gpus"][0]["reports"][0]["stage"], "bind")
+            for bdf in MI300X_BDFS:
+                self.assertIsNone(driver(m, bdf), bdf)
+            ctl(m, "clear-faults")
+
+            # still listed and selectable, with their role and driver "none"
+            doc = json.loads(cli("list", "--json").stdout)
+            self.assertEqual([(g["bdf"], g["role"], g["driver"]) for g in doc["gpus"]],
+                             [(b, "baremetal", "none") for b in MI300X_BDFS])
+            p = cli("reset", "-g", "0", "--reload-driver")
+            self.assertIn("GPU 0 (%s): bound to amdgpu (it had no driver)" % GPU0, p.stdout)
+            self.assertEqual(driver(m, GPU0), "amdgpu")
+            self.assertEqual(len(m.gpu_nodes(GPU0)), 1)
+            p = cli("reset", "-g", "all", "--reload-driver")
+            self.check_all_back(m, "SPX", "NPS1", 1)
+
+            # another driver's GPU is refused, naming it (exit 4: not supported)
+            self.assertEqual(m.write("bus/pci/drivers/amdgpu/unbind", GPU1), 0)
+            self.assertEqual(m.write(m.gpu(GPU1, "driver_override"), "vfio-pci\n"), 0)
+            self.assertEqual(m.write("bus/pci/drivers_probe", GPU1), 0)
+            p = cli("reset", "-g", "1", "--reload-driver", status=4)
+            self.assertIn("%s is bound to vfio-pci, not amdgpu" % GPU1, p.stderr)
 
     def test_mi350x_and_mi300a(self):
         with Mount("--machine", "mi350x-8") as m, Runtime() as rt:
