@@ -98,8 +98,8 @@ static struct dgpu *dgpu_new(struct daemon *d, const char *bdf) {
 }
 
 /* A GPU (not a host's VF) without a driver is said once, when no change of amdsmid is under
- * way (a reload unbinds for a while): whether a reload of amdsmi left it so (bound again by the partition
- * slice's check) or it was unbound outside amdsmi (left alone). */
+ * way (a reload unbinds for a while): whether a reload of amdsmi left it so (bound again by the
+ * partition slice's check) or it was unbound outside amdsmi (left alone). */
 static void check_driver(struct dgpu *g, struct amdsmi_gpu *gpu) {
         /* a host's VFs wait without a driver until one is given to a VM: nothing to say */
         if (strcmp(g->driver, "none") != 0 || strcmp(g->role, "vf") == 0) {

@@ -1060,10 +1060,10 @@ static int partition_recover(struct daemon *d, const struct intent *i) {
         }
         if (streq_ptr(i->change, PARTITION_CHANGE_BIND)) {
                 /* the periodic check binds it again if it is still without a driver */
-                log_full(LOG_NOTICE, g->bdf, i->change, "interrupted binding of amdgpu: the GPU "
-                         "has %s",
+                log_full(LOG_NOTICE, g->bdf, i->change,
+                         "interrupted binding of amdgpu: the GPU has %s",
                          amdsmi_gpu_get_driver(h) == AMDSMI_DRIVER_NONE ? "no driver"
-                                                                       : "a driver now");
+                                                                        : "a driver now");
                 return 1;
         }
         if (streq_ptr(i->change, PARTITION_CHANGE_COMPUTE)) {

@@ -763,8 +763,8 @@ static int reset_one(struct partition_run *run, size_t index, struct amdsmi_gpu 
                 return 0;
         }
         if (unbound)
-                cli_say(c, entry, "GPU %zu (%s): bound to amdgpu (it had no driver) (%u ms)",
-                        index, amdsmi_gpu_get_bdf(gpu), ch.elapsed_ms);
+                cli_say(c, entry, "GPU %zu (%s): bound to amdgpu (it had no driver) (%u ms)", index,
+                        amdsmi_gpu_get_bdf(gpu), ch.elapsed_ms);
         else
                 cli_say(c, entry, "GPU %zu (%s): driver reloaded on %u GPU%s (%u ms)", index,
                         amdsmi_gpu_get_bdf(gpu), ch.n_gpus, ch.n_gpus == 1 ? "" : "s",
