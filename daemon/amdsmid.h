@@ -59,6 +59,11 @@ struct dgpu {
         bool partition_retry_warned;    /* the first failure was logged as a warning */
         bool partition_memory_queued;
         uint64_t partition_hive_id;     /* the last non-zero XGMI hive ID seen */
+        /* a GPU a failed driver reload left without a driver: bound again from the periodic
+         * check, with a backoff, until it works or too many tries failed */
+        unsigned rebind_failures;
+        uint64_t rebind_usec;           /* no try before (CLOCK_MONOTONIC) */
+        bool driver_warned;             /* "has no driver" was logged */
 
         /* org.amdsmi1.Power */
         uint64_t cap_uw;                /* 0: unknown */
@@ -265,6 +270,9 @@ struct slice {
         /* refresh also runs at every periodic check, not only when the devices changed
          * (cheap reads only: never one that may wake the GPU) */
         bool refresh_often;
+        /* Optional: runs at every periodic check that finds the devices unchanged, for each
+         * GPU (cheap: from the cached properties; may queue jobs). */
+        void (*check)(struct dgpu *g, struct amdsmi_gpu *gpu);
         /* Optional: brings @g to what the configuration desires (@want; @old: what the
          * previous configuration desired, NULL at start, after a reset or a re-plug), queuing
          * jobs as needed; keys equal in @want and @old are left alone. */

@@ -97,6 +97,30 @@ static struct dgpu *dgpu_new(struct daemon *d, const char *bdf) {
         return g;
 }
 
+/* A GPU (not a host's VF) without a driver is said once, when no change of amdsmid is under
+ * way (a reload unbinds for a while): whether a reload of amdsmi left it so (bound again by the
+ * partition slice's check) or it was unbound outside amdsmi (left alone). */
+static void check_driver(struct dgpu *g, struct amdsmi_gpu *gpu) {
+        /* a host's VFs wait without a driver until one is given to a VM: nothing to say */
+        if (strcmp(g->driver, "none") != 0 || strcmp(g->role, "vf") == 0) {
+                g->driver_warned = false;
+                return;
+        }
+        if (g->driver_warned || g->changing)
+                return;
+        g->driver_warned = true;
+        if (amdsmi_gpu_is_left_unbound(gpu) > 0)
+                log_gpu(LOG_WARNING, g->bdf,
+                        "GPU %u has no driver: a driver reload could not bind amdgpu to it "
+                        "again; amdsmid tries again on its periodic check",
+                        g->index);
+        else
+                log_gpu(LOG_WARNING, g->bdf,
+                        "GPU %u has no driver (not a reload of amdsmi: left as it is; "
+                        "'amdsmi reset -g %u --reload-driver' binds amdgpu)",
+                        g->index, g->index);
+}
+
 void manager_refresh_gpu(struct dgpu *g, struct amdsmi_gpu *gpu, bool emit) {
         _cleanup_strv_free_ char **changed = NULL;
         const char *s;
@@ -122,6 +146,7 @@ void manager_refresh_gpu(struct dgpu *g, struct amdsmi_gpu *gpu, bool emit) {
         }
         if (emit)
                 dgpu_emit_changed(g, AMDSMI_BUS_IFACE_GPU, changed);
+        check_driver(g, gpu);
         for (size_t i = 0; i < ELEMENTSOF(slices); i++) {
                 _cleanup_strv_free_ char **names = NULL;
 
@@ -160,9 +185,12 @@ bool manager_check(struct daemon *d, uint64_t full_usec) {
 
                 if (!gpu)
                         continue;
+                check_driver(g, gpu);
                 for (size_t k = 0; k < ELEMENTSOF(slices); k++) {
                         _cleanup_strv_free_ char **names = NULL;
 
+                        if (slices[k]->check)
+                                slices[k]->check(g, gpu);
                         if (!slices[k]->refresh || !slices[k]->refresh_often)
                                 continue;
                         names = slices[k]->refresh(g, gpu);

@@ -41,6 +41,11 @@
 
 /* A desired compute mode that KFD users block is tried again at most this often. */
 #define RETRY_USEC (30ULL * 1000 * 1000)
+/* A GPU a failed reload left without a driver: bound again at the next periodic check, then
+ * after 2, 4, 8 check intervals (at most REBIND_MAX_DELAY_USEC); after REBIND_TRIES failed
+ * jobs (each tries the bind four times) amdsmid gives up and says so. */
+#define REBIND_TRIES 5u
+#define REBIND_MAX_DELAY_USEC (5ULL * 60 * 1000 * 1000)
 #define JSON_FLAGS (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
 /* The longest --timeout of amdsmi. */
 
@@ -54,6 +59,7 @@ enum pjob_purpose {
         PJOB_CALLER,    /* a method call */
         PJOB_DESIRED,   /* amdsmid.conf */
         PJOB_RECOVERY,  /* rolling back a change a crash interrupted */
+        PJOB_REBIND,    /* binding a GPU a failed reload left without a driver */
 };
 
 /* A job's data: set by the creator, the results by run() (the job's own, read by finish()
@@ -278,6 +284,46 @@ static void desired_finish(struct job *j, struct pjob *pj, struct dgpu *g) {
         }
 }
 
+/* The delay before the next try after @failures failed ones: 2^failures check intervals. */
+static uint64_t rebind_delay(struct dgpu *g, unsigned failures) {
+        uint64_t usec = (uint64_t) (g->d->config ? g->d->config->poll_interval_ms : 2000) * 1000;
+
+        for (unsigned i = 0; i < failures && usec < REBIND_MAX_DELAY_USEC; i++)
+                usec *= 2;
+        return usec < REBIND_MAX_DELAY_USEC ? usec : REBIND_MAX_DELAY_USEC;
+}
+
+static void rebind_finish(struct job *j, struct dgpu *g) {
+        uint64_t delay;
+
+        if (!g)
+                return;
+        if (j->r >= 0) {
+                log_full(LOG_NOTICE, g->bdf, PARTITION_CHANGE_BIND,
+                         "GPU %u bound to amdgpu again after %u failed tr%s", g->index,
+                         g->rebind_failures, g->rebind_failures == 1 ? "y" : "ies");
+                g->rebind_failures = 0;
+                return;
+        }
+        g->rebind_failures++;
+        if (g->rebind_failures >= REBIND_TRIES) {
+                log_full(LOG_ERR, g->bdf, PARTITION_CHANGE_BIND,
+                         "GPU %u still has no driver: binding amdgpu failed %u times (%s); "
+                         "amdsmid gives up: bind it by hand with 'amdsmi reset -g %u "
+                         "--reload-driver' or 'echo %s > %s/bus/pci/drivers/amdgpu/bind'",
+                         g->index, g->rebind_failures, strerror(-j->r), g->index, g->bdf,
+                         amdsmi_ctx_get_sysfs_root(g->d->ctx));
+                return;
+        }
+        delay = rebind_delay(g, g->rebind_failures);
+        g->rebind_usec = now_usec(CLOCK_MONOTONIC) + delay;
+        /* the job's own line has the library's explanation */
+        log_full(LOG_INFO, g->bdf, PARTITION_CHANGE_BIND,
+                 "binding amdgpu to GPU %u failed (%u of %u tries: %s); trying again in %llu ms",
+                 g->index, g->rebind_failures, REBIND_TRIES, strerror(-j->r),
+                 (unsigned long long) (delay / 1000));
+}
+
 static void job_finish(struct job *j) {
         struct pjob *pj = j->userdata;
         struct daemon *d = j->d;
@@ -305,6 +351,8 @@ static void job_finish(struct job *j) {
                 }
         if (pj->purpose == PJOB_DESIRED)
                 desired_finish(j, pj, g);
+        else if (pj->purpose == PJOB_REBIND)
+                rebind_finish(j, g);
         else if (pj->purpose == PJOB_RECOVERY)
                 log_full(j->r < 0 ? LOG_WARNING : LOG_NOTICE, pj->bdf, j->change,
                          "recovery: restoring compute mode %s %s%s%s",
@@ -352,7 +400,9 @@ static struct job *pjob_new(struct dgpu *g, sd_bus_message *call, const char *na
         char old_value[32], new_value[32];
         int r;
 
-        if (kind == PJOB_RELOAD || memory != AMDSMI_MEMORY_UNKNOWN)
+        /* a GPU without a driver has no hive now: a reload only binds it */
+        if ((kind == PJOB_RELOAD && !streq_ptr(g->driver, "none")) ||
+            memory != AMDSMI_MEMORY_UNKNOWN)
                 r = hive_bdfs(g, &bdfs);
         else
                 r = strv_extend(&bdfs, g->bdf);
@@ -383,7 +433,9 @@ static struct job *pjob_new(struct dgpu *g, sd_bus_message *call, const char *na
         j->userdata = pj;
         j->free_userdata = free;
 
-        if (kind == PJOB_RELOAD)
+        if (purpose == PJOB_REBIND)
+                r = job_set_change(j, PARTITION_CHANGE_BIND, "none", "amdgpu");
+        else if (kind == PJOB_RELOAD)
                 r = job_set_change(j, PARTITION_CHANGE_RELOAD, nonempty(g->memory_mode),
                                    memory_target(g));
         else if (kind == PJOB_PLAN)
@@ -709,6 +761,37 @@ static void retry_desired(struct dgpu *g, struct amdsmi_gpu *gpu) {
         queue_desired_compute(g, want.compute);
 }
 
+/* The periodic check: a GPU that a failed driver reload of amdsmi left without a driver
+ * (the library's record says so; never one an admin unbound or gave to another driver) is
+ * bound again, with a backoff, REBIND_TRIES times at most. */
+static void partition_check(struct dgpu *g, struct amdsmi_gpu *gpu) {
+        struct job *j;
+        int r;
+
+        if (!streq_ptr(g->driver, "none")) {
+                g->rebind_failures = 0;
+                g->rebind_usec = 0;
+                return;
+        }
+        if (g->changing || g->rebind_failures >= REBIND_TRIES ||
+            now_usec(CLOCK_MONOTONIC) < g->rebind_usec || jobs_pending_for(g->d, g->bdf))
+                return;
+        r = amdsmi_gpu_is_left_unbound(gpu);
+        if (r < 0)
+                log_gpu(LOG_DEBUG, g->bdf, "cannot tell whether a reload left it unbound: %s",
+                        strerror(-r));
+        if (r <= 0)
+                return;
+        log_full(LOG_INFO, g->bdf, PARTITION_CHANGE_BIND,
+                 "binding amdgpu to GPU %u again (a driver reload left it without a driver)",
+                 g->index);
+        j = pjob_new(g, NULL, "BindDriver", PJOB_RELOAD, PJOB_REBIND, AMDSMI_COMPUTE_UNKNOWN,
+                     AMDSMI_MEMORY_UNKNOWN, 0, 0);
+        r = j ? job_submit(j) : -ENOMEM;
+        if (r < 0)
+                log_gpu(LOG_ERR, g->bdf, "cannot queue binding amdgpu: %s", strerror(-r));
+}
+
 static char **partition_refresh(struct dgpu *g, struct amdsmi_gpu *gpu) {
         _cleanup_strv_free_ char **changed = NULL, **avail = NULL;
         enum amdsmi_compute_mode cm;
@@ -957,7 +1040,8 @@ static int partition_recover(struct daemon *d, const struct intent *i) {
         if (!streq_ptr(i->change, PARTITION_CHANGE_COMPUTE) &&
             !streq_ptr(i->change, PARTITION_CHANGE_MEMORY) &&
             !streq_ptr(i->change, PARTITION_CHANGE_MODES) &&
-            !streq_ptr(i->change, PARTITION_CHANGE_RELOAD))
+            !streq_ptr(i->change, PARTITION_CHANGE_RELOAD) &&
+            !streq_ptr(i->change, PARTITION_CHANGE_BIND))
                 return 0;
         g = manager_find_gpu(d, i->gpu);
         h = g ? dgpu_handle(g) : NULL;
@@ -972,6 +1056,14 @@ static int partition_recover(struct daemon *d, const struct intent *i) {
         }
         if (streq_ptr(i->change, PARTITION_CHANGE_RELOAD)) {
                 recover_reload(g, h, i);
+                return 1;
+        }
+        if (streq_ptr(i->change, PARTITION_CHANGE_BIND)) {
+                /* the periodic check binds it again if it is still without a driver */
+                log_full(LOG_NOTICE, g->bdf, i->change,
+                         "interrupted binding of amdgpu: the GPU has %s",
+                         amdsmi_gpu_get_driver(h) == AMDSMI_DRIVER_NONE ? "no driver"
+                                                                        : "a driver now");
                 return 1;
         }
         if (streq_ptr(i->change, PARTITION_CHANGE_COMPUTE)) {
@@ -993,6 +1085,7 @@ const struct slice partition_slice = {
         .interface = AMDSMI_BUS_IFACE_PARTITION,
         .vtable = partition_vtable,
         .refresh = partition_refresh,
+        .check = partition_check,
         .apply_desired = partition_apply_desired,
         .recover = partition_recover,
 };

@@ -710,6 +710,8 @@ static int reset_one(struct partition_run *run, size_t index, struct amdsmi_gpu 
         struct gpu_lock locks[AMDSMI_PLAN_MAX_HIVE];
         struct amdsmi_partition_change ch = { .size = sizeof(ch) };
         uint64_t hive = amdsmi_gpu_get_hive_id(gpu);
+        /* a GPU a failed reload (or an admin) left without a driver is only bound */
+        bool unbound = amdsmi_gpu_get_driver(gpu) == AMDSMI_DRIVER_NONE;
         json_object *reports = NULL;
         size_t n = 0;
         int r, by;
@@ -760,8 +762,13 @@ static int reset_one(struct partition_run *run, size_t index, struct amdsmi_gpu 
                         index, amdsmi_gpu_get_bdf(gpu), n, n == 1 ? "" : "s");
                 return 0;
         }
-        cli_say(c, entry, "GPU %zu (%s): driver reloaded on %u GPU%s (%u ms)", index,
-                amdsmi_gpu_get_bdf(gpu), ch.n_gpus, ch.n_gpus == 1 ? "" : "s", ch.elapsed_ms);
+        if (unbound)
+                cli_say(c, entry, "GPU %zu (%s): bound to amdgpu (it had no driver) (%u ms)", index,
+                        amdsmi_gpu_get_bdf(gpu), ch.elapsed_ms);
+        else
+                cli_say(c, entry, "GPU %zu (%s): driver reloaded on %u GPU%s (%u ms)", index,
+                        amdsmi_gpu_get_bdf(gpu), ch.n_gpus, ch.n_gpus == 1 ? "" : "s",
+                        ch.elapsed_ms);
         for (unsigned i = 0; i < ch.n_gpus && i < AMDSMI_PLAN_MAX_HIVE; i++) {
                 const struct amdsmi_gpu_modes *m = &ch.gpus[i];
 

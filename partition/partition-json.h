@@ -37,6 +37,7 @@ struct cli;
 #define PARTITION_CHANGE_MEMORY "memory_mode"
 #define PARTITION_CHANGE_MODES "partition_modes" /* both: "SPX/NPS1" -> "CPX/NPS4" */
 #define PARTITION_CHANGE_RELOAD "reload_driver"
+#define PARTITION_CHANGE_BIND "driver_bind" /* amdsmid binds a GPU a reload left unbound */
 
 struct partition_run;
 

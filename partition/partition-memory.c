@@ -25,6 +25,10 @@
 
 #define RELOAD_TIMEOUT_MS_DEFAULT 120000u
 #define POLL_MS 20u
+/* A failed bind is tried again, BIND_TRIES writes in all, waiting BIND_BACKOFF_MS, then twice
+ * as long each time (100, 200, 400 ms). */
+#define BIND_TRIES 4u
+#define BIND_BACKOFF_MS 100u
 #define RECORD_MAX 4096
 
 /* ---- the pending record ---- */
@@ -51,16 +55,22 @@ static int record_dir(char *buf, size_t size) {
         return n < 0 || (size_t) n >= size ? -ENAMETOOLONG : 0;
 }
 
-static int record_path(struct amdsmi_gpu *gpu, char *buf, size_t size) {
+/* The record of @kind ("nps": a memory request, "unbound": a GPU a reload left without a
+ * driver) of one GPU. */
+static int record_path_of(struct amdsmi_gpu *gpu, const char *kind, char *buf, size_t size) {
         char dir[4096];
         int r, n;
 
         r = record_dir(dir, sizeof(dir));
         if (r < 0)
                 return r;
-        n = snprintf(buf, size, "%s/nps-%s-%016llx", dir, gpu->bdf,
+        n = snprintf(buf, size, "%s/%s-%s-%016llx", dir, kind, gpu->bdf,
                      (unsigned long long) root_hash(gpu->ctx->sysfs_root));
         return n < 0 || (size_t) n >= size ? -ENAMETOOLONG : 0;
+}
+
+static int record_path(struct amdsmi_gpu *gpu, char *buf, size_t size) {
+        return record_path_of(gpu, "nps", buf, size);
 }
 
 /* Writes the record of one GPU atomically (a temporary file renamed over it), mode 0644. */
@@ -354,6 +364,79 @@ static bool bound_to_amdgpu(struct amdsmi_gpu *gpu) {
         return driver_of(gpu, &drv) == 0 && strcmp(drv, "amdgpu") == 0;
 }
 
+static bool has_no_driver(struct amdsmi_gpu *gpu) {
+        _cleanup_free_ char *drv = NULL;
+
+        return driver_of(gpu, &drv) == -ENOENT;
+}
+
+/* ---- the record of a GPU a reload left without a driver ---- */
+
+/* Written when a reload unbound a GPU from amdgpu and could not bind it again, removed when
+ * amdgpu is bound to it again: it tells amdsmid which driverless GPUs are amdsmi's doing
+ * (and so are to be bound again), apart from those an administrator left unbound. */
+static int unbound_record_write(struct amdsmi_gpu *gpu, int error) {
+        _cleanup_free_ char *text = NULL;
+        char dir[4096], path[4200];
+        int r, len;
+
+        r = record_dir(dir, sizeof(dir));
+        if (r < 0)
+                return r;
+        r = runtime_dir_mkdir(dir);
+        if (r < 0)
+                return r;
+        (void) chmod(dir, 0755);
+        r = record_path_of(gpu, "unbound", path, sizeof(path));
+        if (r < 0)
+                return r;
+        len = asprintf(&text,
+                       "# amdsmi: a driver reload unbound this GPU and could not bind it again\n"
+                       "bdf %s\nroot %s\nerror %d\n",
+                       gpu->bdf, gpu->ctx->sysfs_root, -error);
+        if (len < 0) {
+                text = NULL;
+                return -ENOMEM;
+        }
+        return write_file_atomic(path, text, (size_t) len, 0644);
+}
+
+static void unbound_record_remove(struct amdsmi_gpu *gpu) {
+        char path[4200];
+
+        if (record_path_of(gpu, "unbound", path, sizeof(path)) < 0)
+                return;
+        if (unlink(path) < 0 && errno != ENOENT)
+                log_debug(gpu->ctx, "%s: cannot remove: %s", path, strerror(errno));
+}
+
+_public_ int amdsmi_gpu_is_left_unbound(struct amdsmi_gpu *gpu) {
+        _cleanup_close_ int fd = -EBADF;
+        char path[4200], text[RECORD_MAX + 1], want[4200];
+        ssize_t n;
+        int r;
+
+        r = record_path_of(gpu, "unbound", path, sizeof(path));
+        if (r < 0)
+                return r;
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+                return errno == ENOENT ? 0 : -errno;
+        n = read(fd, text, RECORD_MAX);
+        if (n < 0)
+                return -errno;
+        text[n] = '\0';
+        snprintf(want, sizeof(want), "\nroot %s\n", gpu->ctx->sysfs_root);
+        if (!strstr(text, want))
+                return 0; /* another root's, or garbage */
+        if (!has_no_driver(gpu)) {
+                /* bound again meanwhile (by hand, or by a driver): nothing left to do */
+                unbound_record_remove(gpu);
+                return 0;
+        }
+        return 1;
+}
+
 static int xcc_count(struct amdsmi_gpu *gpu) {
         size_t n = amdsmi_gpu_get_partition_count(gpu);
         unsigned xcc = 0;
@@ -361,6 +444,20 @@ static int xcc_count(struct amdsmi_gpu *gpu) {
         for (size_t i = 0; i < n; i++)
                 xcc += amdsmi_partition_get_xcc_count(amdsmi_gpu_get_partition(gpu, i));
         return (int) xcc;
+}
+
+/* The XCC count of a GPU that had no KFD nodes before the reload (no driver): the one whose
+ * mode set is the hardware's, 0 if unknown (then any number of nodes counts). */
+static unsigned xcc_from_modes(struct amdsmi_gpu *gpu) {
+        static const unsigned counts[] = { 8, 6, 4, 2 };
+        uint32_t mask;
+
+        if (amdsmi_gpu_get_supported_compute_modes(gpu, &mask) < 0)
+                return 0;
+        for (size_t i = 0; i < ELEMENTSOF(counts); i++)
+                if (partition_supported_by_xcc(counts[i]) == mask)
+                        return counts[i];
+        return 0;
 }
 
 /* Whether a GPU is back: bound to amdgpu, modes readable, and its KFD nodes (after the
@@ -374,8 +471,10 @@ static bool gpu_is_back(struct amdsmi_gpu *gpu, unsigned xcc, struct amdsmi_gpu_
                 return false;
         if (amdsmi_gpu_read_memory_mode(gpu, &mm) < 0 || amdsmi_gpu_read_compute_mode(gpu, &cm) < 0)
                 return false;
+        if (xcc == 0)
+                xcc = xcc_from_modes(gpu);
         have = (unsigned) gpu->n_partitions;
-        want = xcc > 0 ? partition_count(cm, xcc) : 1;
+        want = xcc > 0 ? partition_count(cm, xcc) : cm == AMDSMI_COMPUTE_SPX ? 1 : 0;
         if (have == 0 || (want > 0 && have != want))
                 return false;
         m->compute = cm;
@@ -402,6 +501,80 @@ static int bind_write(struct amdsmi_gpu *gpu, const char *op) {
                 log_debug(gpu->ctx, "%s/%s %s: %s", gpu->ctx->sysfs_root, path, gpu->bdf,
                           strerror(-r));
         return r;
+}
+
+/* A failed probe that may succeed when tried again: the device was busy, its firmware did not
+ * answer in time. Not ENODEV (the function went away, or amdgpu does not match it), EACCES or
+ * EPERM (not root), EINVAL (a malformed address). */
+static bool bind_retryable(int r) {
+        return r == -EIO || r == -EBUSY || r == -EAGAIN || r == -ETIMEDOUT || r == -EINTR ||
+               r == -ENOMEM;
+}
+
+/* Binds amdgpu to a GPU, BIND_TRIES times at most, waiting 100, 200, 400 ms between the
+ * tries. @return 0 (also when the GPU turns out bound after a failed write) or the last
+ * error; the number of writes in *ret_tries. */
+static int bind_amdgpu(struct amdsmi_gpu *gpu, unsigned *ret_tries) {
+        unsigned delay = BIND_BACKOFF_MS, tries = 0;
+        int r;
+
+        for (;;) {
+                r = bind_write(gpu, "bind");
+                tries++;
+                if (r >= 0 || bound_to_amdgpu(gpu)) {
+                        r = 0;
+                        break;
+                }
+                if (tries >= BIND_TRIES || !bind_retryable(r))
+                        break;
+                log_info(gpu->ctx, "binding amdgpu to %s failed (%s): trying again in %u ms",
+                         gpu->bdf, strerror(-r), delay);
+                sleep_ms(delay);
+                delay *= 2;
+        }
+        if (r == 0)
+                unbound_record_remove(gpu);
+        *ret_tries = tries;
+        return r;
+}
+
+/* After a reload: records the GPUs it left without a driver (their bind failed) and says so
+ * in the report, naming the first and how to recover. @return how many there are. */
+static unsigned driverless_message(struct amdsmi_partition_change *c, struct amdsmi_gpu **hive,
+                                   unsigned n, const bool *bind_failed, const unsigned *tries,
+                                   const char *prefix) {
+        unsigned count = 0, first = 0;
+        char what[128], full[8192];
+        int r;
+
+        for (unsigned i = 0; i < n; i++) {
+                if (!bind_failed[i] || !has_no_driver(hive[i]))
+                        continue;
+                if (count++ == 0)
+                        first = i;
+                r = unbound_record_write(hive[i], c->gpus[i].error);
+                if (r < 0)
+                        log_warning(hive[i]->ctx,
+                                    "cannot record that %s was left without a driver: %s",
+                                    hive[i]->bdf, strerror(-r));
+        }
+        if (count == 0)
+                return 0;
+        if (count == 1)
+                snprintf(what, sizeof(what), "%s has no driver now", hive[first]->bdf);
+        else
+                snprintf(what, sizeof(what), "%u GPUs have no driver now (first: %s)", count,
+                         hive[first]->bdf);
+        /* composed at full length, then cut to the report's message */
+        snprintf(full, sizeof(full),
+                 "%s%s: binding amdgpu failed %u time%s (%s); recover with 'amdsmi reset "
+                 "--reload-driver -g %s' or 'echo %s > %s/bus/pci/drivers/amdgpu/bind'",
+                 prefix, what, tries[first], tries[first] == 1 ? "" : "s",
+                 strerror(-c->gpus[first].error), hive[first]->bdf, hive[first]->bdf,
+                 hive[first]->ctx->sysfs_root);
+        c->message[0] = '\0';
+        append(c->message, sizeof(c->message), full);
+        return count;
 }
 
 /* Waits until every GPU of mask is back (or the deadline); returns how many are not. */
@@ -454,8 +627,10 @@ _public_ int amdsmi_gpu_reload_driver(struct amdsmi_gpu *gpu, uint64_t flags, un
         struct amdsmi_gpu *hive[AMDSMI_PLAN_MAX_HIVE];
         struct amdsmi_gpu_modes modes[AMDSMI_PLAN_MAX_HIVE] = {};
         enum amdsmi_memory_mode pending[AMDSMI_PLAN_MAX_HIVE] = {};
-        unsigned xcc[AMDSMI_PLAN_MAX_HIVE] = {}, n, unbound = 0, missing;
-        bool todo[AMDSMI_PLAN_MAX_HIVE] = {};
+        unsigned xcc[AMDSMI_PLAN_MAX_HIVE] = {}, tries[AMDSMI_PLAN_MAX_HIVE] = {};
+        unsigned n, unbound = 0, missing, n_bound = 0;
+        bool todo[AMDSMI_PLAN_MAX_HIVE] = {}, was_bound[AMDSMI_PLAN_MAX_HIVE] = {};
+        bool bind_failed[AMDSMI_PLAN_MAX_HIVE] = {};
         int r, bind_error = 0;
         uint64_t start, deadline;
         unsigned blockers = 0;
@@ -483,18 +658,28 @@ _public_ int amdsmi_gpu_reload_driver(struct amdsmi_gpu *gpu, uint64_t flags, un
         if (timeout_ms == 0)
                 timeout_ms = RELOAD_TIMEOUT_MS_DEFAULT;
 
+        /* A GPU without a driver (a reload that could not bind it again, or an admin's
+         * unbind) is only bound; one that another driver holds is not amdgpu's to reload. */
         n = partition_hive_members(gpu, hive, AMDSMI_PLAN_MAX_HIVE);
         for (unsigned i = 0; i < n; i++) {
                 free(drv);
                 drv = NULL;
                 r = driver_of(hive[i], &drv);
-                if (r < 0 || strcmp(drv, "amdgpu") != 0) {
+                if (r < 0 && r != -ENOENT) {
                         snprintf(c->message, sizeof(c->message),
-                                 "%s is not bound to amdgpu (%s): cannot reload its driver",
-                                 hive[i]->bdf, r < 0 ? "no driver" : drv);
-                        return change_finish(c, r < 0 && r != -ENOENT ? r : -EOPNOTSUPP,
-                                             AMDSMI_STAGE_PREFLIGHT);
+                                 "cannot tell which driver %s is bound to: %s", hive[i]->bdf,
+                                 strerror(-r));
+                        return change_finish(c, r, AMDSMI_STAGE_PREFLIGHT);
                 }
+                if (r == 0 && strcmp(drv, "amdgpu") != 0) {
+                        snprintf(c->message, sizeof(c->message),
+                                 "%s is bound to %s, not amdgpu: cannot reload its driver "
+                                 "(unbind %s first to hand it to amdgpu)",
+                                 hive[i]->bdf, drv, drv);
+                        return change_finish(c, -EOPNOTSUPP, AMDSMI_STAGE_PREFLIGHT);
+                }
+                was_bound[i] = r == 0;
+                n_bound += was_bound[i];
                 xcc[i] = (unsigned) xcc_count(hive[i]);
                 pending[i] = pending_of(hive[i]);
                 /* the modes now; replaced by what each GPU comes back in */
@@ -532,19 +717,27 @@ _public_ int amdsmi_gpu_reload_driver(struct amdsmi_gpu *gpu, uint64_t flags, un
                 return change_finish(c, -EBUSY, AMDSMI_STAGE_PREFLIGHT);
         }
         if (flags & AMDSMI_CHANGE_DRY_RUN) {
-                snprintf(c->message, sizeof(c->message),
-                         "dry run: amdgpu would be unbound from %u GPU%s and bound again%s%s", n,
-                         n == 1 ? "" : "s",
-                         c->memory_pending != AMDSMI_MEMORY_UNKNOWN ? ", applying " : "",
-                         c->memory_pending != AMDSMI_MEMORY_UNKNOWN
-                                 ? amdsmi_memory_mode_to_string(c->memory_pending)
-                                 : "");
+                if (n_bound == 0)
+                        snprintf(c->message, sizeof(c->message),
+                                 "dry run: %s has no driver: amdgpu would be bound to it",
+                                 gpu->bdf);
+                else
+                        snprintf(c->message, sizeof(c->message),
+                                 "dry run: amdgpu would be unbound from %u GPU%s and bound "
+                                 "again%s%s",
+                                 n_bound, n_bound == 1 ? "" : "s",
+                                 c->memory_pending != AMDSMI_MEMORY_UNKNOWN ? ", applying " : "",
+                                 c->memory_pending != AMDSMI_MEMORY_UNKNOWN
+                                         ? amdsmi_memory_mode_to_string(c->memory_pending)
+                                         : "");
                 return change_finish(c, 0, AMDSMI_STAGE_DONE);
         }
 
         start = now_ms();
         deadline = start + timeout_ms;
         for (unbound = 0; unbound < n; unbound++) {
+                if (!was_bound[unbound])
+                        continue;
                 r = bind_write(hive[unbound], "unbind");
                 if (r < 0)
                         break;
@@ -552,18 +745,22 @@ _public_ int amdsmi_gpu_reload_driver(struct amdsmi_gpu *gpu, uint64_t flags, un
         if (unbound < n) {
                 /* Put the ones already unbound back; the request stays with the driver. */
                 int failed = r;
+                char prefix[128];
 
                 c->gpus[unbound].error = failed;
                 for (unsigned i = 0; i < unbound; i++) {
-                        r = bind_write(hive[i], "bind");
-                        if (r < 0)
+                        if (!was_bound[i])
+                                continue;
+                        r = bind_amdgpu(hive[i], &tries[i]);
+                        if (r < 0) {
                                 gpu_failed(&c->gpus[i], r);
-                        else
+                                bind_failed[i] = true;
+                        } else
                                 todo[i] = true;
                 }
                 missing = wait_back(hive, n, xcc, todo, modes, deadline);
                 for (unsigned i = 0; i < n; i++) {
-                        if (i >= unbound || c->gpus[i].error < 0)
+                        if (i >= unbound || !was_bound[i] || c->gpus[i].error < 0)
                                 continue;
                         if (todo[i]) {
                                 gpu_failed(&c->gpus[i], -ETIMEDOUT);
@@ -577,6 +774,9 @@ _public_ int amdsmi_gpu_reload_driver(struct amdsmi_gpu *gpu, uint64_t flags, un
                          "cannot unbind %s from amdgpu (%s): %u GPU%s bound again%s",
                          hive[unbound]->bdf, strerror(-failed), unbound, unbound == 1 ? "" : "s",
                          missing ? ", not all came back" : "");
+                snprintf(prefix, sizeof(prefix), "cannot unbind %s from amdgpu (%s); ",
+                         hive[unbound]->bdf, strerror(-failed));
+                (void) driverless_message(c, hive, n, bind_failed, tries, prefix);
                 c->elapsed_ms = (uint32_t) (now_ms() - start);
                 (void) kfd_read_generation(gpu->ctx, &c->generation_after);
                 return change_finish(c, failed, AMDSMI_STAGE_UNBIND);
@@ -584,9 +784,10 @@ _public_ int amdsmi_gpu_reload_driver(struct amdsmi_gpu *gpu, uint64_t flags, un
 
         /* Every GPU is unbound: the driver has handed the request to the firmware. */
         for (unsigned i = 0; i < n; i++) {
-                r = bind_write(hive[i], "bind");
+                r = bind_amdgpu(hive[i], &tries[i]);
                 if (r < 0) {
                         gpu_failed(&c->gpus[i], r);
+                        bind_failed[i] = true;
                         if (bind_error == 0)
                                 bind_error = r;
                 } else
@@ -618,13 +819,14 @@ _public_ int amdsmi_gpu_reload_driver(struct amdsmi_gpu *gpu, uint64_t flags, un
         c->memory_pending = AMDSMI_MEMORY_UNKNOWN;
 
         if (bind_error < 0) {
-                for (unsigned i = 0; i < n; i++)
-                        if (c->gpus[i].error < 0 && c->gpus[i].error != -ETIMEDOUT) {
-                                snprintf(c->message, sizeof(c->message),
-                                         "cannot bind %s to amdgpu again (%s)", hive[i]->bdf,
-                                         strerror(-c->gpus[i].error));
-                                break;
-                        }
+                if (driverless_message(c, hive, n, bind_failed, tries, "") == 0)
+                        for (unsigned i = 0; i < n; i++)
+                                if (bind_failed[i]) {
+                                        snprintf(c->message, sizeof(c->message),
+                                                 "cannot bind %s to amdgpu again (%s)",
+                                                 hive[i]->bdf, strerror(-c->gpus[i].error));
+                                        break;
+                                }
                 return change_finish(c, bind_error, AMDSMI_STAGE_BIND);
         }
         if (missing > 0) {

@@ -909,6 +909,8 @@ static json_object *dump_faults(struct sim_fs *fs) {
                         json_object_array_add(ops, jstr("write"));
                 json_object_object_add(o, "ops", ops);
                 json_object_object_add(o, "once", json_object_new_boolean(f->once));
+                if (f->times > 0)
+                        json_object_object_add(o, "times", ju64(f->times));
                 json_object_object_add(o, "hits", ju64(f->hits));
                 json_object_array_add(a, o);
         }

@@ -258,13 +258,41 @@ static int add_fault(struct request *r, const char *path_arg, struct sim_fault *
         return 0;
 }
 
-/* [once|always] and operation words from @a. */
+/* "times=N" (1 to 1000000): the fault goes after firing N times. */
+static int parse_times(struct request *r, const char *s, struct sim_fault *f) {
+        uint64_t v;
+        int e;
+
+        if (strncmp(s, "times=", 6) != 0)
+                return 0;
+        e = parse_u64(r, "times", s + 6, 1000000, &v);
+        if (e < 0)
+                return e;
+        if (v == 0)
+                return fail(r, -ERANGE, "times: 0 (use clear-faults)");
+        f->times = (unsigned) v;
+        f->once = false;
+        return 1;
+}
+
+/* [once|always|times=N] and operation words from @a. */
 static int fault_words(struct request *r, char **a, int n, struct sim_fault *f, unsigned dflt,
                        unsigned allowed) {
-        for (int i = 0; i < n; i++)
-                if (!parse_once(a[i], &f->once) && !parse_op(a[i], &f->ops))
-                        return fail(r, -EINVAL, "\"%s\": expected once, always%s", a[i],
+        for (int i = 0; i < n; i++) {
+                int e = parse_times(r, a[i], f);
+
+                if (e < 0)
+                        return e;
+                if (e > 0)
+                        continue;
+                if (parse_once(a[i], &f->once)) {
+                        f->times = 0;
+                        continue;
+                }
+                if (!parse_op(a[i], &f->ops))
+                        return fail(r, -EINVAL, "\"%s\": expected once, always, times=N%s", a[i],
                                     allowed == SIM_OP_WRITE ? "" : ", open, read or write");
+        }
         if (!f->ops)
                 f->ops = dflt;
         if (f->ops & ~allowed)
@@ -461,9 +489,10 @@ static const struct command {
         { "kfd-users", "add", "BDF PID [VRAM_BYTES]", 2, 3, cmd_kfd_add },
         { "kfd-users", "remove", "BDF PID", 2, 2, cmd_kfd_remove },
         { "kfd-users", "list", "", 0, 0, cmd_kfd_list },
-        { "inject", NULL, "PATH ERRNO [once|always] [open|read|write]...", 2, 6, cmd_inject },
-        { "delay", NULL, "PATH MS [once|always] [open|read|write]...", 2, 6, cmd_delay },
-        { "no-effect", NULL, "PATH [once|always]", 1, 2, cmd_no_effect },
+        { "inject", NULL, "PATH ERRNO [once|always|times=N] [open|read|write]...", 2, 6,
+          cmd_inject },
+        { "delay", NULL, "PATH MS [once|always|times=N] [open|read|write]...", 2, 6, cmd_delay },
+        { "no-effect", NULL, "PATH [once|always|times=N]", 1, 2, cmd_no_effect },
         { "clear-faults", NULL, "[PATH]", 0, 1, cmd_clear_faults },
         { "switch-time", NULL, "BDF MS", 2, 2, cmd_switch_time },
         { "switch-error", NULL, "BDF ERRNO|none [once|always]", 2, 3, cmd_switch_error },

@@ -1001,7 +1001,7 @@ const struct sim_fault *sim_fs_fault(struct sim_fs *fs, size_t i) {
 }
 
 /* Fires the fault of @kind for @op on @path, if there is one: counts it (removes it if it fires
- * once) and copies it to @ret (without its path). */
+ * once, or the last of its times) and copies it to @ret (without its path). */
 static bool fault_fire(struct sim_fs *fs, const char *path, enum sim_fault_kind kind, unsigned op,
                        struct sim_fault *ret) {
         for (size_t i = 0; i < fs->n_faults; i++) {
@@ -1012,7 +1012,7 @@ static bool fault_fire(struct sim_fs *fs, const char *path, enum sim_fault_kind 
                 f->hits++;
                 *ret = *f;
                 ret->path = NULL;
-                if (f->once)
+                if (f->once || (f->times > 0 && f->hits >= f->times))
                         fault_remove(fs, i);
                 return true;
         }

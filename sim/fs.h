@@ -152,6 +152,7 @@ struct sim_fault {
         int err;      /* SIM_FAULT_ERRNO: a positive errno */
         unsigned ms;  /* SIM_FAULT_DELAY */
         bool once;    /* removed when it fired */
+        unsigned times; /* > 0: removed when it fired this many times */
         uint64_t hits;
 };
 

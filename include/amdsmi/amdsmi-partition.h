@@ -341,16 +341,32 @@ int amdsmi_gpu_set_memory_mode(struct amdsmi_gpu *gpu, enum amdsmi_memory_mode m
  * them again through .../bind, waits up to @p timeout_ms until each is back with its KFD
  * nodes, and reports every GPU's new modes (the driver picks the compute mode from the memory
  * mode). It never runs modprobe. A GPU that fails to unbind makes the others bind again.
+ * A bind that fails with EIO, EBUSY, EAGAIN or ETIMEDOUT is tried again, four writes in all,
+ * 100, 200 and 400 ms apart (never after ENODEV: the function is gone). A GPU that still has
+ * no driver is named in the report's message with how to recover, and recorded (see
+ * amdsmi_gpu_is_left_unbound()). A GPU with no driver at all is accepted and only bound
+ * (with the wait for its KFD nodes); one bound to another driver (vfio-pci, ...) is refused.
  * Afterwards the context's GPU objects describe the old driver instance: call
  * amdsmi_ctx_enumerate().
  * @param timeout_ms 0 for the default (120 s)
- * @return 0, -EBUSY, -EOPNOTSUPP (not bound to amdgpu: a gim host, a VF), -ETIMEDOUT,
- * -EACCES, or another negative errno.
+ * @return 0, -EBUSY, -EOPNOTSUPP (not amdgpu's: a gim host, a VF, another driver),
+ * -ETIMEDOUT, -EACCES, the bind's errno (stage "bind": a GPU has no driver now), or another
+ * negative errno.
  * @since 0.1
  */
 int amdsmi_gpu_reload_driver(struct amdsmi_gpu *gpu, uint64_t flags, unsigned timeout_ms,
                              struct amdsmi_partition_change *ret_change)
         AMDSMI_WARN_UNUSED AMDSMI_NONNULL(1, 4);
+
+/**
+ * Whether a driver reload of amdsmi (amdsmi_gpu_reload_driver(), from any process using the
+ * same runtime directory and sysfs root) unbound this GPU from amdgpu and could not bind it
+ * again, and it still has no driver. A GPU an administrator unbound or handed to another
+ * driver is not. A record whose GPU has a driver again is removed.
+ * @return 1 if so, 0 if not, or a negative errno (the record is unreadable).
+ * @since 0.1
+ */
+int amdsmi_gpu_is_left_unbound(struct amdsmi_gpu *gpu) AMDSMI_WARN_UNUSED AMDSMI_NONNULL(1);
 
 #ifdef __cplusplus
 }

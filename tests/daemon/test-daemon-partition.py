@@ -35,7 +35,7 @@ RELOAD = "org.amdsmi1.driver.reload"
 DRY_RUN = 1
 FORCE = 2
 FAST_POLL = "[daemon]\npoll_interval_ms = 200\n"
-CHANGES = ("compute_mode", "memory_mode", "partition_modes", "reload_driver")
+CHANGES = ("compute_mode", "memory_mode", "partition_modes", "reload_driver", "driver_bind")
 
 with open(SCHEMA, encoding="utf-8") as f:
     VALIDATOR = jsonschema.Draft202012Validator(json.load(f))
@@ -293,6 +293,86 @@ class Partition(unittest.TestCase):
             self.assertEqual(self.history(d, "partition_modes"),
                              [(b, "partition_modes", "CPX/NPS4", "SPX/NPS4", "ERANGE",
                                "amdsmid", 0) for b in MI300X_BDFS])
+
+    def test_bind_failure_and_rebind(self):
+        """A reload whose binds fail for good leaves the GPUs without a driver: amdsmid shows
+        them (Driver "none", a Role), says so once, and binds them again on its periodic
+        check once the cause is gone, recording each try; a GPU an admin unbinds is left
+        alone."""
+        bind = "bus/pci/drivers/amdgpu/bind"
+        with Daemon(config=FAST_POLL) as d:
+            ctl(d, "inject", bind, "EIO", "always", "write")
+            name, msg = d.call_error(G0, P, "ReloadDriver", "uint64:0")
+            self.assertEqual(name, "org.amdsmi1.Error.DeviceError")
+            self.assertIn("8 GPUs have no driver now (first: %s)" % GPU0, msg)
+            self.assertIn("amdsmi reset --reload-driver -g %s" % GPU0, msg)
+            for bdf in MI300X_BDFS:
+                self.assertIsNone(d.driver(bdf))
+                wait_for("Driver none on " + bdf,
+                         lambda: d.get(gpu_path(bdf), IFACE_GPU, "Driver") == "none")
+                self.assertEqual(d.get(gpu_path(bdf), IFACE_GPU, "Role"), "baremetal")
+            wait_for("the warning", lambda: "GPU 0 has no driver: a driver reload could not "
+                     "bind amdgpu to it again" in d.log())
+            # tried again while the fault lasts, failing, recorded
+            wait_for("a failed try", lambda: any(
+                e[4] == "EIO" for e in self.history(d, "driver_bind")), timeout=60)
+            ctl(d, "clear-faults")
+            for bdf in MI300X_BDFS:
+                wait_for("amdgpu on " + bdf,
+                         lambda: d.get(gpu_path(bdf), IFACE_GPU, "Driver") == "amdgpu",
+                         timeout=90)
+                self.assertEqual(d.driver(bdf), "amdgpu")
+                wait_for("KFD nodes of " + bdf, lambda: len(d.mount.gpu_nodes(bdf)) == 1)
+            wait_for("SPX on GPU 0", lambda: mode(d, GPU0) == "SPX")
+            hist = self.history(d, "driver_bind")
+            self.assertEqual(sorted(e[0] for e in hist if e[4] == "ok"), MI300X_BDFS)
+            self.assertEqual({(e[2], e[3], e[5]) for e in hist}, {("none", "amdgpu", "amdsmid")})
+            self.assertIn("EIO", {e[4] for e in hist})
+            log = d.log()
+            self.assertIn("GPU 0 bound to amdgpu again after", log)
+            for i in range(8):
+                self.assertEqual(log.count("GPU %d has no driver:" % i), 1, log)
+
+            # an admin's unbind: said, never undone
+            n = len(self.history(d, "driver_bind"))
+            self.assertEqual(d.mount.write("bus/pci/drivers/amdgpu/unbind", GPU1), 0)
+            wait_for("Driver none on GPU 1",
+                     lambda: d.get(G1, IFACE_GPU, "Driver") == "none")
+            wait_for("the notice", lambda: "GPU 1 has no driver (not a reload of amdsmi: left "
+                     "as it is" in d.log())
+            time.sleep(2)
+            self.assertIsNone(d.driver(GPU1))
+            self.assertEqual(len(self.history(d, "driver_bind")), n)
+            # and the admin's reload binds it
+            p = d.cli("reset", "-g", "1", "--reload-driver")
+            self.assertIn("bound to amdgpu (it had no driver)", p.stdout)
+            self.assertEqual(d.get(G1, IFACE_GPU, "Driver"), "amdgpu")
+
+    def test_rebind_gives_up(self):
+        """Binding again is bounded: five failed tries, then an error saying how to bind the
+        GPU by hand, and no more tries; the admin's reload still binds it."""
+        bind = "bus/pci/drivers/amdgpu/bind"
+        with Daemon(config=FAST_POLL) as d:
+            # only GPU 0's four tries fail: the rest of the hive comes back
+            ctl(d, "inject", bind, "EIO", "times=4", "write")
+            name, msg = d.call_error(G0, P, "ReloadDriver", "uint64:0")
+            self.assertEqual(name, "org.amdsmi1.Error.DeviceError")
+            self.assertIn("%s has no driver now" % GPU0, msg)
+            self.assertEqual([d.driver(b) for b in MI300X_BDFS], [None] + ["amdgpu"] * 7)
+            ctl(d, "inject", bind, "EIO", "always", "write")
+            wait_for("amdsmid to give up", lambda: "amdsmid gives up" in d.log(), timeout=90)
+            self.assertIn("GPU 0 still has no driver: binding amdgpu failed 5 times", d.log())
+            tries = self.history(d, "driver_bind")
+            self.assertEqual(tries, [(GPU0, "driver_bind", "none", "amdgpu", "EIO", "amdsmid", 0)]
+                             * 5)
+            ctl(d, "clear-faults")
+            time.sleep(2)
+            self.assertEqual(len(self.history(d, "driver_bind")), 5)
+            self.assertEqual(d.get(G0, IFACE_GPU, "Driver"), "none")
+            p = d.cli("reset", "-g", "0", "--reload-driver")
+            self.assertIn("bound to amdgpu (it had no driver)", p.stdout)
+            self.assertEqual(d.get(G0, IFACE_GPU, "Driver"), "amdgpu")
+            self.assertEqual(self.history(d, "reload_driver")[-1][0], GPU0)
 
     # ---- a slow switch ---------------------------------------------------------------------
 

@@ -8,6 +8,7 @@
  *   partition-memory-probe set-memory BDF NPSn [--dry-run] [--force]
  *   partition-memory-probe set-compute BDF MODE [--dry-run] [--force]
  *   partition-memory-probe reload BDF [--dry-run] [--timeout MS]
+ *   partition-memory-probe left-unbound BDF     {"left_unbound": 1, 0 or -errno}
  *   partition-memory-probe pending            (every GPU)
  *   partition-memory-probe modes BDF
  *   partition-memory-probe plan BDF COMPUTE|- NPSn|-
@@ -310,6 +311,9 @@ int main(int argc, char **argv) {
                 }
                 r = amdsmi_gpu_reload_driver(gpu, flags, timeout, &c);
                 print_change(r, &c);
+        } else if (strcmp(cmd, "left-unbound") == 0) {
+                r = amdsmi_gpu_is_left_unbound(gpu);
+                printf("{\"left_unbound\": %d}\n", r);
         } else {
                 fprintf(stderr, "unknown command or arguments: %s\n", cmd);
                 ret = 2;

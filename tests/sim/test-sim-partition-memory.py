@@ -22,7 +22,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from simtest import GPU0, GPU1, MI300X_BDFS, NOBODY, SIM, Mount, main  # noqa: E402
+from simtest import CLI, GPU0, GPU1, MI300X_BDFS, NOBODY, SIM, Mount, main  # noqa: E402
 
 PROBE = os.environ.get("PARTITION_MEMORY_PROBE", "")
 CMP = "current_memory_partition"
@@ -279,6 +279,131 @@ class MemoryRequest(unittest.TestCase):
             c, _ = probe(m, rt, "reload", GPU0)
             self.assertEqual(c["r"], 0, c["message"])
             self.check_all_back(m, "DPX", "NPS2", 2)
+
+    def test_mi300x_bind_failure_and_recovery(self):
+        bind = "bus/pci/drivers/amdgpu/bind"
+        with Mount("--machine", "mi300x-8") as m, Runtime() as rt:
+            c, _ = probe(m, rt, "set-memory", GPU0, "NPS4")
+            self.assertEqual(c["r"], 1)
+
+            # one failed bind (the first GPU's): tried again, the reload succeeds
+            ctl(m, "inject", bind, "EIO", "once", "write")
+            c, _ = probe(m, rt, "reload", GPU0)
+            self.assertEqual((c["r"], c["stage"]), (0, "done"), c["message"])
+            self.assertEqual({g["error"] for g in c["gpus"]}, {0})
+            self.check_all_back(m, "CPX", "NPS4", 8)
+            self.assertEqual(json.loads(ctl(m, "dump"))["faults"], [])
+
+            # every try of the first GPU fails (four, 100 + 200 + 400 ms apart): it is left
+            # without a driver, said so with how to recover; the others are back
+            ctl(m, "inject", bind, "EIO", "times=4", "write")
+            t = time.monotonic()
+            c, _ = probe(m, rt, "reload", GPU0)
+            self.assertGreaterEqual(time.monotonic() - t, 0.7)
+            self.assertEqual((c["r"], c["stage"]), (-errno.EIO, "bind"), c["message"])
+            self.assertEqual(json.loads(ctl(m, "dump"))["faults"], [])
+            msg = c["message"]
+            self.assertIn("%s has no driver now: binding amdgpu failed 4 times" % GPU0, msg)
+            self.assertIn("'amdsmi reset --reload-driver -g %s'" % GPU0, msg)
+            self.assertIn("'echo %s > %s/bus/pci/drivers/amdgpu/bind'" % (GPU0, m.root), msg)
+            self.assertEqual(c["gpus"][0]["error"], -errno.EIO)
+            self.assertEqual([g["error"] for g in c["gpus"][1:]], [0] * 7)
+            self.assertIsNone(driver(m, GPU0))
+            for bdf in MI300X_BDFS[1:]:
+                self.assertEqual(driver(m, bdf), "amdgpu", bdf)
+                self.assertEqual(len(m.gpu_nodes(bdf)), 8, bdf)
+            self.assertEqual(m.gpu_nodes(GPU0), [])
+            # amdsmi knows that it left this one unbound (a record under the runtime
+            # directory, readable by everybody)
+            self.assertEqual(probe(m, rt, "left-unbound", GPU0)[0], {"left_unbound": 1})
+            self.assertEqual(probe(m, rt, "left-unbound", GPU0, user=NOBODY)[0],
+                             {"left_unbound": 1})
+            self.assertEqual(probe(m, rt, "left-unbound", GPU1)[0], {"left_unbound": 0})
+
+            # a bind failing with ENODEV (no such device) is not tried again
+            ctl(m, "inject", bind, "ENODEV", "times=2", "write")
+            c, _ = probe(m, rt, "reload", GPU0)
+            self.assertEqual((c["r"], c["stage"]), (-errno.ENODEV, "bind"), c["message"])
+            self.assertIn("failed 1 time (", c["message"])
+            self.assertEqual([f["hits"] for f in json.loads(ctl(m, "dump"))["faults"]], [1])
+            ctl(m, "clear-faults")
+
+            # the GPU without a driver is still a GPU, and its reload binds it, waiting for
+            # its KFD nodes
+            c, _ = probe(m, rt, "reload", GPU0, "--dry-run")
+            self.assertEqual(c["r"], 0, c["message"])
+            self.assertIn("has no driver: amdgpu would be bound to it", c["message"])
+            self.assertIsNone(driver(m, GPU0))
+            c, _ = probe(m, rt, "reload", GPU0)
+            self.assertEqual((c["r"], c["stage"]), (0, "done"), c["message"])
+            self.assertEqual(c["gpus"], [{"bdf": GPU0, "error": 0, "compute": "CPX",
+                                          "memory": "NPS4", "partitions": 8}])
+            self.check_all_back(m, "CPX", "NPS4", 8)
+            self.assertEqual(probe(m, rt, "left-unbound", GPU0)[0], {"left_unbound": 0})
+            self.assertEqual(rt.records(), [])
+
+            # an admin's unbind is not amdsmi's doing; a GPU handed to another driver is
+            # refused, saying which
+            gpu2 = MI300X_BDFS[2]
+            self.assertEqual(m.write("bus/pci/drivers/amdgpu/unbind", gpu2), 0)
+            self.assertEqual(probe(m, rt, "left-unbound", gpu2)[0], {"left_unbound": 0})
+            self.assertEqual(m.write(m.gpu(gpu2, "driver_override"), "vfio-pci\n"), 0)
+            self.assertEqual(m.write("bus/pci/drivers_probe", gpu2), 0)
+            self.assertEqual(driver(m, gpu2), "vfio-pci")
+            c, _ = probe(m, rt, "reload", gpu2)
+            self.assertEqual((c["r"], c["stage"]), (-errno.EOPNOTSUPP, "preflight"))
+            self.assertIn("%s is bound to vfio-pci, not amdgpu" % gpu2, c["message"])
+            self.assertEqual(driver(m, gpu2), "vfio-pci")
+
+    def test_cli_bind_failure_and_recovery(self):
+        """amdsmi reset --reload-driver in-process: a bind failing once is retried; one
+        failing always leaves the GPUs without a driver, says so with how to recover, and
+        they stay GPUs that the next reset --reload-driver binds."""
+        bind = "bus/pci/drivers/amdgpu/bind"
+        with Mount("--machine", "mi300x-8") as m, Runtime() as rt:
+            def cli(*args, status=0):
+                env = dict(os.environ, AMDSMI_SYSFS_ROOT=m.root, RUNTIME_DIRECTORY=rt.dir,
+                           STATE_DIRECTORY=rt.dir)
+                env.pop("AMDSMI_DEBUG", None)
+                p = subprocess.run([CLI] + [str(a) for a in args], env=env,
+                                   capture_output=True, text=True, timeout=120)
+                self.assertEqual(p.returncode, status, "amdsmi %s: %r %r"
+                                 % (" ".join(map(str, args)), p.stdout[-2000:], p.stderr))
+                return p
+
+            ctl(m, "inject", bind, "EIO", "once", "write")
+            p = cli("reset", "-g", "0", "--reload-driver")
+            self.assertIn("driver reloaded on 8 GPUs", p.stdout)
+            self.check_all_back(m, "SPX", "NPS1", 1)
+
+            ctl(m, "inject", bind, "EIO", "always", "write")
+            p = cli("reset", "-g", "0", "--reload-driver", "--json", status=9)
+            self.assertIn("8 GPUs have no driver now (first: %s): binding amdgpu failed 4 times"
+                          % GPU0, p.stderr)
+            self.assertIn("recover with 'amdsmi reset --reload-driver -g %s'" % GPU0, p.stderr)
+            doc = json.loads(p.stdout)
+            self.assertEqual(doc["gpus"][0]["reports"][0]["stage"], "bind")
+            for bdf in MI300X_BDFS:
+                self.assertIsNone(driver(m, bdf), bdf)
+            ctl(m, "clear-faults")
+
+            # still listed and selectable, with their role and driver "none"
+            doc = json.loads(cli("list", "--json").stdout)
+            self.assertEqual([(g["bdf"], g["role"], g["driver"]) for g in doc["gpus"]],
+                             [(b, "baremetal", "none") for b in MI300X_BDFS])
+            p = cli("reset", "-g", "0", "--reload-driver")
+            self.assertIn("GPU 0 (%s): bound to amdgpu (it had no driver)" % GPU0, p.stdout)
+            self.assertEqual(driver(m, GPU0), "amdgpu")
+            self.assertEqual(len(m.gpu_nodes(GPU0)), 1)
+            p = cli("reset", "-g", "all", "--reload-driver")
+            self.check_all_back(m, "SPX", "NPS1", 1)
+
+            # another driver's GPU is refused, naming it (exit 4: not supported)
+            self.assertEqual(m.write("bus/pci/drivers/amdgpu/unbind", GPU1), 0)
+            self.assertEqual(m.write(m.gpu(GPU1, "driver_override"), "vfio-pci\n"), 0)
+            self.assertEqual(m.write("bus/pci/drivers_probe", GPU1), 0)
+            p = cli("reset", "-g", "1", "--reload-driver", status=4)
+            self.assertIn("%s is bound to vfio-pci, not amdgpu" % GPU1, p.stderr)
 
     def test_mi350x_and_mi300a(self):
         with Mount("--machine", "mi350x-8") as m, Runtime() as rt:
