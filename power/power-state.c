@@ -533,10 +533,11 @@ static int set_warning(struct state_store *s, const char *fmt, ...) {
 
 /* The warning for damaged records: the first one named, and how many there are. */
 static int warn_damage(struct state_store *s) {
-        const struct state_damage *d = &s->damage[0].pub;
+        const struct state_damage *d;
 
         if (s->n_damage == 0)
                 return 0;
+        d = &s->damage[0].pub;
         return set_warning(s, "%s: the record %s is damaged (%s)%s%.0zu%s: %s", s->path, d->where,
                            d->problem, s->n_damage > 1 ? ", and " : "",
                            s->n_damage > 1 ? s->n_damage - 1 : 0,
