@@ -12,6 +12,7 @@
 #include "gpu-lock.h"
 #include "macro.h"
 #include "runtime-dir.h"
+#include "safe-open.h"
 #include "time-util.h"
 #include "parse-util.h"
 
@@ -57,13 +58,15 @@ int gpu_lock_acquire(struct gpu_lock *l, const char *bdf, pid_t *ret_holder) {
                 return r;
         snprintf(dir, sizeof(dir), "%s", path);
         *strrchr(dir, '/') = '\0';
-        r = runtime_dir_mkdir(dir);
+        /* Root's alone: a lock any user can open is a lock any user can hold (flock() works on
+         * a read-only descriptor). */
+        r = safe_mkdir(dir, GPU_LOCK_DIR_MODE);
         if (r < 0)
                 return r;
 
-        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+        fd = lock_file_open(path);
         if (fd < 0)
-                return -errno;
+                return fd;
         if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
                 r = -errno;
                 if (r == -EWOULDBLOCK) {
