@@ -798,6 +798,7 @@ int power_change_gpu(struct cli *c, const struct power_change *ch, size_t index,
                              "GPU %zu (%s): the power sources cannot be saved to %s: %s", index,
                              bdf, state_path(st),
                              r == -EPROTONOSUPPORT ? "it was written by a newer amdsmi"
+                             : state_warning(st)   ? state_warning(st)
                                                    : "a damaged copy could not be kept aside");
                 state_close(st);
                 gpu_lock_release(&lock);
