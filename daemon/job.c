@@ -363,7 +363,7 @@ static void job_record(struct job *j) {
 
                 if (r < 0)
                         log_gpu(LOG_WARNING, *b, "cannot append to the history: %s",
-                                strerror(-r));
+                                history_error(r, (char[512]){}, 512));
         }
         if (j->has_intent) {
                 struct intent i = {};

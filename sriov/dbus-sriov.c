@@ -775,7 +775,7 @@ static void rollback_bind(const struct intent *i, struct amdsmi_gpu *vf, const c
                 r = history_append(&e, 0);
                 if (r < 0)
                         log_gpu(LOG_WARNING, i->gpu, "cannot append to the history: %s",
-                                strerror(-r));
+                                history_error(r, (char[512]){}, 512));
         }
 }
 
