@@ -18,6 +18,7 @@
 #include "exit-codes.h"
 #include "gim-modprobe.h"
 #include "gpu-lock.h"
+#include "safe-open.h"
 #include "sriov-json.h"
 
 #define BIND_LOCK_WAIT_MS 10000 /* bind and release take milliseconds: queue up behind others */
@@ -713,8 +714,14 @@ int sriov_persist_run(struct sriov_run *s, struct sriov_set_target *targets, siz
                 goto finish;
         }
         if (r < 0) {
-                r = cli_fail(c, r, "cannot read the modprobe configuration%s%s: %s",
-                             errpath[0] ? " " : "", errpath, strerror(-r));
+                char msg[PATH_MAX + 128];
+
+                if (errpath[0] && (r == -ELOOP || r == -EISDIR || r == -EBADFD))
+                        r = cli_fail(c, r, "cannot read the modprobe configuration: %s",
+                                     safe_open_message(errpath, r, msg, sizeof(msg)));
+                else
+                        r = cli_fail(c, r, "cannot read the modprobe configuration%s%s: %s",
+                                     errpath[0] ? " " : "", errpath, strerror(-r));
                 goto finish;
         }
         r = gim_modprobe_build(g.pfs, g.n, &scan, &v, &n_v, bdf);
