@@ -185,7 +185,7 @@ static void *job_thread(void *userdata) {
                                                 busy, (int) holder);
                         else
                                 (void) asprintf(&j->message, "cannot lock the GPU: %s",
-                                                strerror(-r));
+                                                gpu_lock_error(busy, r, (char[4400]){}, 4400));
                         goto out;
                 }
         }

@@ -778,7 +778,7 @@ int power_change_gpu(struct cli *c, const struct power_change *ch, size_t index,
                                         index, bdf, (long) holder);
                 if (r < 0)
                         return run_fail(&run, r, "cannot take the change lock of GPU %s: %s",
-                                        bdf, strerror(-r));
+                                        bdf, gpu_lock_error(bdf, r, (char[4400]){}, 4400));
         }
         r = state_open(c->dry_run ? STATE_READ : STATE_WRITE, POWER_LOCK_WAIT_MS, &st);
         if (r < 0) {
@@ -787,7 +787,7 @@ int power_change_gpu(struct cli *c, const struct power_change *ch, size_t index,
                 (void) state_dir(dir, sizeof(dir));
                 gpu_lock_release(&lock);
                 return run_fail(&run, r, "cannot open the state in %s: %s", dir,
-                                r == -EBUSY ? "locked by another process" : strerror(-r));
+                                state_open_error(r, (char[PATH_MAX + 128]){}, PATH_MAX + 128));
         }
         if (state_warning(st))
                 snprintf(out->warning, sizeof(out->warning), "%s", state_warning(st));

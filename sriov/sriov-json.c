@@ -318,7 +318,10 @@ int sriov_set_one(struct sriov_run *s, struct sriov_set_target *t, int *result) 
                         return sriov_run_fail(result, cli_fail(c, r,
                                                                "cannot take the change lock of "
                                                                "GPU %s: %s",
-                                                               bdf, strerror(-r)));
+                                                               bdf,
+                                                               gpu_lock_error(bdf, r,
+                                                                              (char[4400]){},
+                                                                              4400)));
         }
         r = amdsmi_gpu_set_num_vfs(t->gpu, c->num_vfs, flags, c->timeout_ms, &ch);
         gpu_lock_release(&lock);
@@ -699,7 +702,7 @@ int sriov_persist_run(struct sriov_run *s, struct sriov_set_target *targets, siz
                         r = cli_fail(c, r,
                                      "cannot take the change locks of the GPUs under gim: "
                                      "%s",
-                                     strerror(-r));
+                                     gpu_lock_error(busy, r, (char[4400]){}, 4400));
                         goto finish;
                 }
         }
@@ -899,7 +902,10 @@ int sriov_vf_change(struct sriov_run *s, enum sriov_vf_op op, struct amdsmi_gpu 
                         return sriov_run_fail(result, cli_fail(c, r,
                                                                "cannot take the change lock of GPU "
                                                                "%s: %s",
-                                                               pf, strerror(-r)));
+                                                               pf,
+                                                               gpu_lock_error(pf, r,
+                                                                              (char[4400]){},
+                                                                              4400)));
         }
         flags = (c->dry_run ? AMDSMI_SRIOV_DRY_RUN : 0) | (c->force ? AMDSMI_SRIOV_FORCE : 0);
         r = op == SRIOV_VF_BIND ? amdsmi_vf_bind_vfio(vf, flags, &rep)

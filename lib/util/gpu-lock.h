@@ -44,10 +44,15 @@ void gpu_lock_release(struct gpu_lock *l);
 /* The lock file's path, "<runtime_dir()>/lock/<bdf>". @return 0 or -ENAMETOOLONG. */
 int gpu_lock_path(const char *bdf, char *buf, size_t size);
 
+/* The message for @r, an error of taking the lock of @bdf: names the lock file or directory
+ * and what is wrong with it ("... is a FIFO, not a regular file: refused", "... is owned by
+ * uid 1000, not by root: refused"), else strerror(). @return @buf. */
+const char *gpu_lock_error(const char *bdf, int r, char *buf, size_t size);
+
 /*
  * Takes the locks of @n GPUs in BDF order (strcmp order of @bdfs, duplicates once), all or
  * none: on -EBUSY the BDF that was taken is in *ret_busy_bdf (16 bytes) and its holder in
- * *ret_holder. @locks has @n entries (GPU_LOCK_INIT); release with gpu_locks_release().
+ * *ret_holder; on another error the BDF whose lock failed is in *ret_busy_bdf. @locks has @n entries (GPU_LOCK_INIT); release with gpu_locks_release().
  */
 int gpu_locks_acquire(struct gpu_lock *locks, const char *const *bdfs, size_t n,
                       char *ret_busy_bdf, pid_t *ret_holder);
