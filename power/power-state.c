@@ -1087,3 +1087,23 @@ int state_commit(struct state_store *s) {
                 return -errno;
         return 0;
 }
+
+const char *state_open_error(int r, char *buf, size_t size) {
+        char dir[PATH_MAX], lock[PATH_MAX + 16];
+        struct stat st;
+
+        if (r == -EBUSY)
+                (void) snprintf(buf, size, "locked by another process");
+        else if ((r == -ELOOP || r == -EISDIR || r == -EBADFD || r == -ENOTDIR || r == -EPERM) &&
+                 state_dir(dir, sizeof(dir)) >= 0) {
+                (void) snprintf(lock, sizeof(lock), "%s/" STATE_LOCK, dir);
+                /* the directory (not one, not ours), else the lock file */
+                if (lstat(dir, &st) == 0 &&
+                    (!S_ISDIR(st.st_mode) || (st.st_uid != geteuid() && st.st_uid != 0)))
+                        return safe_open_message(dir, S_ISDIR(st.st_mode) ? -EPERM : -ENOTDIR,
+                                                 buf, size);
+                return safe_open_message(lock, r, buf, size);
+        } else
+                (void) snprintf(buf, size, "%s", strerror(-r));
+        return buf;
+}
