@@ -245,8 +245,8 @@ const char *history_error(int r, char *buf, size_t size) {
                 for (size_t k = 0; k < ELEMENTSOF(names); k++) {
                         struct stat st;
 
-                        if (state_path(names[k], path, sizeof(path)) < 0 ||
-                            lstat(path, &st) < 0 || (r != -EPERM && S_ISREG(st.st_mode)))
+                        if (state_path(names[k], path, sizeof(path)) < 0 || lstat(path, &st) < 0 ||
+                            (r != -EPERM && S_ISREG(st.st_mode)))
                                 continue;
                         return safe_open_message(path, r, buf, size);
                 }

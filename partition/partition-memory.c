@@ -119,8 +119,7 @@ static int record_read(struct amdsmi_gpu *gpu, enum amdsmi_memory_mode *ret) {
                 char msg[4400];
 
                 if (fd == -ELOOP || fd == -EISDIR || fd == -EBADFD)
-                        log_warning(gpu->ctx, "%s",
-                                    safe_open_message(path, fd, msg, sizeof(msg)));
+                        log_warning(gpu->ctx, "%s", safe_open_message(path, fd, msg, sizeof(msg)));
                 return fd;
         }
         n = read(fd, text, RECORD_MAX);

@@ -192,9 +192,8 @@ int apml_read(const char *bdf, struct apml_file *ret) {
                         if (fd == -ELOOP || fd == -EISDIR || fd == -EBADFD)
                                 (void) snprintf(f.error, sizeof(f.error),
                                                 "%s, not a regular file: refused",
-                                                lstat(f.path, &st) == 0
-                                                        ? file_type_name(st.st_mode)
-                                                        : "not a regular file");
+                                                lstat(f.path, &st) == 0 ? file_type_name(st.st_mode)
+                                                                        : "not a regular file");
                         else
                                 (void) snprintf(f.error, sizeof(f.error), "%s", strerror(-fd));
                 }

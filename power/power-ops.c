@@ -777,8 +777,8 @@ int power_change_gpu(struct cli *c, const struct power_change *ch, size_t index,
                         return run_fail(&run, r, "GPU %zu (%s) is being changed by PID %ld",
                                         index, bdf, (long) holder);
                 if (r < 0)
-                        return run_fail(&run, r, "cannot take the change lock of GPU %s: %s",
-                                        bdf, gpu_lock_error(bdf, r, (char[4400]){}, 4400));
+                        return run_fail(&run, r, "cannot take the change lock of GPU %s: %s", bdf,
+                                        gpu_lock_error(bdf, r, (char[4400]){}, 4400));
         }
         r = state_open(c->dry_run ? STATE_READ : STATE_WRITE, POWER_LOCK_WAIT_MS, &st);
         if (r < 0) {

@@ -1100,8 +1100,8 @@ const char *state_open_error(int r, char *buf, size_t size) {
                 /* the directory (not one, not ours), else the lock file */
                 if (lstat(dir, &st) == 0 &&
                     (!S_ISDIR(st.st_mode) || (st.st_uid != geteuid() && st.st_uid != 0)))
-                        return safe_open_message(dir, S_ISDIR(st.st_mode) ? -EPERM : -ENOTDIR,
-                                                 buf, size);
+                        return safe_open_message(dir, S_ISDIR(st.st_mode) ? -EPERM : -ENOTDIR, buf,
+                                                 size);
                 return safe_open_message(lock, r, buf, size);
         } else
                 (void) snprintf(buf, size, "%s", strerror(-r));

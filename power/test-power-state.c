@@ -1178,7 +1178,7 @@ static void test_not_regular(void **state) {
                         assert_int_equal(mkdir(in_dir("state.json"), 0755), 0);
                 else
                         assert_int_equal(symlink(strcmp(kinds[k], "link") == 0 ? "target.json"
-                                                                                 : "target.fifo",
+                                                                               : "target.fifo",
                                                  in_dir("state.json")),
                                          0);
                 snprintf(want, sizeof(want), "%s is %s, not a regular file", in_dir("state.json"),

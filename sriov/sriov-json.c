@@ -315,13 +315,12 @@ int sriov_set_one(struct sriov_run *s, struct sriov_set_target *t, int *result) 
                                                                "by another process",
                                                                t->index, bdf));
                 if (r < 0)
-                        return sriov_run_fail(result, cli_fail(c, r,
-                                                               "cannot take the change lock of "
-                                                               "GPU %s: %s",
-                                                               bdf,
-                                                               gpu_lock_error(bdf, r,
-                                                                              (char[4400]){},
-                                                                              4400)));
+                        return sriov_run_fail(
+                                result,
+                                cli_fail(c, r,
+                                         "cannot take the change lock of "
+                                         "GPU %s: %s",
+                                         bdf, gpu_lock_error(bdf, r, (char[4400]){}, 4400)));
         }
         r = amdsmi_gpu_set_num_vfs(t->gpu, c->num_vfs, flags, c->timeout_ms, &ch);
         gpu_lock_release(&lock);
@@ -899,13 +898,11 @@ int sriov_vf_change(struct sriov_run *s, enum sriov_vf_op op, struct amdsmi_gpu 
                                                               "changed by another process",
                                                               pf, bdf));
                 if (r < 0)
-                        return sriov_run_fail(result, cli_fail(c, r,
-                                                               "cannot take the change lock of GPU "
-                                                               "%s: %s",
-                                                               pf,
-                                                               gpu_lock_error(pf, r,
-                                                                              (char[4400]){},
-                                                                              4400)));
+                        return sriov_run_fail(
+                                result, cli_fail(c, r,
+                                                 "cannot take the change lock of GPU "
+                                                 "%s: %s",
+                                                 pf, gpu_lock_error(pf, r, (char[4400]){}, 4400)));
         }
         flags = (c->dry_run ? AMDSMI_SRIOV_DRY_RUN : 0) | (c->force ? AMDSMI_SRIOV_FORCE : 0);
         r = op == SRIOV_VF_BIND ? amdsmi_vf_bind_vfio(vf, flags, &rep)

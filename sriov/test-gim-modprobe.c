@@ -533,10 +533,10 @@ static void test_initramfs(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_vf_modes),     cmocka_unit_test(test_parse),
-                cmocka_unit_test(test_scan),         cmocka_unit_test(test_scan_not_regular),
-                cmocka_unit_test(test_build),
-                cmocka_unit_test(test_render_write), cmocka_unit_test(test_initramfs),
+                cmocka_unit_test(test_vf_modes),  cmocka_unit_test(test_parse),
+                cmocka_unit_test(test_scan),      cmocka_unit_test(test_scan_not_regular),
+                cmocka_unit_test(test_build),     cmocka_unit_test(test_render_write),
+                cmocka_unit_test(test_initramfs),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -164,7 +164,6 @@ const char *gpu_lock_error(const char *bdf, int r, char *buf, size_t size) {
         /* the directory first: not one, or not ours */
         if ((r == -ENOTDIR || r == -ELOOP || r == -EPERM) && lstat(dir, &st) == 0 &&
             (!S_ISDIR(st.st_mode) || (st.st_uid != geteuid() && st.st_uid != 0)))
-                return safe_open_message(dir, S_ISDIR(st.st_mode) ? -EPERM : -ENOTDIR, buf,
-                                         size);
+                return safe_open_message(dir, S_ISDIR(st.st_mode) ? -EPERM : -ENOTDIR, buf, size);
         return safe_open_message(path, r, buf, size);
 }

@@ -52,7 +52,8 @@ const char *gpu_lock_error(const char *bdf, int r, char *buf, size_t size);
 /*
  * Takes the locks of @n GPUs in BDF order (strcmp order of @bdfs, duplicates once), all or
  * none: on -EBUSY the BDF that was taken is in *ret_busy_bdf (16 bytes) and its holder in
- * *ret_holder; on another error the BDF whose lock failed is in *ret_busy_bdf. @locks has @n entries (GPU_LOCK_INIT); release with gpu_locks_release().
+ * *ret_holder; on another error the BDF whose lock failed is in *ret_busy_bdf. @locks has @n
+ * entries (GPU_LOCK_INIT); release with gpu_locks_release().
  */
 int gpu_locks_acquire(struct gpu_lock *locks, const char *const *bdfs, size_t n,
                       char *ret_busy_bdf, pid_t *ret_holder);

@@ -125,15 +125,11 @@ static void test_refuse_by_type(void **state) {
 
         /* the messages name the path and what is there */
         snprintf(msg, sizeof(msg), "%s is a FIFO, not a regular file: refused", in_dir("fifo"));
-        assert_string_equal(safe_open_message(in_dir("fifo"), -EBADFD, (char[1024]){}, 1024),
-                            msg);
+        assert_string_equal(safe_open_message(in_dir("fifo"), -EBADFD, (char[1024]){}, 1024), msg);
         snprintf(msg, sizeof(msg), "%s is a socket, not a regular file: refused", in_dir("sock"));
-        assert_string_equal(safe_open_message(in_dir("sock"), -EBADFD, (char[1024]){}, 1024),
-                            msg);
-        snprintf(msg, sizeof(msg), "%s is a directory, not a regular file: refused",
-                 in_dir("dir"));
-        assert_string_equal(safe_open_message(in_dir("dir"), -EISDIR, (char[1024]){}, 1024),
-                            msg);
+        assert_string_equal(safe_open_message(in_dir("sock"), -EBADFD, (char[1024]){}, 1024), msg);
+        snprintf(msg, sizeof(msg), "%s is a directory, not a regular file: refused", in_dir("dir"));
+        assert_string_equal(safe_open_message(in_dir("dir"), -EISDIR, (char[1024]){}, 1024), msg);
         snprintf(msg, sizeof(msg), "%s is a symbolic link, not a regular file: refused",
                  in_dir("link-reg"));
         assert_string_equal(safe_open_message(in_dir("link-reg"), -ELOOP, (char[1024]){}, 1024),
@@ -142,8 +138,7 @@ static void test_refuse_by_type(void **state) {
         assert_string_equal(safe_open_message(in_dir("absent"), -ENOENT, (char[1024]){}, 1024),
                             msg);
         snprintf(msg, sizeof(msg), "%s is a FIFO, not a directory", in_dir("fifo"));
-        assert_string_equal(safe_open_message(in_dir("fifo"), -ENOTDIR, (char[1024]){}, 1024),
-                            msg);
+        assert_string_equal(safe_open_message(in_dir("fifo"), -ENOTDIR, (char[1024]){}, 1024), msg);
 }
 
 /* Trusted files: writable by group or others is refused; ours loose are tightened on request;
