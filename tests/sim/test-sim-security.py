@@ -13,6 +13,7 @@ CONFIGURATION_DIRECTORY each:
   pending memory modes, the state lock) never hangs the CLI (every run has a timeout), is
   refused with a message naming the path and what is there, and is left as it was."""
 
+import contextlib
 import glob
 import json
 import os
@@ -207,6 +208,16 @@ class Case(unittest.TestCase):
                              (stat.S_IFMT(before.st_mode), before.st_ino), path)
         return check
 
+    @contextlib.contextmanager
+    def placed(self, path, kind):
+        """KIND at PATH for the block, checked untouched and removed after it."""
+        check = self.put(path, kind)
+        try:
+            yield
+            check()
+        finally:
+            self.remove(path)
+
     def remove(self, path):
         if os.path.isdir(path) and not os.path.islink(path):
             os.rmdir(path)
@@ -225,32 +236,26 @@ class Case(unittest.TestCase):
                 cap = f.read()
             for kind in KINDS:
                 with self.subTest(kind=kind):
-                    check = self.put(path, kind)
-                    what = [path, TYPE_NAME[kind], "not a regular file"]
-                    # a change that needs the state is refused before touching the GPU
-                    self.cli(m, "power", "set", "-g", 0, "--host", "500W", status="nonzero",
-                             has=what)
-                    with open(caps[0]) as f:
-                        self.assertEqual(f.read(), cap)
-                    # readers go on with a warning that says why
-                    self.cli(m, "power", "-g", 0, has=what)
-                    self.cli(m, "power", "-g", 0, user=NOBODY, has=what)
-                    check()
-                    self.remove(path)
+                    with self.placed(path, kind):
+                        what = [path, TYPE_NAME[kind], "not a regular file"]
+                        # a change that needs the state is refused before touching the GPU
+                        self.cli(m, "power", "set", "-g", 0, "--host", "500W", status="nonzero",
+                                 has=what)
+                        with open(caps[0]) as f:
+                            self.assertEqual(f.read(), cap)
+                        # readers go on with a warning that says why
+                        self.cli(m, "power", "-g", 0, has=what)
+                        self.cli(m, "power", "-g", 0, user=NOBODY, has=what)
 
     def test_state_lock(self):
         path = os.path.join(self.st, "state.lock")
         with Mount("--machine", "mi300x-8") as m:
             for kind in ("fifo", "directory", "link to a file"):
                 with self.subTest(kind=kind):
-                    check = self.put(path, kind)
-                    try:
+                    with self.placed(path, kind):
                         self.cli(m, "power", "set", "-g", 0, "--host", "500W",
                                  status="nonzero", has=[path, TYPE_NAME[kind]])
                         self.cli(m, "power", "-g", 0)
-                        check()
-                    finally:
-                        self.remove(path)
 
     def test_history(self):
         with Mount("--machine", "mi300x-8") as m:
@@ -258,28 +263,24 @@ class Case(unittest.TestCase):
                 path = os.path.join(self.st, name)
                 for kind in KINDS:
                     with self.subTest(name=name, kind=kind):
-                        check = self.put(path, kind)
-                        self.cli(m, "history", "--direct", status="nonzero",
-                                 has=[path, TYPE_NAME[kind], "not a regular file"])
-                        if name == "history.jsonl":
-                            # a change still happens; appending to the history is refused,
-                            # with a warning that names it
-                            self.cli(m, "power", "set", "-g", 0, "--host", "600W",
-                                     has=["cannot append to the history", path,
-                                          TYPE_NAME[kind]])
-                        check()
-                        self.remove(path)
+                        with self.placed(path, kind):
+                            self.cli(m, "history", "--direct", status="nonzero",
+                                     has=[path, TYPE_NAME[kind], "not a regular file"])
+                            if name == "history.jsonl":
+                                # a change still happens; appending to the history is refused,
+                                # with a warning that names it
+                                self.cli(m, "power", "set", "-g", 0, "--host", "600W",
+                                         has=["cannot append to the history", path,
+                                              TYPE_NAME[kind]])
 
     def test_config(self):
         path = os.path.join(self.conf, "amdsmid.conf")
         with Mount("--machine", "mi300x-8") as m:
             for kind in KINDS:
                 with self.subTest(kind=kind):
-                    check = self.put(path, kind)
-                    self.cli(m, "apply", "--dry-run", status="nonzero",
-                             has=[path, TYPE_NAME[kind], "not a regular file"])
-                    check()
-                    self.remove(path)
+                    with self.placed(path, kind):
+                        self.cli(m, "apply", "--dry-run", status="nonzero",
+                                 has=[path, TYPE_NAME[kind], "not a regular file"])
 
     def test_apml_file(self):
         d = os.path.join(self.rt, "apml")
@@ -288,14 +289,12 @@ class Case(unittest.TestCase):
         with Mount("--machine", "mi300x-8") as m:
             for kind in KINDS:
                 with self.subTest(kind=kind):
-                    check = self.put(path, kind)
-                    p = self.cli(m, "power", "-g", 0, "--json")
-                    g = json.loads(p.stdout)["gpus"][0]
-                    self.assertEqual(g["apml_file"]["state"], "unreadable", g["apml_file"])
-                    self.assertIn(TYPE_NAME[kind] + ", not a regular file",
-                                  json.dumps(g["apml_file"]))
-                    check()
-                    self.remove(path)
+                    with self.placed(path, kind):
+                        p = self.cli(m, "power", "-g", 0, "--json")
+                        g = json.loads(p.stdout)["gpus"][0]
+                        self.assertEqual(g["apml_file"]["state"], "unreadable", g["apml_file"])
+                        self.assertIn(TYPE_NAME[kind] + ", not a regular file",
+                                      json.dumps(g["apml_file"]))
 
     def test_pending_memory_mode(self):
         d = os.path.join(self.rt, "partition")
@@ -308,13 +307,11 @@ class Case(unittest.TestCase):
             os.unlink(path)
             for kind in KINDS:
                 with self.subTest(kind=kind):
-                    check = self.put(path, kind)
-                    self.cli(m, "partition", "-g", 0,
-                             has=[path, TYPE_NAME[kind], "not a regular file"])
-                    self.cli(m, "partition", "-g", 0, user=NOBODY,
-                             has=[path, TYPE_NAME[kind], "not a regular file"])
-                    check()
-                    self.remove(path)
+                    with self.placed(path, kind):
+                        self.cli(m, "partition", "-g", 0,
+                                 has=[path, TYPE_NAME[kind], "not a regular file"])
+                        self.cli(m, "partition", "-g", 0, user=NOBODY,
+                                 has=[path, TYPE_NAME[kind], "not a regular file"])
 
 
 if __name__ == "__main__":
