@@ -667,6 +667,16 @@ int sriov_recall_driver(const char *bdf, char *buf, size_t size) {
         return 0;
 }
 
+const char *sriov_recall_error(const char *bdf, int r, char *buf, size_t size) {
+        char dir[PATH_MAX], path[PATH_MAX + 32];
+
+        if (remember_path(bdf, dir, sizeof(dir), path, sizeof(path)) < 0) {
+                (void) snprintf(buf, size, "%s", strerror(-r));
+                return buf;
+        }
+        return safe_open_message(path, r, buf, size);
+}
+
 /* 0, also when nothing was remembered. */
 int sriov_forget_driver(const char *bdf) {
         char dir[PATH_MAX], path[PATH_MAX + 32];
