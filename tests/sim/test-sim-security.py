@@ -26,7 +26,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from simtest import CLI, GPU0, MI300X_BDFS, NOBODY, Mount, main  # noqa: E402
+from simtest import CLI, GPU0, GPU1, MI300X_BDFS, NOBODY, Mount, main, vf_bdf  # noqa: E402
 
 # Tries to open and flock() every path given, as the unprivileged user it runs as; prints one
 # JSON line of what happened, then keeps whatever it got until killed.
@@ -312,6 +312,26 @@ class Case(unittest.TestCase):
                                  has=[path, TYPE_NAME[kind], "not a regular file"])
                         self.cli(m, "partition", "-g", 0, user=NOBODY,
                                  has=[path, TYPE_NAME[kind], "not a regular file"])
+
+    def test_remembered_driver(self):
+        """The driver a VF had before vfio-pci: a FIFO or a link in its place is not read; the
+        release goes on without it and says why."""
+        with Mount("-m", "mi300x-gim-1vf") as m:
+            vf = vf_bdf(GPU1, 0)
+            path = os.path.join(self.rt, "sriov", vf)
+            for kind in ("fifo", "link to a file", "link to a FIFO"):
+                with self.subTest(kind=kind):
+                    self.cli(m, "sriov", "bind", vf)
+                    self.assertTrue(os.path.isfile(path))
+                    os.unlink(path)
+                    self.put(path, kind)
+                    try:
+                        self.cli(m, "sriov", "release", vf, "--force",
+                                 has=[path, TYPE_NAME[kind], "not a regular file"])
+                    finally:
+                        for p in (path, path + ".target", path + ".target-fifo"):
+                            if os.path.lexists(p):
+                                os.unlink(p)
 
 
 if __name__ == "__main__":
