@@ -1096,6 +1096,10 @@ const char *state_open_error(int r, char *buf, size_t size) {
                 (void) snprintf(buf, size, "locked by another process");
         else if ((r == -ELOOP || r == -EISDIR || r == -EBADFD || r == -ENOTDIR || r == -EPERM) &&
                  state_dir(dir, sizeof(dir)) >= 0) {
+                /* the state file that is not one (state_commit()'s refusal) */
+                (void) snprintf(lock, sizeof(lock), "%s/" STATE_FILE, dir);
+                if (r != -EPERM && r != -ENOTDIR && lstat(lock, &st) == 0 && !S_ISREG(st.st_mode))
+                        return safe_open_message(lock, r, buf, size);
                 (void) snprintf(lock, sizeof(lock), "%s/" STATE_LOCK, dir);
                 /* the directory (not one, not ours), else the lock file */
                 if (lstat(dir, &st) == 0 &&
