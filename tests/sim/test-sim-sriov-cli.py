@@ -11,8 +11,8 @@ The generic VF count (0 -> 4 -> 2, over the total, blocked by a VF on vfio-pci a
 a private mount namespace (an overlay over /etc, a tmpfs over every modprobe.d directory): its
 exact text, gim's order, the other GPUs' values, values kept between commands, refusal on a
 conflicting file, a FIFO, directory or link in its place refused by name, dry run, the
-initramfs reminder. Bind and release round trips; bad VF
-arguments refused before anything is written; unprivileged callers refused."""
+initramfs reminder. Bind and release round trips; bad VF arguments refused before anything is
+written; unprivileged callers refused."""
 
 import json
 import os
