@@ -294,7 +294,8 @@ int verb_history(struct cli *c) {
                                 "everyone when it runs)",
                                 path, strerror(-r));
         if (r < 0)
-                return cli_fail(c, r, "cannot read %s: %s", path, strerror(-r));
+                return cli_fail(c, r, "cannot read %s: %s", path,
+                                history_error(r, (char[512]){}, 512));
 
         r = selected_bdfs(c, &bdfs);
         if (r < 0) {

@@ -37,6 +37,7 @@
 #include "macro.h"
 #include "parse-util.h"
 #include "power-arbitration.h"
+#include "safe-open.h"
 
 #ifndef AMDSMID_CONF_PATH
 #error "AMDSMID_CONF_PATH (SYSCONFDIR/amdsmi/amdsmid.conf) must be defined by the build"
@@ -649,13 +650,18 @@ int config_load(const char *path, struct config **ret, char *err, size_t err_siz
                 path = def;
         }
 
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        /* A FIFO, link, directory or device there is refused, never waited on (safe-open.h) */
+        fd = safe_open(path, O_RDONLY, 0, SAFE_OPEN_BLOCK);
         if (fd < 0) {
                 struct config *c;
+                char msg[4200];
 
-                if (errno != ENOENT)
-                        return file_error(err, err_size, -errno, "%s: cannot open: %s", path,
-                                          strerror(errno));
+                if (fd == -ELOOP || fd == -EISDIR || fd == -EBADFD)
+                        return file_error(err, err_size, fd, "%s",
+                                          safe_open_message(path, fd, msg, sizeof(msg)));
+                if (fd != -ENOENT)
+                        return file_error(err, err_size, fd, "%s: cannot open: %s", path,
+                                          strerror(-fd));
                 c = config_new(); /* no file: nothing is desired */
                 if (!c)
                         return file_error(err, err_size, -ENOMEM, "%s: out of memory", path);
@@ -665,8 +671,6 @@ int config_load(const char *path, struct config **ret, char *err, size_t err_siz
         if (fstat(fd, &st) < 0)
                 return file_error(err, err_size, -errno, "%s: cannot read: %s", path,
                                   strerror(errno));
-        if (S_ISDIR(st.st_mode))
-                return file_error(err, err_size, -EISDIR, "%s: is a directory", path);
 
         data = malloc(CONFIG_FILE_MAX + 1);
         if (!data)

@@ -24,6 +24,7 @@
 #include "macro.h"
 #include "parse-util.h"
 #include "runtime-dir.h"
+#include "safe-open.h"
 #include "time-util.h"
 
 #define HISTORY_FILE "history.jsonl"
@@ -236,6 +237,23 @@ int intent_dir(char *buf, size_t size) {
         return state_path(INTENT_DIR, buf, size);
 }
 
+const char *history_error(int r, char *buf, size_t size) {
+        static const char *const names[] = { HISTORY_FILE, HISTORY_OLD_FILE };
+        char path[PATH_MAX];
+
+        if (r == -ELOOP || r == -EISDIR || r == -EBADFD || r == -EPERM)
+                for (size_t k = 0; k < ELEMENTSOF(names); k++) {
+                        struct stat st;
+
+                        if (state_path(names[k], path, sizeof(path)) < 0 || lstat(path, &st) < 0 ||
+                            (r != -EPERM && S_ISREG(st.st_mode)))
+                                continue;
+                        return safe_open_message(path, r, buf, size);
+                }
+        (void) snprintf(buf, size, "%s", strerror(-r));
+        return buf;
+}
+
 static int flock_retry(int fd, int op) {
         while (flock(fd, op) < 0)
                 if (errno != EINTR)
@@ -255,18 +273,22 @@ static int open_locked(const char *path, bool append, int *ret_fd) {
                 struct stat locked, named;
                 int r;
 
+                /* safe_open(): a FIFO, link or directory there is refused (-EBADFD, -ELOOP,
+                 * -EISDIR), never waited on nor followed; one we append to is ours. */
                 if (append) {
-                        fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC, 0640);
+                        fd = safe_open(path, O_RDWR | O_APPEND | O_CREAT | O_EXCL, 0640,
+                                       SAFE_OPEN_BLOCK);
                         if (fd >= 0)
                                 (void) fchmod(fd, 0640); /* whatever the umask took */
-                        else if (errno == EEXIST)
-                                fd = open(path, O_RDWR | O_APPEND | O_CLOEXEC);
-                        if (fd < 0 && errno == ENOENT)
+                        else if (fd == -EEXIST)
+                                fd = safe_open(path, O_RDWR | O_APPEND, 0,
+                                               SAFE_OPEN_BLOCK | SAFE_OPEN_TRUSTED);
+                        if (fd == -ENOENT)
                                 continue; /* rotated away between the two opens */
                 } else
-                        fd = open(path, O_RDONLY | O_CLOEXEC);
+                        fd = safe_open(path, O_RDONLY, 0, SAFE_OPEN_BLOCK);
                 if (fd < 0)
-                        return -errno;
+                        return fd;
 
                 r = flock_retry(fd, append ? LOCK_EX : LOCK_SH);
                 if (r < 0)
@@ -711,9 +733,9 @@ int history_read(unsigned max, json_object **ret, unsigned *ret_skipped) {
                         return r;
         }
         if (!scan_done(&s) && s.budget > 0) {
-                fd_old = open(old, O_RDONLY | O_CLOEXEC);
-                if (fd_old < 0 && errno != ENOENT)
-                        return -errno;
+                fd_old = safe_open(old, O_RDONLY, 0, SAFE_OPEN_BLOCK);
+                if (fd_old < 0 && fd_old != -ENOENT)
+                        return fd_old;
                 if (fd_old >= 0) {
                         r = scan_file(&s, fd_old);
                         if (r < 0)
@@ -844,9 +866,9 @@ int intent_begin(struct intent *i) {
             snprintf(path, sizeof(path), "%s/%s%s", dir, id, INTENT_SUFFIX) >= (int) sizeof(path))
                 return -ENAMETOOLONG;
 
-        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640);
+        fd = safe_open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0640, SAFE_OPEN_BLOCK);
         if (fd < 0)
-                return -errno;
+                return fd;
         (void) fchmod(fd, 0640);
         r = write_full(fd, text, strlen(text));
         if (r >= 0 && fsync(fd) < 0)
@@ -945,10 +967,10 @@ static int intent_load(int dfd, const char *name, struct intent *ret) {
         if (!intent_id_parse(i.id, &seq_usec, &seq_pid, &seq_n))
                 return 0;
 
-        fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+        fd = safe_openat(dfd, name, O_RDONLY, 0, 0); /* a FIFO, link...: skipped */
         if (fd < 0)
                 return 0;
-        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > INTENT_FILE_MAX)
+        if (fstat(fd, &st) < 0 || st.st_size > INTENT_FILE_MAX)
                 return 0;
         data = malloc((size_t) st.st_size + 1);
         if (!data)
@@ -1016,13 +1038,19 @@ int intent_list(struct intent **ret, size_t *ret_n, char ***ret_skipped) {
         size_t n = 0;
         char dir[PATH_MAX];
         struct dirent *de;
-        int r;
+        int r, fd;
 
         r = intent_dir(dir, sizeof(dir));
         if (r < 0)
                 return r;
-        d = opendir(dir);
+        /* the directory itself: never through a symbolic link */
+        fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+        d = fd >= 0 ? fdopendir(fd) : NULL;
         if (!d) {
+                if (fd >= 0)
+                        (void) close(fd);
+                if (errno == ELOOP || errno == ENOTDIR)
+                        return -ENOTDIR;
                 if (errno != ENOENT)
                         return -errno;
                 *ret = NULL;

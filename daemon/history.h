@@ -78,6 +78,11 @@ struct history_entry {
  * @return 0 or -ENAMETOOLONG. */
 int history_path(char *buf, size_t size);
 
+/* The message for @r, an error of history_append() or history_read(): names history.jsonl or
+ * history.jsonl.1 and what it is when the error is a refusal of safe-open.h ("... is a FIFO,
+ * not a regular file: refused"), else strerror(). @return @buf. */
+const char *history_error(int r, char *buf, size_t size);
+
 /*
  * Appends one JSON line, under a lock on the file, and rotates first when the file would grow
  * past @max_bytes (0: HISTORY_MAX_BYTES_DEFAULT): history.jsonl becomes history.jsonl.1 (the

@@ -185,7 +185,7 @@ static void *job_thread(void *userdata) {
                                                 busy, (int) holder);
                         else
                                 (void) asprintf(&j->message, "cannot lock the GPU: %s",
-                                                strerror(-r));
+                                                gpu_lock_error(busy, r, (char[4400]){}, 4400));
                         goto out;
                 }
         }
@@ -385,7 +385,7 @@ static void job_record(struct job *j) {
 
                 if (r < 0)
                         log_gpu(LOG_WARNING, e.gpu, "cannot append to the history: %s",
-                                strerror(-r));
+                                history_error(r, (char[512]){}, 512));
         }
         if (j->has_intent) {
                 struct intent i = {};

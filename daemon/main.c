@@ -8,10 +8,12 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <syslog.h>
 #include <unistd.h>
 
@@ -22,6 +24,7 @@
 #include "libvirt-watch.h"
 #include "amdsmid-conf.h"
 #include "history.h"
+#include "safe-open.h"
 
 static void help(void) {
         printf("Usage: amdsmid [OPTIONS]\n"
@@ -195,11 +198,22 @@ static void recover_intents(struct daemon *d) {
 
         r = intent_list(&l, &n, &skipped);
         if (r < 0) {
-                log_warning("cannot read the intent records: %s", strerror(-r));
+                char dir[PATH_MAX] = "", msg[PATH_MAX + 64];
+
+                (void) intent_dir(dir, sizeof(dir));
+                log_warning("cannot read the intent records: %s",
+                            safe_open_message(dir, r, msg, sizeof(msg)));
                 return;
         }
-        for (char **s = skipped; s && *s; s++)
-                log_warning("intent record %s is malformed, ignored", *s);
+        for (char **s = skipped; s && *s; s++) {
+                struct stat st;
+
+                if (lstat(*s, &st) == 0 && !S_ISREG(st.st_mode))
+                        log_warning("intent record %s is %s, not a regular file: ignored", *s,
+                                    file_type_name(st.st_mode));
+                else
+                        log_warning("intent record %s is malformed, ignored", *s);
+        }
         for (size_t i = 0; i < n; i++) {
                 static const struct slice *const slices[] = { &partition_slice, &power_slice,
                                                               &sriov_slice };

@@ -442,7 +442,8 @@ static int method_get_history(sd_bus_message *m, void *userdata, sd_bus_error *e
                 return r;
         r = history_read(max, &entries, &skipped);
         if (r < 0)
-                return bus_error_errno(error, r, "cannot read the history: %s", strerror(-r));
+                return bus_error_errno(error, r, "cannot read the history: %s",
+                                       history_error(r, (char[512]){}, 512));
         clock_gettime(CLOCK_REALTIME, &now);
         doc = document_new("history", &now, d->hostname);
         if (!doc) {

@@ -818,7 +818,7 @@ static void test_load(void **state) {
         /* a directory */
         assert_int_equal(config_load(dir, &s, err, sizeof(err)), -EISDIR);
         assert_ptr_equal(s, &sentinel);
-        assert_true(asprintf(&expected, "%s: is a directory", dir) > 0);
+        assert_true(asprintf(&expected, "%s is a directory, not a regular file: refused", dir) > 0);
         assert_string_equal(err, expected);
         free(expected);
 

@@ -430,7 +430,7 @@ static void record_direct(struct partition_run *run, const char *change,
                 if (k < 0 && !warned) {
                         warned = true;
                         fprintf(stderr, "amdsmi: warning: cannot append to the history: %s\n",
-                                strerror(-k));
+                                history_error(k, (char[512]){}, 512));
                 }
         }
 }

@@ -180,8 +180,10 @@ static int lock_gpus(struct partition_run *run, struct gpu_lock *locks, const ch
                                       busy);
         }
         if (r < 0)
-                return partition_fail(run, r, "cannot take the change lock of GPU %s: %s",
-                                      bdfs[0], strerror(-r));
+                return partition_fail(
+                        run, r, "cannot take the change lock of GPU %s: %s",
+                        busy[0] ? busy : bdfs[0],
+                        gpu_lock_error(busy[0] ? busy : bdfs[0], r, (char[4400]){}, 4400));
         return 0;
 }
 

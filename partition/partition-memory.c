@@ -21,6 +21,7 @@
 #include "partition-private.h"
 #include "time-util.h"
 #include "runtime-dir.h"
+#include "safe-open.h"
 #include "sysfs.h"
 
 #define RELOAD_TIMEOUT_MS_DEFAULT 120000u
@@ -122,9 +123,15 @@ static int record_read(struct amdsmi_gpu *gpu, enum amdsmi_memory_mode *ret) {
         r = record_path(gpu, path, sizeof(path));
         if (r < 0)
                 return r;
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-        if (fd < 0)
-                return -errno;
+        /* a FIFO, link or directory there: refused, never waited on (safe-open.h) */
+        fd = safe_open(path, O_RDONLY, 0, 0);
+        if (fd < 0) {
+                char msg[4400];
+
+                if (fd == -ELOOP || fd == -EISDIR || fd == -EBADFD)
+                        log_warning(gpu->ctx, "%s", safe_open_message(path, fd, msg, sizeof(msg)));
+                return fd;
+        }
         n = read(fd, text, RECORD_MAX);
         if (n < 0)
                 return -errno;

@@ -355,7 +355,7 @@ static void record_direct(struct cli *c, const struct power_change *ch, const ch
         k = history_append(&e, 0);
         if (k < 0)
                 fprintf(stderr, "amdsmi: warning: cannot append to the history: %s\n",
-                        strerror(-k));
+                        history_error(k, (char[512]){}, 512));
 }
 
 /* amdsmid names the host value as 'power set' does ("--host 800 W is out of range"); for

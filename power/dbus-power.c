@@ -568,13 +568,25 @@ static void apml_watch(struct daemon *d) {
                 return;
         power_daemon.apml_retry_usec = now + REAPPLY_INTERVAL_USEC;
         r = apml_dir(dir, sizeof(dir));
-        if (r >= 0)
-                r = runtime_dir_mkdir(dir);
+        /* the BMC agent's directory, maybe of its own uid: made if missing, owner left alone;
+         * never watched through a symbolic link */
+        if (r >= 0 && mkdir(dir, 0755) < 0 && errno != EEXIST) {
+                r = -errno;
+                if (r == -ENOENT) {
+                        char rt[256];
+
+                        r = runtime_dir(rt, sizeof(rt));
+                        if (r >= 0)
+                                r = runtime_dir_mkdir(rt);
+                        if (r >= 0 && mkdir(dir, 0755) < 0 && errno != EEXIST)
+                                r = -errno;
+                }
+        }
         if (r >= 0)
                 r = sd_event_add_inotify(d->event, &power_daemon.apml, dir,
                                          IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE |
                                                  IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF |
-                                                 IN_ONLYDIR,
+                                                 IN_ONLYDIR | IN_DONT_FOLLOW,
                                          on_apml, d);
         if (r < 0) {
                 if (!power_daemon.apml_warned)

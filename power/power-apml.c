@@ -18,6 +18,7 @@
 #include "parse-util.h"
 #include "power-apml.h"
 #include "runtime-dir.h"
+#include "safe-open.h"
 
 static const char *const file_state_table[] = {
         [APML_FILE_ABSENT] = "absent",
@@ -182,13 +183,19 @@ int apml_read(const char *bdf, struct apml_file *ret) {
                 return 0;
         }
 
-        /* O_NONBLOCK: a FIFO put there must not hang the reader. */
-        fd = open(f.path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK);
+        /* safe_open(): a FIFO put there must not hang the reader, a link is not followed;
+         * the BMC agent may run as another user: the type is checked, not the owner. */
+        fd = safe_open(f.path, O_RDONLY, 0, 0);
         if (fd < 0) {
-                if (errno != ENOENT) {
+                if (fd != -ENOENT) {
                         f.state = APML_FILE_UNREADABLE;
-                        (void) snprintf(f.error, sizeof(f.error), "%s",
-                                        errno == ELOOP ? "a symbolic link" : strerror(errno));
+                        if (fd == -ELOOP || fd == -EISDIR || fd == -EBADFD)
+                                (void) snprintf(f.error, sizeof(f.error),
+                                                "%s, not a regular file: refused",
+                                                lstat(f.path, &st) == 0 ? file_type_name(st.st_mode)
+                                                                        : "not a regular file");
+                        else
+                                (void) snprintf(f.error, sizeof(f.error), "%s", strerror(-fd));
                 }
                 *ret = f;
                 return 0;
@@ -196,12 +203,6 @@ int apml_read(const char *bdf, struct apml_file *ret) {
         if (fstat(fd, &st) < 0) {
                 f.state = APML_FILE_UNREADABLE;
                 (void) snprintf(f.error, sizeof(f.error), "%s", strerror(errno));
-                *ret = f;
-                return 0;
-        }
-        if (!S_ISREG(st.st_mode)) {
-                f.state = APML_FILE_UNREADABLE;
-                (void) snprintf(f.error, sizeof(f.error), "not a regular file");
                 *ret = f;
                 return 0;
         }

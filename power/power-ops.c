@@ -841,8 +841,8 @@ int power_change_gpu(struct cli *c, const struct power_change *ch, size_t index,
                         return run_fail(&run, r, "GPU %zu (%s) is being changed by PID %ld",
                                         index, bdf, (long) holder);
                 if (r < 0)
-                        return run_fail(&run, r, "cannot take the change lock of GPU %s: %s",
-                                        bdf, strerror(-r));
+                        return run_fail(&run, r, "cannot take the change lock of GPU %s: %s", bdf,
+                                        gpu_lock_error(bdf, r, (char[4400]){}, 4400));
         }
         r = state_open(c->dry_run ? STATE_READ : STATE_WRITE, POWER_LOCK_WAIT_MS, &st);
         if (r < 0) {
@@ -851,7 +851,7 @@ int power_change_gpu(struct cli *c, const struct power_change *ch, size_t index,
                 (void) state_dir(dir, sizeof(dir));
                 gpu_lock_release(&lock);
                 return run_fail(&run, r, "cannot open the state in %s: %s", dir,
-                                r == -EBUSY ? "locked by another process" : strerror(-r));
+                                state_open_error(r, (char[PATH_MAX + 128]){}, PATH_MAX + 128));
         }
         if (state_warning(st))
                 snprintf(out->warning, sizeof(out->warning), "%s", state_warning(st));
@@ -869,6 +869,7 @@ int power_change_gpu(struct cli *c, const struct power_change *ch, size_t index,
                              "GPU %zu (%s): the power sources cannot be saved to %s: %s", index,
                              bdf, state_path(st),
                              r == -EPROTONOSUPPORT ? "it was written by a newer amdsmi"
+                             : state_warning(st)   ? state_warning(st)
                                                    : strerror(-r));
                 state_close(st);
                 gpu_lock_release(&lock);

@@ -26,6 +26,7 @@
 #include "macro.h"
 #include "power-state.h"
 #include "runtime-dir.h"
+#include "safe-open.h"
 #include "time-util.h"
 #include "parse-util.h"
 
@@ -50,6 +51,7 @@ struct state_store {
         int lock_fd; /* -1: read without the lock */
         bool newer;  /* the file is of a newer version: never written */
         bool file_damaged; /* the file as a whole cannot be read: never written over */
+        int keep_error; /* not a regular file: never read, replaced or renamed (the errno) */
         json_object *root;
         struct damage *damage;
         size_t n_damage;
@@ -403,9 +405,10 @@ static int read_all(const char *path, char **ret, size_t *ret_len) {
         _cleanup_free_ char *buf = NULL;
         size_t len = 0, size = 0;
 
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        /* Never hangs on a FIFO, never follows a link: -ELOOP, -EISDIR, -EBADFD (safe-open.h) */
+        fd = safe_open(path, O_RDONLY, 0, SAFE_OPEN_BLOCK);
         if (fd < 0)
-                return -errno;
+                return fd;
         for (;;) {
                 ssize_t n;
 
@@ -547,6 +550,23 @@ static int warn_damage(struct state_store *s) {
                            "--damaged' drops it");
 }
 
+/* Not a regular file (a FIFO, a link, a directory...): never read, never renamed aside nor
+ * replaced; readers see an empty state and the reason, writers cannot commit (keep_error). */
+static int refuse_not_regular(struct state_store *s, int r) {
+        char msg[PATH_MAX + 128];
+
+        s->root = new_document();
+        if (!s->root)
+                return -ENOMEM;
+        s->keep_error = r;
+        if (asprintf(&s->warning, "%s; reading an empty state, nothing is saved over it",
+                     safe_open_message(s->path, r, msg, sizeof(msg))) < 0) {
+                s->warning = NULL;
+                return -ENOMEM;
+        }
+        return 0;
+}
+
 static int state_load(struct state_store *s) {
         _cleanup_free_ char *text = NULL;
         _cleanup_json_ json_object *root = NULL;
@@ -562,6 +582,8 @@ static int state_load(struct state_store *s) {
         }
         if (r == -EFBIG)
                 (void) fail(&e, NULL, "larger than %u bytes", STATE_SIZE_MAX);
+        else if (r == -ELOOP || r == -EISDIR || r == -EBADFD)
+                return refuse_not_regular(s, r);
         else if (r < 0)
                 return r;
         else {
@@ -646,6 +668,12 @@ static inline void state_closep(struct state_store **s) {
         state_close(*s);
 }
 
+static bool lock_private(int fd) {
+        struct stat st;
+
+        return fstat(fd, &st) == 0 && (st.st_mode & 077) == 0;
+}
+
 int state_open(enum state_mode mode, unsigned timeout_ms, struct state_store **ret) {
         _cleanup_(state_closep) struct state_store *s = NULL;
         char lock[PATH_MAX];
@@ -673,13 +701,20 @@ int state_open(enum state_mode mode, unsigned timeout_ms, struct state_store **r
                 r = runtime_dir_mkdir(s->dir);
                 if (r < 0)
                         return r;
-                s->lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0644);
+                /* 0600: a lock others can open is a lock others can hold */
+                s->lock_fd = lock_file_open(lock);
                 if (s->lock_fd < 0)
-                        return -errno;
-        } else
-                /* Unprivileged or no state yet: read without the lock (the file is only ever
-                 * replaced by rename, never rewritten in place). */
-                s->lock_fd = open(lock, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+                        return s->lock_fd;
+        } else {
+                /* Unprivileged, no state yet, or a lock file others could open (an older
+                 * amdsmi's 0644 one, which anyone could hold): read without the lock (the
+                 * file is only ever replaced by rename, never rewritten in place). */
+                s->lock_fd = safe_open(lock, O_RDONLY, 0, SAFE_OPEN_TRUSTED);
+                if (s->lock_fd >= 0 && !lock_private(s->lock_fd)) {
+                        (void) close(s->lock_fd);
+                        s->lock_fd = -1;
+                }
+        }
 
         if (s->lock_fd >= 0) {
                 r = lock_wait(s->lock_fd, mode == STATE_WRITE ? LOCK_EX : LOCK_SH, timeout_ms);
@@ -1090,9 +1125,9 @@ static int write_temp(const char *tmp, const char *text) {
         _cleanup_close_ int fd = -1;
         int r;
 
-        fd = open(tmp, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0644);
+        fd = safe_open(tmp, O_CREAT | O_TRUNC | O_WRONLY, 0644, SAFE_OPEN_BLOCK);
         if (fd < 0)
-                return -errno;
+                return fd;
         r = write_all(fd, text, strlen(text));
         if (r < 0)
                 return r;
@@ -1114,6 +1149,8 @@ int state_can_commit(const struct state_store *s) {
                 return -EBADF;
         if (s->newer)
                 return -EPROTONOSUPPORT;
+        if (s->keep_error < 0)
+                return s->keep_error;
         if (s->file_damaged)
                 return -EUCLEAN;
         return 0;
@@ -1273,4 +1310,28 @@ int state_commit(struct state_store *s) {
         if (fsync(dfd) < 0)
                 return -errno;
         return 0;
+}
+
+const char *state_open_error(int r, char *buf, size_t size) {
+        char dir[PATH_MAX], lock[PATH_MAX + 16];
+        struct stat st;
+
+        if (r == -EBUSY)
+                (void) snprintf(buf, size, "locked by another process");
+        else if ((r == -ELOOP || r == -EISDIR || r == -EBADFD || r == -ENOTDIR || r == -EPERM) &&
+                 state_dir(dir, sizeof(dir)) >= 0) {
+                /* the state file that is not one (state_commit()'s refusal) */
+                (void) snprintf(lock, sizeof(lock), "%s/" STATE_FILE, dir);
+                if (r != -EPERM && r != -ENOTDIR && lstat(lock, &st) == 0 && !S_ISREG(st.st_mode))
+                        return safe_open_message(lock, r, buf, size);
+                (void) snprintf(lock, sizeof(lock), "%s/" STATE_LOCK, dir);
+                /* the directory (not one, not ours), else the lock file */
+                if (lstat(dir, &st) == 0 &&
+                    (!S_ISDIR(st.st_mode) || (st.st_uid != geteuid() && st.st_uid != 0)))
+                        return safe_open_message(dir, S_ISDIR(st.st_mode) ? -EPERM : -ENOTDIR, buf,
+                                                 size);
+                return safe_open_message(lock, r, buf, size);
+        } else
+                (void) snprintf(buf, size, "%s", strerror(-r));
+        return buf;
 }

@@ -84,6 +84,12 @@ const char *state_warning(const struct state_store *s);
 /* The file's path (for messages). */
 const char *state_path(const struct state_store *s);
 
+/* The message for @r, an error of state_open() or state_commit(): "locked by another
+ * process", the state file, its lock or directory named with what is wrong with it
+ * ("<dir>/state.lock is a FIFO, not a regular file: refused"), else strerror().
+ * @return @buf. */
+const char *state_open_error(int r, char *buf, size_t size);
+
 /* The power sources recorded for @bdf (an empty set when none). @return 0, -EINVAL (bdf). */
 int state_get_power(const struct state_store *s, const char *bdf, struct power_sources *ret);
 

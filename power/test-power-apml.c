@@ -329,15 +329,16 @@ static void test_read(void **state) {
         assert_int_equal(mkdir(in_dir("apml/0000:c3:00.0"), 0755), 0);
         assert_int_equal(apml_read("0000:c3:00.0", &f), 0);
         assert_int_equal(f.state, APML_FILE_UNREADABLE);
-        assert_string_equal(f.error, "not a regular file");
+        assert_string_equal(f.error, "a directory, not a regular file: refused");
         assert_int_equal(mkfifo(in_dir("apml/0000:c4:00.0"), 0644), 0);
         assert_int_equal(apml_read("0000:c4:00.0", &f), 0);
         assert_int_equal(f.state, APML_FILE_UNREADABLE);
+        assert_string_equal(f.error, "a FIFO, not a regular file: refused");
         assert_int_equal(symlink(BDF, in_dir("apml/0000:c5:00.0")), 0);
         assert_int_equal(apml_read("0000:c5:00.0", &f), 0);
         assert_int_equal(f.state, APML_FILE_UNREADABLE);
         assert_int_equal(f.uw, POWER_UW_UNKNOWN);
-        assert_string_equal(f.error, "a symbolic link");
+        assert_string_equal(f.error, "a symbolic link, not a regular file: refused");
 }
 
 static void test_read_bad_bdf(void **state) {

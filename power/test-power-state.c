@@ -235,7 +235,7 @@ static void test_missing_is_empty(void **state) {
         assert_int_equal(stat(in_dir("var/lib"), &st), 0);
         assert_int_equal(st.st_mode & 07777, 0755);
         assert_int_equal(stat(in_dir("var/lib/amdsmi/state.lock"), &st), 0);
-        assert_int_equal(st.st_mode & 07777, 0644);
+        assert_int_equal(st.st_mode & 07777, 0600); /* nobody else can open it, nor hold it */
         assert_false(exists(in_dir("var/lib/amdsmi/state.json")));
         assert_string_equal(state_path(s), in_dir("var/lib/amdsmi/state.json"));
         assert_int_equal(state_commit(s), 0);
@@ -1282,6 +1282,76 @@ static void test_crash_safety(void **state) {
         }
 }
 
+/* Something else than a regular file at state.json: never read (a FIFO would hang the
+ * opener), never followed, never renamed aside nor replaced; readers see an empty state and a
+ * warning naming the path and what it is; writers cannot commit. */
+static void test_not_regular(void **state) {
+        static const char *const kinds[] = { "fifo", "dir", "link", "link-fifo" };
+        static const char *const names[] = { "a FIFO", "a directory", "a symbolic link",
+                                             "a symbolic link" };
+        struct state_store *s;
+        struct stat st;
+
+        write_file(in_dir("target.json"), "{ \"version\": 1 }\n", 18);
+        assert_int_equal(mkfifo(in_dir("target.fifo"), 0644), 0);
+        for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+                char want[PATH_MAX + 64];
+
+                (void) unlink(in_dir("state.json"));
+                (void) rmdir(in_dir("state.json"));
+                if (strcmp(kinds[k], "fifo") == 0)
+                        assert_int_equal(mkfifo(in_dir("state.json"), 0644), 0);
+                else if (strcmp(kinds[k], "dir") == 0)
+                        assert_int_equal(mkdir(in_dir("state.json"), 0755), 0);
+                else
+                        assert_int_equal(symlink(strcmp(kinds[k], "link") == 0 ? "target.json"
+                                                                               : "target.fifo",
+                                                 in_dir("state.json")),
+                                         0);
+                snprintf(want, sizeof(want), "%s is %s, not a regular file", in_dir("state.json"),
+                         names[k]);
+                for (int mode = STATE_READ; mode <= STATE_WRITE; mode++) {
+                        alarm(10); /* a hang fails the test */
+                        assert_int_equal(state_open((enum state_mode) mode, 0, &s), 0);
+                        alarm(0);
+                        assert_non_null(state_warning(s));
+                        assert_non_null(strstr(state_warning(s), want));
+                        assert_empty(s, BDF);
+                        assert_true(state_can_commit(s) < 0);
+                        assert_true(state_commit(s) < 0);
+                        state_close(s);
+                        assert_int_equal(lstat(in_dir("state.json"), &st), 0);
+                        assert_false(S_ISREG(st.st_mode));
+                }
+        }
+}
+
+/* An older amdsmi's 0644 lock file is tightened to 0600 by a writer; readers never lock one
+ * that others can open (whoever opened it could block them). A FIFO or link there refuses. */
+static void test_lock_modes(void **state) {
+        struct state_store *s;
+        struct stat st;
+
+        write_file(in_dir("state.lock"), "", 0);
+        assert_int_equal(chmod(in_dir("state.lock"), 0644), 0);
+        assert_int_equal(state_open(STATE_WRITE, 0, &s), 0);
+        assert_int_equal(stat(in_dir("state.lock"), &st), 0);
+        assert_int_equal(st.st_mode & 07777, 0600);
+        state_close(s);
+
+        assert_int_equal(unlink(in_dir("state.lock")), 0);
+        assert_int_equal(mkfifo(in_dir("state.lock"), 0600), 0);
+        alarm(10);
+        assert_int_equal(state_open(STATE_WRITE, 0, &s), -EBADFD);
+        assert_int_equal(state_open(STATE_READ, 0, &s), 0); /* reads without the lock */
+        alarm(0);
+        state_close(s);
+        assert_int_equal(unlink(in_dir("state.lock")), 0);
+        write_file(in_dir("elsewhere"), "", 0);
+        assert_int_equal(symlink("elsewhere", in_dir("state.lock")), 0);
+        assert_int_equal(state_open(STATE_WRITE, 0, &s), -ELOOP);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_state_dir, setup, teardown),
@@ -1301,6 +1371,8 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_lock_other_process, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_concurrent_writers, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_crash_safety, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_not_regular, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_lock_modes, setup, teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

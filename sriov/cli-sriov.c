@@ -406,7 +406,7 @@ static void record_direct(const char *gpu, const char *change, const char *old_v
 
         if (k < 0)
                 fprintf(stderr, "amdsmi: warning: cannot append to the history: %s\n",
-                        strerror(-k));
+                        history_error(k, (char[512]){}, 512));
 }
 
 /* The first message line of @entry, or NULL. */

@@ -371,8 +371,9 @@ static int run_prepare(struct job *j, struct amdsmi_ctx *ctx) {
         if (!dry) {
                 r = vm_state_put(v);
                 if (r < 0) {
-                        (void) asprintf(&j->message, "cannot record the reservation: %s",
-                                        strerror(-r));
+                        (void) asprintf(
+                                &j->message, "cannot record the reservation: %s",
+                                state_open_error(r, (char[PATH_MAX + 128]){}, PATH_MAX + 128));
                         goto undo;
                 }
         }
@@ -785,8 +786,10 @@ static int method_prepare_vm(sd_bus_message *m, void *userdata, sd_bus_error *er
                 if (!prev) {
                         r = dry ? 0 : vm_state_put(v);
                         if (r < 0)
-                                return bus_error_errno(error, r, "cannot record the reservation: %s",
-                                                       strerror(-r));
+                                return bus_error_errno(error, r,
+                                                       "cannot record the reservation: %s",
+                                                       state_open_error(r, (char[PATH_MAX + 128]){},
+                                                                        PATH_MAX + 128));
                         if (!dry && vms_replace(v) < 0)
                                 return bus_error_errno(error, -ENOMEM, "out of memory");
                         log_info("domain %s (%s) reconnected: reservation of %zu VF%s recorded",

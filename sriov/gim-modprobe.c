@@ -7,15 +7,18 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "gim-modprobe.h"
 #include "macro.h"
 #include "parse-util.h"
+#include "safe-open.h"
 
 #define CONF_MAX_BYTES (1024 * 1024) /* a configuration file larger than this is not read */
 
@@ -329,15 +332,42 @@ static int root_path(const char *root, const char *path, char *buf, size_t size)
         return 0;
 }
 
-/* The whole file; -ENOENT when it does not exist, -EFBIG above CONF_MAX_BYTES. */
-static int read_file(const char *path, char **ret) {
+/*
+ * The whole file; -ENOENT when it does not exist, -EFBIG above CONF_MAX_BYTES. Never waits on
+ * a FIFO: anything but a regular file is refused (safe-open.h: -EBADFD, -EISDIR, -ELOOP). Our
+ * own file (@own) is never reached through a symbolic link; others may be links, as kmod
+ * allows, and one to /dev/null masks the file (read as empty, as kmod does).
+ */
+static int read_file(const char *path, bool own, char **ret) {
         _cleanup_fclose_ FILE *f = NULL;
         _cleanup_free_ char *buf = NULL;
+        _cleanup_close_ int fd = -EBADF;
         size_t n = 0, cap = 0;
+        struct stat st;
+        int r;
 
-        f = fopen(path, "re");
+        if (own)
+                fd = safe_open(path, O_RDONLY, 0, 0);
+        else {
+                fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+                if (fd < 0)
+                        fd = -errno;
+                else if (fstat(fd, &st) == 0 && S_ISCHR(st.st_mode) &&
+                         st.st_rdev == makedev(1, 3)) {
+                        buf = strdup(""); /* /dev/null: masked */
+                        if (!buf)
+                                return -ENOMEM;
+                        *ret = TAKE_PTR(buf);
+                        return 0;
+                } else if ((r = fd_verify_regular(fd, 0)) < 0)
+                        return r;
+        }
+        if (fd < 0)
+                return fd;
+        f = fdopen(fd, "re");
         if (!f)
                 return -errno;
+        TAKE_FD(fd);
         for (;;) {
                 size_t k;
 
@@ -398,13 +428,14 @@ static int scan_file(struct gim_modprobe_scan *s, const char *root, const char *
         r = root_path(root, path, full, sizeof(full));
         if (r < 0)
                 return r;
-        r = read_file(full, &text);
-        if (r == -ENOENT || r == -EISDIR)
+        r = read_file(full, own, &text);
+        if (r == -ENOENT || (r == -EISDIR && !own))
                 return 0;
         if (r < 0) {
                 if (ret_error_path)
                         snprintf(ret_error_path, PATH_MAX, "%s", path);
-                return r == -ENOMEM ? r : -EIO;
+                /* a FIFO, link...: said as such (safe_open_message()) */
+                return r == -ENOMEM || r == -ELOOP || r == -EISDIR || r == -EBADFD ? r : -EIO;
         }
         if (own)
                 s->own_exists = true;
@@ -739,7 +770,7 @@ static int find_line(const char *root, const char *path, bool (*match)(const cha
         r = root_path(root, path, full, sizeof(full));
         if (r < 0)
                 return r;
-        r = read_file(full, &text);
+        r = read_file(full, false, &text);
         if (r == -ENOENT || r == -ENOTDIR || r == -EISDIR)
                 return 0;
         if (r < 0)

@@ -345,7 +345,11 @@ _public_ int amdsmi_vf_release(struct amdsmi_gpu *vf, uint64_t flags,
 
         r = sriov_recall_driver(vf->bdf, prev, sizeof(prev));
         if (r < 0) {
-                if (r != -ENOENT)
+                if (r == -ELOOP || r == -EISDIR || r == -EBADFD)
+                        log_warning(ctx, "%s: its driver before vfio-pci is not known: %s", vf->bdf,
+                                    sriov_recall_error(vf->bdf, r, (char[PATH_MAX + 128]){},
+                                                       PATH_MAX + 128));
+                else if (r != -ENOENT)
                         log_debug(ctx, "%s: recalling its driver: %s", vf->bdf, strerror(-r));
                 prev[0] = '\0';
         }

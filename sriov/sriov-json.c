@@ -18,6 +18,7 @@
 #include "exit-codes.h"
 #include "gim-modprobe.h"
 #include "gpu-lock.h"
+#include "safe-open.h"
 #include "sriov-json.h"
 
 #define BIND_LOCK_WAIT_MS 10000 /* bind and release take milliseconds: queue up behind others */
@@ -314,10 +315,12 @@ int sriov_set_one(struct sriov_run *s, struct sriov_set_target *t, int *result) 
                                                                "by another process",
                                                                t->index, bdf));
                 if (r < 0)
-                        return sriov_run_fail(result, cli_fail(c, r,
-                                                               "cannot take the change lock of "
-                                                               "GPU %s: %s",
-                                                               bdf, strerror(-r)));
+                        return sriov_run_fail(
+                                result,
+                                cli_fail(c, r,
+                                         "cannot take the change lock of "
+                                         "GPU %s: %s",
+                                         bdf, gpu_lock_error(bdf, r, (char[4400]){}, 4400)));
         }
         r = amdsmi_gpu_set_num_vfs(t->gpu, c->num_vfs, flags, c->timeout_ms, &ch);
         gpu_lock_release(&lock);
@@ -698,7 +701,7 @@ int sriov_persist_run(struct sriov_run *s, struct sriov_set_target *targets, siz
                         r = cli_fail(c, r,
                                      "cannot take the change locks of the GPUs under gim: "
                                      "%s",
-                                     strerror(-r));
+                                     gpu_lock_error(busy, r, (char[4400]){}, 4400));
                         goto finish;
                 }
         }
@@ -713,8 +716,14 @@ int sriov_persist_run(struct sriov_run *s, struct sriov_set_target *targets, siz
                 goto finish;
         }
         if (r < 0) {
-                r = cli_fail(c, r, "cannot read the modprobe configuration%s%s: %s",
-                             errpath[0] ? " " : "", errpath, strerror(-r));
+                char msg[PATH_MAX + 128];
+
+                if (errpath[0] && (r == -ELOOP || r == -EISDIR || r == -EBADFD))
+                        r = cli_fail(c, r, "cannot read the modprobe configuration: %s",
+                                     safe_open_message(errpath, r, msg, sizeof(msg)));
+                else
+                        r = cli_fail(c, r, "cannot read the modprobe configuration%s%s: %s",
+                                     errpath[0] ? " " : "", errpath, strerror(-r));
                 goto finish;
         }
         r = gim_modprobe_build(g.pfs, g.n, &scan, &v, &n_v, bdf);
@@ -889,10 +898,11 @@ int sriov_vf_change(struct sriov_run *s, enum sriov_vf_op op, struct amdsmi_gpu 
                                                               "changed by another process",
                                                               pf, bdf));
                 if (r < 0)
-                        return sriov_run_fail(result, cli_fail(c, r,
-                                                               "cannot take the change lock of GPU "
-                                                               "%s: %s",
-                                                               pf, strerror(-r)));
+                        return sriov_run_fail(
+                                result, cli_fail(c, r,
+                                                 "cannot take the change lock of GPU "
+                                                 "%s: %s",
+                                                 pf, gpu_lock_error(pf, r, (char[4400]){}, 4400)));
         }
         flags = (c->dry_run ? AMDSMI_SRIOV_DRY_RUN : 0) | (c->force ? AMDSMI_SRIOV_FORCE : 0);
         r = op == SRIOV_VF_BIND ? amdsmi_vf_bind_vfio(vf, flags, &rep)

@@ -17,4 +17,7 @@ int sriov_read_vf(struct amdsmi_ctx *ctx, const char *bdf, unsigned index,
  * removes it. */
 int sriov_remember_driver(const char *bdf, const char *driver);
 int sriov_recall_driver(const char *bdf, char *buf, size_t size);
+/* The message for @r, an error of sriov_recall_driver(): the file named with what is there when
+ * it is not a regular file (safe-open.h), else strerror(). @return @buf. */
+const char *sriov_recall_error(const char *bdf, int r, char *buf, size_t size);
 int sriov_forget_driver(const char *bdf);

@@ -45,6 +45,7 @@
 #include "parse-util.h"
 #include "procfs.h"
 #include "runtime-dir.h"
+#include "safe-open.h"
 #include "sriov-private.h"
 #include "sysfs.h"
 
@@ -644,9 +645,10 @@ int sriov_recall_driver(const char *bdf, char *buf, size_t size) {
         r = remember_path(bdf, dir, sizeof(dir), path, sizeof(path));
         if (r < 0)
                 return r;
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+        /* a FIFO, link or directory there: -EBADFD, -ELOOP, -EISDIR (safe-open.h) */
+        fd = safe_open(path, O_RDONLY, 0, 0);
         if (fd < 0)
-                return -errno;
+                return fd;
         do
                 n = read(fd, text, sizeof(text) - 1);
         while (n < 0 && errno == EINTR);
@@ -663,6 +665,16 @@ int sriov_recall_driver(const char *bdf, char *buf, size_t size) {
                 return -EMSGSIZE;
         memcpy(buf, text, len + 1);
         return 0;
+}
+
+const char *sriov_recall_error(const char *bdf, int r, char *buf, size_t size) {
+        char dir[PATH_MAX], path[PATH_MAX + 32];
+
+        if (remember_path(bdf, dir, sizeof(dir), path, sizeof(path)) < 0) {
+                (void) snprintf(buf, size, "%s", strerror(-r));
+                return buf;
+        }
+        return safe_open_message(path, r, buf, size);
 }
 
 /* 0, also when nothing was remembered. */

@@ -296,6 +296,60 @@ static void test_scan(void **state) {
         rm_rf(root);
 }
 
+/* What is at the path of a modprobe file: ours must be a regular file (a FIFO, a directory or
+ * any symbolic link is refused by name, never waited on); others may be links as kmod allows,
+ * one to /dev/null masks the file, but a FIFO among them is refused too. */
+static void test_scan_not_regular(void **state) {
+        _cleanup_free_ char *root = make_root();
+        struct gim_modprobe_scan s = {};
+        char err[PATH_MAX] = "", own[PATH_MAX], other[PATH_MAX], target[PATH_MAX];
+
+        snprintf(own, sizeof(own), "%s%s", root, GIM_MODPROBE_FILE);
+        snprintf(other, sizeof(other), "%s/etc/modprobe.d/other.conf", root);
+        snprintf(target, sizeof(target), "%s/target.conf", root);
+        put(root, "/target.conf", "# vf_num 0000:05:00.0 1\noptions gim vf_num=1\n");
+        put(root, "/etc/modprobe.d/keep.conf", "\n");
+
+        alarm(10); /* a hang fails the test */
+        assert_int_equal(mkfifo(own, 0644), 0);
+        assert_int_equal(gim_modprobe_scan(root, &s, err), -EBADFD);
+        assert_string_equal(err, GIM_MODPROBE_FILE);
+        gim_modprobe_scan_done(&s);
+        assert_int_equal(unlink(own), 0);
+        assert_int_equal(mkdir(own, 0755), 0);
+        memset(&s, 0, sizeof(s));
+        assert_int_equal(gim_modprobe_scan(root, &s, err), -EISDIR);
+        gim_modprobe_scan_done(&s);
+        assert_int_equal(rmdir(own), 0);
+        assert_int_equal(symlink(target, own), 0);
+        memset(&s, 0, sizeof(s));
+        assert_int_equal(gim_modprobe_scan(root, &s, err), -ELOOP);
+        gim_modprobe_scan_done(&s);
+        assert_int_equal(unlink(own), 0);
+
+        /* others: a link is read, one to /dev/null masks, a FIFO is refused */
+        assert_int_equal(symlink(target, other), 0);
+        memset(&s, 0, sizeof(s));
+        assert_int_equal(gim_modprobe_scan(root, &s, err), 0);
+        assert_int_equal(s.n_conflicts, 1);
+        gim_modprobe_scan_done(&s);
+        assert_int_equal(unlink(other), 0);
+        assert_int_equal(symlink("/dev/null", other), 0);
+        memset(&s, 0, sizeof(s));
+        assert_int_equal(gim_modprobe_scan(root, &s, err), 0);
+        assert_int_equal(s.n_conflicts, 0);
+        gim_modprobe_scan_done(&s);
+        assert_int_equal(unlink(other), 0);
+        assert_int_equal(mkfifo(other, 0644), 0);
+        memset(&s, 0, sizeof(s));
+        assert_int_equal(gim_modprobe_scan(root, &s, err), -EBADFD);
+        assert_string_equal(err, "/etc/modprobe.d/other.conf");
+        gim_modprobe_scan_done(&s);
+        alarm(0);
+
+        rm_rf(root);
+}
+
 /* ---- the new list ----------------------------------------------------------------------- */
 
 static void test_build(void **state) {
@@ -479,9 +533,10 @@ static void test_initramfs(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_vf_modes),     cmocka_unit_test(test_parse),
-                cmocka_unit_test(test_scan),         cmocka_unit_test(test_build),
-                cmocka_unit_test(test_render_write), cmocka_unit_test(test_initramfs),
+                cmocka_unit_test(test_vf_modes),  cmocka_unit_test(test_parse),
+                cmocka_unit_test(test_scan),      cmocka_unit_test(test_scan_not_regular),
+                cmocka_unit_test(test_build),     cmocka_unit_test(test_render_write),
+                cmocka_unit_test(test_initramfs),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

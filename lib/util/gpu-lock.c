@@ -7,11 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "gpu-lock.h"
 #include "macro.h"
 #include "runtime-dir.h"
+#include "safe-open.h"
 #include "time-util.h"
 #include "parse-util.h"
 
@@ -57,13 +59,15 @@ int gpu_lock_acquire(struct gpu_lock *l, const char *bdf, pid_t *ret_holder) {
                 return r;
         snprintf(dir, sizeof(dir), "%s", path);
         *strrchr(dir, '/') = '\0';
-        r = runtime_dir_mkdir(dir);
+        /* Root's alone: a lock any user can open is a lock any user can hold (flock() works on
+         * a read-only descriptor). */
+        r = safe_mkdir(dir, GPU_LOCK_DIR_MODE);
         if (r < 0)
                 return r;
 
-        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+        fd = lock_file_open(path);
         if (fd < 0)
-                return -errno;
+                return fd;
         if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
                 r = -errno;
                 if (r == -EWOULDBLOCK) {
@@ -130,12 +134,10 @@ int gpu_locks_acquire(struct gpu_lock *locks, const char *const *bdfs, size_t n,
                         continue;
                 r = gpu_lock_acquire(&locks[k], sorted[i], &holder);
                 if (r < 0) {
-                        if (r == -EBUSY) {
-                                if (ret_busy_bdf)
-                                        snprintf(ret_busy_bdf, 16, "%s", sorted[i]);
-                                if (ret_holder)
-                                        *ret_holder = holder;
-                        }
+                        if (ret_busy_bdf) /* for the message of any error */
+                                snprintf(ret_busy_bdf, 16, "%s", sorted[i]);
+                        if (r == -EBUSY && ret_holder)
+                                *ret_holder = holder;
                         gpu_locks_release(locks, k);
                         return r;
                 }
@@ -147,4 +149,21 @@ int gpu_locks_acquire(struct gpu_lock *locks, const char *const *bdfs, size_t n,
 void gpu_locks_release(struct gpu_lock *locks, size_t n) {
         for (size_t i = n; i > 0; i--)
                 gpu_lock_release(&locks[i - 1]);
+}
+
+const char *gpu_lock_error(const char *bdf, int r, char *buf, size_t size) {
+        char path[4200], dir[4200];
+        struct stat st;
+
+        if (!bdf || !pci_bdf_valid(bdf) || gpu_lock_path(bdf, path, sizeof(path)) < 0) {
+                (void) snprintf(buf, size, "%s", strerror(-r));
+                return buf;
+        }
+        snprintf(dir, sizeof(dir), "%s", path);
+        *strrchr(dir, '/') = '\0';
+        /* the directory first: not one, or not ours */
+        if ((r == -ENOTDIR || r == -ELOOP || r == -EPERM) && lstat(dir, &st) == 0 &&
+            (!S_ISDIR(st.st_mode) || (st.st_uid != geteuid() && st.st_uid != 0)))
+                return safe_open_message(dir, S_ISDIR(st.st_mode) ? -EPERM : -ENOTDIR, buf, size);
+        return safe_open_message(path, r, buf, size);
 }

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "runtime-dir.h"
+#include "safe-open.h"
 
 int runtime_dir(char *buf, size_t size) {
         const char *env = getenv("RUNTIME_DIRECTORY");
@@ -40,23 +41,7 @@ int state_dir(char *buf, size_t size) {
 }
 
 int runtime_dir_mkdir(const char *path) {
-        char tmp[4096];
-        size_t len = strlen(path);
-
-        if (len == 0 || len >= sizeof(tmp))
-                return -ENAMETOOLONG;
-        memcpy(tmp, path, len + 1);
-        for (char *p = tmp + 1; *p; p++) {
-                if (*p != '/')
-                        continue;
-                *p = '\0';
-                if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
-                        return -errno;
-                *p = '/';
-        }
-        if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
-                return -errno;
-        return 0;
+        return safe_mkdir(path, 0755);
 }
 
 int write_file_atomic(const char *path, const char *data, size_t len, unsigned mode) {

@@ -16,10 +16,14 @@ int runtime_dir(char *buf, size_t size);
  * "/lib/amdsmi". Writes it into buf; -ENAMETOOLONG if it does not fit. */
 int state_dir(char *buf, size_t size);
 
-/* Makes the directory (and missing parents) with mode 0755; 0 if it exists. */
+/* Makes the directory (and missing parents) with mode 0755 through safe_mkdir(): 0 if it
+ * exists as a directory of the effective uid or root; -ENOTDIR, -ELOOP, -EPERM (another
+ * owner) otherwise. */
 int runtime_dir_mkdir(const char *path);
 
 /* Replaces @path with @len bytes of @data, atomically (a temporary file in the same
  * directory, fchmod @mode whatever the umask, rename): readers see the old file or the new
- * one, never a part. @return 0 or a negative errno (nothing left behind). */
+ * one, never a part. The temporary file is made O_EXCL, and rename() replaces whatever is at
+ * @path (a symbolic link or a FIFO is replaced, never followed nor opened; a directory fails
+ * with -EISDIR). @return 0 or a negative errno (nothing left behind). */
 int write_file_atomic(const char *path, const char *data, size_t len, unsigned mode);

@@ -10,8 +10,9 @@ The generic VF count (0 -> 4 -> 2, over the total, blocked by a VF on vfio-pci a
 --autoprobe-off, --dry-run); gim hosts without --persist; gim's modprobe file with --persist in
 a private mount namespace (an overlay over /etc, a tmpfs over every modprobe.d directory): its
 exact text, gim's order, the other GPUs' values, values kept between commands, refusal on a
-conflicting file, dry run, the initramfs reminder. Bind and release round trips; bad VF
-arguments refused before anything is written; unprivileged callers refused."""
+conflicting file, a FIFO, directory or link in its place refused by name, dry run, the
+initramfs reminder. Bind and release round trips; bad VF arguments refused before anything is
+written; unprivileged callers refused."""
 
 import json
 import os
@@ -114,6 +115,15 @@ def namespace_helper(spec_path):
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "w") as f:
             f.write(text)
+    # what is not a file: "fifo", "dir" or "link:TARGET"
+    for path, kind in spec.get("special", {}).items():
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        if kind == "fifo":
+            os.mkfifo(path, 0o644)
+        elif kind == "dir":
+            os.mkdir(path, 0o755)
+        else:
+            os.symlink(kind[len("link:"):], path)
     runs = []
     for cmd in spec["commands"]:
         p = subprocess.run(cmd, env=spec["env"], capture_output=True, text=True, timeout=120)
@@ -125,8 +135,12 @@ def namespace_helper(spec_path):
         seen.add(os.path.realpath(d))
         if os.path.isdir(d):
             for name in sorted(os.listdir(d)):
-                with open(os.path.join(d, name), errors="replace") as f:
-                    files[os.path.join(d, name)] = f.read()
+                full = os.path.join(d, name)
+                if os.path.islink(full) or not os.path.isfile(full):
+                    files[full] = "<not a regular file>"    # never opened: a FIFO would hang
+                    continue
+                with open(full, errors="replace") as f:
+                    files[full] = f.read()
     if os.path.exists("/etc/modprobe.conf"):
         with open("/etc/modprobe.conf") as f:
             files["/etc/modprobe.conf"] = f.read()
@@ -238,13 +252,14 @@ class Case(unittest.TestCase):
 
     # ---- the namespace runner -------------------------------------------------------------
 
-    def in_namespace(self, m, commands, files=None):
+    def in_namespace(self, m, commands, files=None, special=None):
         """Runs amdsmi COMMANDS (lists of arguments) one after the other in a private mount
-        namespace with empty modprobe directories and FILES {path: text} created first.
+        namespace with empty modprobe directories and FILES {path: text} created first, and
+        SPECIAL {path: "fifo" | "dir" | "link:TARGET"}.
         @return ([CompletedProcess-like dicts], {path: text} of the modprobe directories)."""
         tmp = tempfile.mkdtemp(prefix="amdsmi-ns.")
         self.addCleanup(shutil.rmtree, tmp, True)
-        spec = {"tmp": tmp, "files": files or {}, "env": self.env(m),
+        spec = {"tmp": tmp, "files": files or {}, "special": special or {}, "env": self.env(m),
                 "commands": [[CLI] + [str(a) for a in c] for c in commands]}
         path = os.path.join(tmp, "spec.json")
         with open(path, "w") as f:
@@ -528,6 +543,25 @@ class Case(unittest.TestCase):
             self.assertIn("not under gim", d["error"]["message"])
             self.assertEqual(files, {})
             self.assertEqual(m.value(m.gpu(GPU0, "sriov_numvfs")), "0")
+
+    def test_persist_not_a_file(self):
+        """A FIFO, a directory or a symbolic link at our modprobe file: --persist is refused
+        at once, naming it, and leaves it alone (a FIFO used to hang amdsmi)."""
+        with Mount("-m", "mi300x-gim-8vf") as m:
+            for kind, name in (("fifo", "a FIFO"), ("dir", "a directory"),
+                               ("link:/etc/modprobe.d/elsewhere", "a symbolic link")):
+                with self.subTest(kind=kind):
+                    start = time.monotonic()
+                    runs, files = self.in_namespace(
+                        m, [["sriov", "set", "-g", 0, "--num-vfs", 1, "--persist"]],
+                        files={"/etc/modprobe.d/elsewhere": "options gim vf_num=2\n"},
+                        special={OWN: kind})
+                    self.assertLess(time.monotonic() - start, 60)
+                    self.assertNotEqual(runs[0]["rc"], 0, runs[0])
+                    self.assertIn("%s is %s, not a regular file" % (OWN, name),
+                                  runs[0]["stderr"], runs[0])
+                    self.assertEqual(files[OWN], "<not a regular file>")
+                    self.assertEqual(files["/etc/modprobe.d/elsewhere"], "options gim vf_num=2\n")
 
     def test_persist(self):
         with Mount("-m", "mi300x-gim-8vf") as m:

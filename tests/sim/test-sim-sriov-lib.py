@@ -595,6 +595,19 @@ class SriovLib(unittest.TestCase):
             self.assertEqual(content(), "amdgpu\n")
             with open(target) as f:
                 self.assertEqual(f.read(), "vfio-pci\n")
+            # a FIFO or a directory in its place: refused at once (never waited on), and a
+            # FIFO is replaced by a new record
+            os.unlink(path)
+            os.mkfifo(path, 0o644)
+            self.assertEqual(call("recall", vf)["result"], -errno.EBADFD)
+            self.assertTrue(stat.S_ISFIFO(os.lstat(path).st_mode))
+            self.assertEqual(call("remember", vf, "amdgpu")["result"], 0)
+            self.assertEqual(content(), "amdgpu\n")
+            os.unlink(path)
+            os.mkdir(path)
+            self.assertEqual(call("recall", vf)["result"], -errno.EISDIR)
+            os.rmdir(path)
+            self.assertEqual(call("remember", vf, "amdgpu")["result"], 0)
             # one record per VF
             other = "0000:26:02.3"
             self.assertEqual(call("remember", other, "")["result"], 0)

@@ -458,6 +458,12 @@ class Install(unittest.TestCase):
         self.assertEqual(words(u, s, "StateDirectory"), ["amdsmi"])
         self.assertEqual(words(u, s, "RuntimeDirectory"), ["amdsmi"])
         self.assertEqual(value(u, s, "RuntimeDirectoryPreserve"), "yes")
+        # RuntimeDirectoryMode= applies to every directory RuntimeDirectory= lists: only
+        # /run/amdsmi (0755, the BMC agent writes apml/), never its 0700 lock directory
+        self.assertEqual(value(u, s, "RuntimeDirectoryMode"), "0755")
+        self.assertEqual(value(u, s, "StateDirectoryMode"), "0755")
+        for d in words(u, s, "RuntimeDirectory") + words(u, s, "StateDirectory"):
+            self.assertNotIn("/", d, "a subdirectory would get the parent's mode")
         self.assertEqual(words(u, s, "ConfigurationDirectory"), ["amdsmi"])
         self.assertIn("man:amdsmid(8)", words(u, "Unit", "Documentation"))
         self.assertEqual(words(u, "Install", "WantedBy"), ["multi-user.target"])
@@ -553,11 +559,18 @@ class Install(unittest.TestCase):
         r = run([tmpfiles, "--create", "--root=" + root, conf],
                 env=dict(ENV, SYSTEMD_LOG_COLOR="0"))
         self.assertEqual((r.returncode, r.stdout + r.stderr), (0, ""))
-        for d in ("run/amdsmi", "run/amdsmi/apml", "var/lib/amdsmi"):
+        # the lock directory is root's alone: whoever can open a lock file can hold it
+        with open(os.path.join(SRCDIR, "lib", "util", "gpu-lock.h")) as f:
+            m = re.search(r"#define GPU_LOCK_DIR_MODE (0[0-7]+)", f.read())
+        self.assertIsNotNone(m, "GPU_LOCK_DIR_MODE in lib/util/gpu-lock.h")
+        self.assertEqual(int(m.group(1), 8), 0o700)
+        modes = {"run/amdsmi": 0o755, "run/amdsmi/apml": 0o755,
+                 "run/amdsmi/lock": int(m.group(1), 8), "var/lib/amdsmi": 0o755}
+        for d, mode in modes.items():
             st = os.lstat(os.path.join(root, d))
             self.assertTrue(os.path.isdir(os.path.join(root, d)) and
                             not os.path.islink(os.path.join(root, d)), d)
-            self.assertEqual(oct(st.st_mode & 0o7777), oct(0o755), d)
+            self.assertEqual(oct(st.st_mode & 0o7777), oct(mode), d)
             self.assertEqual((st.st_uid, st.st_gid), (0, 0), d)
 
 

@@ -184,6 +184,45 @@ static void test_runtime_directory(void **state) {
         setenv("RUNTIME_DIRECTORY", tmpdir, 1);
 }
 
+/* Nobody else can open a lock: the directory is 0700 and the file 0600 whatever the umask,
+ * and an older amdsmi's 0755 directory and 0644 file are tightened; a FIFO or a link in the
+ * lock's place is refused, never waited on. */
+static void test_modes(void **state) {
+        struct gpu_lock l = GPU_LOCK_INIT;
+        char path[256], dir[256];
+        struct stat st;
+
+        snprintf(dir, sizeof(dir), "%s/lock", tmpdir);
+        assert_int_equal(gpu_lock_path("0000:07:00.0", path, sizeof(path)), 0);
+        umask(0);
+        assert_int_equal(gpu_lock_acquire(&l, "0000:07:00.0", NULL), 0);
+        umask(022);
+        gpu_lock_release(&l);
+        assert_int_equal(stat(dir, &st), 0);
+        assert_int_equal(st.st_mode & 07777, 0700);
+        assert_int_equal(stat(path, &st), 0);
+        assert_int_equal(st.st_mode & 07777, 0600);
+
+        assert_int_equal(chmod(dir, 0755), 0);
+        assert_int_equal(chmod(path, 0644), 0);
+        assert_int_equal(gpu_lock_acquire(&l, "0000:07:00.0", NULL), 0);
+        gpu_lock_release(&l);
+        assert_int_equal(stat(dir, &st), 0);
+        assert_int_equal(st.st_mode & 07777, 0700);
+        assert_int_equal(stat(path, &st), 0);
+        assert_int_equal(st.st_mode & 07777, 0600);
+
+        assert_int_equal(unlink(path), 0);
+        assert_int_equal(mkfifo(path, 0600), 0);
+        alarm(10);
+        assert_int_equal(gpu_lock_acquire(&l, "0000:07:00.0", NULL), -EBADFD);
+        alarm(0);
+        assert_int_equal(unlink(path), 0);
+        assert_int_equal(symlink("0000:05:00.0", path), 0);
+        assert_int_equal(gpu_lock_acquire(&l, "0000:07:00.0", NULL), -ELOOP);
+        assert_int_equal(unlink(path), 0);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_exclusion),
@@ -191,6 +230,7 @@ int main(void) {
                 cmocka_unit_test(test_many_bdf_order),
                 cmocka_unit_test(test_bad_bdf),
                 cmocka_unit_test(test_runtime_directory),
+                cmocka_unit_test(test_modes),
         };
 
         return cmocka_run_group_tests(tests, setup, teardown);
