@@ -156,6 +156,7 @@ static void help(void) {
                "                       power set / clear: the cap of the VM NAME (name or UUID)\n"
                "      --vf BDF         power set --vm: the VM's VF\n"
                "      --apml [VALUE]   power set / clear: the BMC's platform limit (APML)\n"
+               "      --damaged        power clear: drop the state file's damaged records\n"
                "  -o, --power-cap VALUE\n"
                "                       set: the host's power cap; reset --power-cap: clear it\n"
                "  -h, --help           show this help\n"
