@@ -153,6 +153,13 @@ void power_view_load(struct amdsmi_gpu *gpu, const struct state_store *st, uint6
                         applied_uw = applied_usec = AMDSMI_NA;
         }
         power_view_set_sources(v, bdf, recorded, applied_uw, applied_usec);
+        v->damaged[0] = '\0';
+        if (st && state_damage_find(st, bdf)) {
+                const struct state_damage *d = state_damage_find(st, bdf);
+
+                snprintf(v->damaged, sizeof(v->damaged), "%.255s (%.370s)",
+                         d->where[0] ? d->where : state_path(st), d->problem);
+        }
         free(recorded);
 }
 
@@ -198,7 +205,15 @@ static json_object *view_notes(const struct power_view *v) {
         if (v->expl_error < 0)
                 NOTE("the GPU reports an inconsistent range (minimum above maximum): nothing is "
                      "arbitrated");
-        if (v->expl_error == 0 && e->observed == POWER_OBSERVED_EXTERNAL)
+        if (v->damaged[0])
+                NOTE("the state's record %s is damaged: the modelled cap leaves it out, and the "
+                     "cap is not changed until 'amdsmi power clear --damaged' drops it",
+                     v->damaged);
+        if (v->expl_error == 0 && e->observed == POWER_OBSERVED_EXTERNAL && v->damaged[0])
+                NOTE("the device holds %s, below the modelled %s, which leaves out the damaged "
+                     "record",
+                     fmt_w(e->observed_uw, b1, sizeof(b1)), fmt_w(e->effective_uw, b2, sizeof(b2)));
+        else if (v->expl_error == 0 && e->observed == POWER_OBSERVED_EXTERNAL)
                 NOTE("the device holds %s, below the modelled %s: an external limiter (the "
                      "BMC's platform limit, a node power budget, or the VM in a one-VF "
                      "guest) binds; amdsmi does not override it",
@@ -207,7 +222,7 @@ static json_object *view_notes(const struct power_view *v) {
                 NOTE("the device holds %s, above the modelled %s: something other than amdsmi "
                      "wrote power1_cap",
                      fmt_w(e->observed_uw, b1, sizeof(b1)), fmt_w(e->effective_uw, b2, sizeof(b2)));
-        if (v->expl_error == 0 && power_control_can_apply(v->info.control) &&
+        if (v->expl_error == 0 && power_control_can_apply(v->info.control) && !v->damaged[0] &&
             v->applied_uw != AMDSMI_NA && e->effective_uw != POWER_UW_UNKNOWN &&
             !same_watts(v->applied_uw, e->effective_uw))
                 NOTE("the sources changed since amdsmi applied %s: 'amdsmi power apply' applies "

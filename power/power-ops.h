@@ -55,6 +55,8 @@ struct power_view {
         struct power_explanation expl;
         int expl_error; /* < 0: the GPU's range is inconsistent */
         uint64_t applied_uw, applied_usec;
+        char damaged[640]; /* a damaged record of the state that concerns the GPU ("" none):
+                              the model leaves it out */
 };
 
 /* Reads the device only (amdsmi_gpu_read_power() with @read_flags); no source yet. */
