@@ -1,0 +1,194 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Fuzz target of the CLI's reading of amdsmid's replies (cli/bus.c cli_bus_call(): the JSON
+ * document of a reply, the error name, message and document of a failed change). A server
+ * thread answers on a private D-Bus connection (a socketpair, no bus daemon) with the input:
+ * its first byte picks the shape of the reply (a document; an error with a message and a
+ * document; no result; a result of another type), the second an errno, the rest up to a NUL
+ * byte is the text. Checks: a reply document is returned exactly when it is JSON (and equals
+ * it); an error returns its errno, its message and its document when that is JSON; a reply
+ * without a document is not an error and returns none.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <systemd/sd-bus.h>
+
+#include "bus-errors.h"
+#include "bus.h"
+#include "cli.h"
+#include "fuzz-util.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+enum shape { DOCUMENT, ERROR, NO_RESULT, OTHER_TYPE, _SHAPE_MAX };
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static enum shape shape;
+static int reply_errno;
+static const char *reply_text;
+static bool text_sent; /* whether the text went out as it is (valid UTF-8), else "" */
+
+static int on_message(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        sd_bus *bus = sd_bus_message_get_bus(m);
+        int r = 0;
+
+        (void) userdata;
+        (void) ret_error;
+        if (!sd_bus_message_is_method_call(m, NULL, NULL))
+                return 0;
+        pthread_mutex_lock(&lock);
+        text_sent = true;
+        switch (shape) {
+        case DOCUMENT:
+                r = sd_bus_message_new_method_return(m, &reply);
+                if (r >= 0 && sd_bus_message_append(reply, "s", reply_text) < 0) {
+                        text_sent = false;
+                        reply = sd_bus_message_unref(reply);
+                        r = sd_bus_message_new_method_return(m, &reply);
+                        if (r >= 0)
+                                r = sd_bus_message_append(reply, "s", "");
+                }
+                break;
+        case ERROR: {
+                _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+
+                (void) sd_bus_error_set_errnof(&e, reply_errno, "failed: %d", reply_errno);
+                r = sd_bus_message_new_method_error(m, &reply, &e);
+                if (r >= 0 && sd_bus_message_append(reply, "s", reply_text) < 0) {
+                        text_sent = false;
+                        reply = sd_bus_message_unref(reply);
+                        r = sd_bus_message_new_method_error(m, &reply, &e);
+                        if (r >= 0)
+                                r = sd_bus_message_append(reply, "s", "");
+                }
+                break;
+        }
+        case NO_RESULT:
+                r = sd_bus_message_new_method_return(m, &reply);
+                break;
+        default:
+                r = sd_bus_message_new_method_return(m, &reply);
+                if (r >= 0)
+                        r = sd_bus_message_append(reply, "u", 42u);
+                break;
+        }
+        pthread_mutex_unlock(&lock);
+        if (r < 0 || sd_bus_send(bus, reply, NULL) < 0)
+                abort();
+        return 1;
+}
+
+static void *server(void *userdata) {
+        sd_bus *bus = userdata;
+
+        for (;;) {
+                int r = sd_bus_process(bus, NULL);
+
+                if (r < 0)
+                        break; /* the client went away */
+                if (r > 0)
+                        continue;
+                if (sd_bus_wait(bus, UINT64_MAX) < 0)
+                        break;
+        }
+        sd_bus_flush_close_unref(bus);
+        return NULL;
+}
+
+static struct cli *client;
+
+/* errnos as amdsmid answers with them (each has a D-Bus error name that maps back) */
+static const int errnos[] = { EPERM,  ENOENT, EIO,       EBUSY,      EINVAL,
+                              EAGAIN, EACCES, ENODEV,    ERANGE,     ETIMEDOUT,
+                              ENXIO,  EEXIST, EBADMSG,   ECANCELED,  EOPNOTSUPP,
+                              ENOSPC, ESRCH,  EPROTONOSUPPORT, ENOMEM };
+
+static void setup(void) {
+        sd_bus *srv = NULL, *cl = NULL;
+        sd_id128_t id;
+        pthread_t t;
+        int fds[2];
+
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) < 0 ||
+            sd_id128_randomize(&id) < 0 || sd_bus_new(&srv) < 0 ||
+            sd_bus_set_fd(srv, fds[0], fds[0]) < 0 || sd_bus_set_server(srv, 1, id) < 0 ||
+            sd_bus_set_anonymous(srv, 1) < 0 ||
+            sd_bus_add_filter(srv, NULL, on_message, NULL) < 0 || sd_bus_start(srv) < 0)
+                abort();
+        if (sd_bus_new(&cl) < 0 || sd_bus_set_fd(cl, fds[1], fds[1]) < 0 ||
+            sd_bus_set_anonymous(cl, 1) < 0 || sd_bus_start(cl) < 0)
+                abort();
+        if (pthread_create(&t, NULL, server, srv) != 0)
+                abort();
+        pthread_detach(t);
+        (void) amdsmi_bus_errors_register();
+        client = calloc(1, sizeof(*client));
+        if (!client)
+                abort();
+        client->bus = cl; /* as if bus_open() had connected to the system bus */
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+        json_object *doc = (json_object *) &lock, *want;
+        char *message = (char *) &lock, *text;
+        int r;
+
+        if (size < 2 || size > 65536)
+                return 0;
+        if (!client)
+                setup();
+        text = fuzz_strndup(data + 2, size - 2);
+        pthread_mutex_lock(&lock);
+        shape = (enum shape) (data[0] % _SHAPE_MAX);
+        reply_errno = errnos[data[1] % (sizeof(errnos) / sizeof(errnos[0]))];
+        reply_text = text;
+        pthread_mutex_unlock(&lock);
+
+        if (data[0] & 0x80)
+                r = cli_bus_call(client, NULL, "0000:05:00.0", AMDSMI_BUS_IFACE_POWER, "Explain",
+                                 0, &doc, &message, NULL);
+        else
+                r = cli_bus_call(client, AMDSMI_BUS_PATH, NULL, AMDSMI_BUS_IFACE_MANAGER,
+                                 "GetHistory", 0, &doc, &message, "u", (uint32_t) 7);
+
+        pthread_mutex_lock(&lock);
+        want = text_sent ? json_tokener_parse(text) : NULL;
+        switch (shape) {
+        case DOCUMENT:
+                if (want ? r != 0 || !doc || !json_object_equal(doc, want)
+                         : r != -EBADMSG || doc)
+                        abort(); /* the document exactly when it is JSON */
+                if (message)
+                        abort();
+                break;
+        case ERROR: {
+                char expect[32];
+
+                snprintf(expect, sizeof(expect), "failed: %d", reply_errno);
+                if (r != -reply_errno || !message || strcmp(message, expect) != 0)
+                        abort(); /* the errno and message of the error */
+                if (want ? !doc || !json_object_equal(doc, want) : doc != NULL)
+                        abort(); /* and its document when it carries one */
+                break;
+        }
+        default:
+                if (r != 0 || doc || message)
+                        abort(); /* a method without a result */
+                break;
+        }
+        pthread_mutex_unlock(&lock);
+        json_object_put(want);
+        if (doc != (json_object *) &lock)
+                json_object_put(doc);
+        if (message != (char *) &lock)
+                free(message);
+        free(text);
+        return 0;
+}
