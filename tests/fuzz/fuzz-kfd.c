@@ -7,7 +7,8 @@
  * (an error and no partitions); and for the GPU node's properties the result is what the text
  * says: unattributable (no location_id or domain) or unreadable is an error; a bad value of a
  * known key is -EBADMSG; a node of another PCI function gives this GPU no partition; otherwise
- * one partition with the node's values (compute units never divide by zero).
+ * one partition with the node's values (compute units never divide by zero; a value too
+ * large for its field is a bad value).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -34,9 +35,15 @@ struct model {
 };
 
 static void model_properties(const uint8_t *data, size_t size, struct model *m) {
-        static const char *const keys[] = { "domain", "location_id", "drm_render_minor",
-                                            "simd_count", "simd_per_cu", "num_xcc",
-                                            "gfx_target_version", "unique_id", "hive_id" };
+        /* the keys, and the most the partition keeps of each (more is a bad value) */
+        static const struct {
+                const char *key;
+                uint64_t max;
+        } keys[] = { { "domain", UINT64_MAX },      { "location_id", UINT64_MAX },
+                     { "drm_render_minor", INT32_MAX }, { "simd_count", UINT32_MAX },
+                     { "simd_per_cu", UINT32_MAX }, { "num_xcc", UINT32_MAX },
+                     { "gfx_target_version", UINT32_MAX }, { "unique_id", UINT64_MAX },
+                     { "hive_id", UINT64_MAX } };
         char text[FUZZ_SYSFS_TEXT_MAX + 1], *save = NULL;
 
         *m = (struct model){ .location_id = NA, .domain = NA, .simd_count = NA,
@@ -53,9 +60,9 @@ static void model_properties(const uint8_t *data, size_t size, struct model *m) 
                         continue;
                 *sp = '\0';
                 for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-                        if (strcmp(line, keys[i]) != 0)
+                        if (strcmp(line, keys[i].key) != 0)
                                 continue;
-                        if (parse_u64(sp + 1, 10, &v) < 0) {
+                        if (parse_u64(sp + 1, 10, &v) < 0 || (v > keys[i].max && v != NA)) {
                                 m->bad = true;
                                 continue;
                         }
