@@ -4,10 +4,11 @@
  * document of a reply, the error name, message and document of a failed change). A server
  * thread answers on a private D-Bus connection (a socketpair, no bus daemon) with the input:
  * its first byte picks the shape of the reply (a document; an error with a message and a
- * document; no result; a result of another type), the second an errno, the rest up to a NUL
- * byte is the text. Checks: a reply document is returned exactly when it is JSON (and equals
- * it); an error returns its errno, its message and its document when that is JSON; a reply
- * without a document is not an error and returns none.
+ * document; no result; a result of another type), the second an error name of amdsmid's
+ * table, the rest up to a NUL byte is the text. Checks: a reply document is returned exactly
+ * when it is JSON (and equals it); an error returns its errno (the table's first for its
+ * name), its message, and its document when that is JSON; a reply without a document is not
+ * an error and returns none.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -31,6 +32,7 @@ enum shape { DOCUMENT, ERROR, NO_RESULT, OTHER_TYPE, _SHAPE_MAX };
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static enum shape shape;
 static int reply_errno;
+static const char *reply_error_name;
 static const char *reply_text;
 static bool text_sent; /* whether the text went out as it is (valid UTF-8), else "" */
 
@@ -59,7 +61,7 @@ static int on_message(sd_bus_message *m, void *userdata, sd_bus_error *ret_error
         case ERROR: {
                 _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
 
-                (void) sd_bus_error_set_errnof(&e, reply_errno, "failed: %d", reply_errno);
+                (void) sd_bus_error_setf(&e, reply_error_name, "failed: %d", reply_errno);
                 r = sd_bus_message_new_method_error(m, &reply, &e);
                 if (r >= 0 && sd_bus_message_append(reply, "s", reply_text) < 0) {
                         text_sent = false;
@@ -104,11 +106,16 @@ static void *server(void *userdata) {
 
 static struct cli *client;
 
-/* errnos as amdsmid answers with them (each has a D-Bus error name that maps back) */
-static const int errnos[] = { EPERM,  ENOENT, EIO,       EBUSY,      EINVAL,
-                              EAGAIN, EACCES, ENODEV,    ERANGE,     ETIMEDOUT,
-                              ENXIO,  EEXIST, EBADMSG,   ECANCELED,  EOPNOTSUPP,
-                              ENOSPC, ESRCH,  EPROTONOSUPPORT, ENOMEM };
+/* amdsmid answers with the names of the one table (bus-errors.c); the client maps a name to
+ * the errno of its first entry */
+static size_t n_errors;
+
+static int first_errno(const char *name) {
+        for (size_t i = 0; i < n_errors; i++)
+                if (strcmp(amdsmi_bus_errors[i].name, name) == 0)
+                        return amdsmi_bus_errors[i].code;
+        abort();
+}
 
 static void setup(void) {
         sd_bus *srv = NULL, *cl = NULL;
@@ -129,6 +136,10 @@ static void setup(void) {
                 abort();
         pthread_detach(t);
         (void) amdsmi_bus_errors_register();
+        while (amdsmi_bus_errors[n_errors].name)
+                n_errors++;
+        if (n_errors == 0)
+                abort();
         client = calloc(1, sizeof(*client));
         if (!client)
                 abort();
@@ -147,7 +158,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         text = fuzz_strndup(data + 2, size - 2);
         pthread_mutex_lock(&lock);
         shape = (enum shape) (data[0] % _SHAPE_MAX);
-        reply_errno = errnos[data[1] % (sizeof(errnos) / sizeof(errnos[0]))];
+        reply_error_name = amdsmi_bus_errors[data[1] % n_errors].name;
+        reply_errno = first_errno(reply_error_name);
         reply_text = text;
         pthread_mutex_unlock(&lock);
 
