@@ -145,8 +145,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
         if (size > 256 * 1024)
                 return 0;
-        if (!getenv("STATE_DIRECTORY"))
-                setenv("STATE_DIRECTORY", fuzz_path("state"), 1);
+        fuzz_state_directory();
         fuzz_rm_rf(fuzz_path("state"));
         fuzz_write("state/state.json", data, size);
 

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -144,4 +145,16 @@ static inline void fuzz_quiet_end(int saved) {
         fflush(stderr);
         dup2(saved, STDERR_FILENO);
         close(saved);
+}
+
+/* STATE_DIRECTORY=<tmpdir>/state, whatever the environment said: the targets of the state
+ * directory's files never touch another one (the host's /var/lib/amdsmi above all). */
+static inline void fuzz_state_directory(void) {
+        static bool done;
+
+        if (done)
+                return;
+        done = true;
+        if (setenv("STATE_DIRECTORY", fuzz_path("state"), 1) < 0)
+                abort();
 }
