@@ -77,8 +77,11 @@ static char *exchange(const void *data, size_t size, size_t *ret_len) {
         for (;;) {
                 struct pollfd p = { .fd = fd, .events = POLLIN };
                 ssize_t k;
+                int n = poll(&p, 1, 30000);
 
-                if (poll(&p, 1, 30000) <= 0) {
+                if (n < 0 && errno == EINTR)
+                        continue; /* libFuzzer's SIGALRM (-timeout) */
+                if (n <= 0) {
                         fprintf(stderr, "the control server did not answer within 30 s\n");
                         abort();
                 }
