@@ -4,13 +4,14 @@
  * document of a reply, the error name, message and document of a failed change). A server
  * thread answers on a private D-Bus connection (a socketpair, no bus daemon) with the input:
  * its first byte picks the shape of the reply (a document; an error with a message and a
- * document; no result; a result of another type), the second an error name of amdsmid's
- * table, the rest up to a NUL byte is the text. Checks: a reply document is returned exactly
+ * document; no result; a result of another type; a Describe() document that `amdsmi list`
+ * prints), the second an error name of amdsmid's table (or the output format), the rest up to a NUL byte is the text. Checks: a reply document is returned exactly
  * when it is JSON (and equals it); an error returns its errno (the table's first for its
  * name), its message, and its document when that is JSON; a reply without a document is not
  * an error and returns none.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -24,10 +25,11 @@
 #include "bus.h"
 #include "cli.h"
 #include "fuzz-util.h"
+#include "output.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-enum shape { DOCUMENT, ERROR, NO_RESULT, OTHER_TYPE, _SHAPE_MAX };
+enum shape { DOCUMENT, ERROR, NO_RESULT, OTHER_TYPE, LIST, _SHAPE_MAX };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static enum shape shape;
@@ -49,6 +51,7 @@ static int on_message(sd_bus_message *m, void *userdata, sd_bus_error *ret_error
         text_sent = true;
         switch (shape) {
         case DOCUMENT:
+        case LIST:
                 r = sd_bus_message_new_method_return(m, &reply);
                 if (r >= 0 && sd_bus_message_append(reply, "s", reply_text) < 0) {
                         text_sent = false;
@@ -145,6 +148,12 @@ static void setup(void) {
         if (!client)
                 abort();
         client->bus = cl; /* as if bus_open() had connected to the system bus */
+        /* `amdsmi list` reads in-process when amdsmid's document is unusable: an empty tree,
+         * never the host's */
+        fuzz_mkdirs("sys/bus/pci/devices");
+        if (setenv("AMDSMI_SYSFS_ROOT", fuzz_path("sys"), 1) < 0 ||
+            setenv("AMDSMI_DEV_ROOT", fuzz_path("sys"), 1) < 0)
+                abort();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -164,6 +173,43 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         reply_text = text;
         pthread_mutex_unlock(&lock);
 
+        if (shape == LIST) {
+                json_object *d = json_tokener_parse(text), *g;
+                bool listable = d && json_object_object_get_ex(d, "gpus", &g) &&
+                                json_object_is_type(g, json_type_array);
+
+                json_object_put(d);
+                if (listable) {
+                        /* `amdsmi list` with amdsmid running: its Describe() document
+                         * printed as a table, JSON or CSV */
+                        int saved = dup(STDOUT_FILENO), null = open("/dev/null", O_WRONLY);
+
+                        if (saved < 0 || null < 0 || dup2(null, STDOUT_FILENO) < 0)
+                                abort();
+                        close(null);
+                        client->format = (enum output_format) (data[1] % 3);
+                        client->daemon_checked = client->daemon_running = true;
+                        client->quiet = true;
+                        r = verb_list(client);
+                        fflush(stdout);
+                        dup2(saved, STDOUT_FILENO);
+                        close(saved);
+                        if (r > 0)
+                                abort();
+                        /* what a fall back to reading in-process (a document it cannot
+                         * use) left, as main() frees it */
+                        client->ctx = amdsmi_ctx_unref(client->ctx);
+                        free(client->matches);
+                        client->matches = NULL;
+                        client->n_gpus = 0;
+                        json_object_put(client->errors);
+                        client->errors = NULL;
+                        free(client->error_message);
+                        client->error_message = NULL;
+                        free(text);
+                        return 0;
+                }
+        }
         if (data[0] & 0x80)
                 r = cli_bus_call(client, NULL, "0000:05:00.0", AMDSMI_BUS_IFACE_POWER, "Explain",
                                  0, &doc, &message, NULL);
@@ -175,6 +221,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         want = text_sent ? json_tokener_parse(text) : NULL;
         switch (shape) {
         case DOCUMENT:
+        case LIST:
                 if (want ? r != 0 || !doc || !json_object_equal(doc, want)
                          : r != -EBADMSG || doc)
                         abort(); /* the document exactly when it is JSON */
