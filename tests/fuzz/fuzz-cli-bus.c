@@ -110,6 +110,13 @@ static void *server(void *userdata) {
 
 static struct cli *client;
 
+/* json_object_equal(), but NaN (which json-c parses) equals NaN */
+static bool same_json(json_object *a, json_object *b) {
+        return json_object_equal(a, b) ||
+               strcmp(json_object_to_json_string_ext(a, JSON_C_TO_STRING_PLAIN),
+                      json_object_to_json_string_ext(b, JSON_C_TO_STRING_PLAIN)) == 0;
+}
+
 /* amdsmid answers with the names of the one table (bus-errors.c); the client maps a name to
  * the errno of its first entry */
 static size_t n_errors;
@@ -222,7 +229,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         switch (shape) {
         case DOCUMENT:
         case LIST:
-                if (want ? r != 0 || !doc || !json_object_equal(doc, want)
+                if (want ? r != 0 || !doc || !same_json(doc, want)
                          : r != -EBADMSG || doc)
                         abort(); /* the document exactly when it is JSON */
                 if (message)
@@ -234,7 +241,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 snprintf(expect, sizeof(expect), "failed: %d", reply_errno);
                 if (r != -reply_errno || !message || strcmp(message, expect) != 0)
                         abort(); /* the errno and message of the error */
-                if (want ? !doc || !json_object_equal(doc, want) : doc != NULL)
+                if (want ? !doc || !same_json(doc, want) : doc != NULL)
                         abort(); /* and its document when it carries one */
                 break;
         }
