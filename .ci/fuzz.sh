@@ -41,6 +41,7 @@ echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return 0; }' 
 # A separate build directory: everything instrumented for coverage (fuzzer-no-link) and the
 # sanitizers; the targets linked with libFuzzer (-Dfuzzing=true). b_lundef=false: clang
 # leaves the sanitizer runtime of the shared library to the executables.
+# shellcheck disable=SC2054 # (address,undefined is one value)
 opts=(-Dfuzzing=true -Dman=false -Dtests=true -Dbuildtype=debugoptimized
       -Db_sanitize=address,undefined -Db_lundef=false -Dc_args=-fsanitize=fuzzer-no-link)
 if [ -e "$builddir/meson-private/coredata.dat" ]; then
