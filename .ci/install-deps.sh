@@ -24,6 +24,8 @@ packages=(
         libxml2-utils polkitd systemd
         # libvirt hook: domain XML (libxml2), the libvirt API
         libxml2-dev libvirt-dev
+        # fuzzing (.ci/fuzz.sh): clang, libFuzzer and the sanitizer runtimes
+        clang-14 libclang-rt-14-dev
 )
 
 missing=()

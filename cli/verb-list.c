@@ -68,6 +68,26 @@ json_object *list_document(struct cli *c) {
         return cli_document(c, gpus);
 }
 
+/* Whether amdsmid's Describe() document has the shape this code reads: an object whose "gpus"
+ * is an array of objects and whose "errors", if any, is an array (json-c asserts the type of
+ * what it edits or indexes; a confused daemon must not abort the CLI). */
+static bool describe_usable(json_object *doc, json_object **ret_gpus) {
+        json_object *gpus, *errors;
+
+        if (!json_object_is_type(doc, json_type_object) ||
+            !json_object_object_get_ex(doc, "gpus", &gpus) ||
+            !json_object_is_type(gpus, json_type_array))
+                return false;
+        for (size_t i = 0; i < json_object_array_length(gpus); i++)
+                if (!json_object_is_type(json_object_array_get_idx(gpus, i), json_type_object))
+                        return false;
+        if (json_object_object_get_ex(doc, "errors", &errors) &&
+            !json_object_is_type(errors, json_type_array))
+                return false;
+        *ret_gpus = gpus;
+        return true;
+}
+
 /* With amdsmid running and no -g: its Describe() document, the same one (amdsmid builds it
  * with list_document()) from its cache, without reading the GPUs again. @return 1 when it
  * answered, 0 to read in-process, or a negative errno (reported). */
@@ -81,8 +101,7 @@ static int list_from_daemon(struct cli *c) {
                 return 0;
         r = cli_bus_call(c, AMDSMI_BUS_PATH, NULL, AMDSMI_BUS_IFACE_MANAGER, "Describe", 0, &doc,
                          &message, NULL);
-        if (r < 0 || !doc || !json_object_object_get_ex(doc, "gpus", &gpus) ||
-            !json_object_is_type(gpus, json_type_array)) {
+        if (r < 0 || !doc || !describe_usable(doc, &gpus)) {
                 json_object_put(doc);
                 return 0; /* an older or confused amdsmid: read in-process */
         }

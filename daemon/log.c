@@ -18,22 +18,23 @@
 #include <systemd/sd-journal.h>
 
 #include "amdsmid.h"
+#include "parse-util.h"
 
 static bool use_journal;
 static int max_priority = LOG_INFO;
 
 void log_setup(void) {
         const char *e = getenv("JOURNAL_STREAM");
-        unsigned long long dev, ino;
+        uint64_t dev, ino;
         struct stat st;
 
         if (getenv("AMDSMI_DEBUG") && strcmp(getenv("AMDSMI_DEBUG"), "1") == 0)
                 max_priority = LOG_DEBUG;
-        if (!e || sscanf(e, "%llu:%llu", &dev, &ino) != 2)
+        if (!e || parse_journal_stream(e, &dev, &ino) < 0)
                 return;
         if (fstat(STDERR_FILENO, &st) < 0)
                 return;
-        use_journal = (unsigned long long) st.st_dev == dev && (unsigned long long) st.st_ino == ino;
+        use_journal = (uint64_t) st.st_dev == dev && (uint64_t) st.st_ino == ino;
 }
 
 /* log_capture_begin(): where messages of NOTICE and above also go (the main thread only). */

@@ -5,6 +5,7 @@
  * more than one partition).
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,19 +29,23 @@ struct kfd_node {
         unsigned index;
 };
 
+/* @max: the largest value the partition keeps of it (the narrower fields of struct
+ * amdsmi_partition); a larger one is a bad value, not a silently truncated one (simd_per_cu
+ * 2^32 would have become a divisor of 0). */
 static const struct {
         const char *key;
         size_t offset;
+        uint64_t max;
 } node_keys[] = {
-        { "domain", offsetof(struct kfd_node, domain) },
-        { "location_id", offsetof(struct kfd_node, location_id) },
-        { "drm_render_minor", offsetof(struct kfd_node, render_minor) },
-        { "simd_count", offsetof(struct kfd_node, simd_count) },
-        { "simd_per_cu", offsetof(struct kfd_node, simd_per_cu) },
-        { "num_xcc", offsetof(struct kfd_node, num_xcc) },
-        { "gfx_target_version", offsetof(struct kfd_node, gfx_target_version) },
-        { "unique_id", offsetof(struct kfd_node, unique_id) },
-        { "hive_id", offsetof(struct kfd_node, hive_id) },
+        { "domain", offsetof(struct kfd_node, domain), UINT64_MAX },
+        { "location_id", offsetof(struct kfd_node, location_id), UINT64_MAX },
+        { "drm_render_minor", offsetof(struct kfd_node, render_minor), INT_MAX },
+        { "simd_count", offsetof(struct kfd_node, simd_count), UINT_MAX },
+        { "simd_per_cu", offsetof(struct kfd_node, simd_per_cu), UINT_MAX },
+        { "num_xcc", offsetof(struct kfd_node, num_xcc), UINT_MAX },
+        { "gfx_target_version", offsetof(struct kfd_node, gfx_target_version), UINT32_MAX },
+        { "unique_id", offsetof(struct kfd_node, unique_id), UINT64_MAX },
+        { "hive_id", offsetof(struct kfd_node, hive_id), UINT64_MAX },
 };
 
 /* Parses "key value\n" lines; unknown keys are ignored. A known key with a bad value makes
@@ -63,7 +68,8 @@ static int parse_properties(struct amdsmi_ctx *ctx, const char *path, char *text
                         uint64_t v;
                         if (strcmp(line, node_keys[i].key) != 0)
                                 continue;
-                        if (parse_u64(sp + 1, 10, &v) < 0) {
+                        if (parse_u64(sp + 1, 10, &v) < 0 ||
+                            (v > node_keys[i].max && v != AMDSMI_NA)) {
                                 log_warning(ctx, "%s/%s: bad value \"%s\" for %s", ctx->sysfs_root,
                                             path, sp + 1, line);
                                 ret = -EBADMSG;

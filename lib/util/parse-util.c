@@ -30,6 +30,35 @@ int parse_u64(const char *s, int base, uint64_t *ret) {
         return 0;
 }
 
+int parse_journal_stream(const char *s, uint64_t *ret_dev, uint64_t *ret_ino) {
+        uint64_t v[2] = { 0, 0 };
+        bool range = false;
+        const char *p = s;
+
+        if (!s)
+                return -EINVAL;
+        for (int i = 0; i < 2; i++) {
+                if (!isdigit((unsigned char) *p))
+                        return -EINVAL;
+                for (; isdigit((unsigned char) *p); p++) {
+                        unsigned d = (unsigned) (*p - '0');
+
+                        if (v[i] > (UINT64_MAX - d) / 10)
+                                range = true;
+                        else
+                                v[i] = v[i] * 10 + d;
+                }
+                if (*p != (i == 0 ? ':' : '\0'))
+                        return -EINVAL;
+                p++;
+        }
+        if (range)
+                return -ERANGE;
+        *ret_dev = v[0];
+        *ret_ino = v[1];
+        return 0;
+}
+
 int parse_u32(const char *s, int base, uint32_t *ret) {
         uint64_t v;
         int r = parse_u64(s, base, &v);

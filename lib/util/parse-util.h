@@ -14,6 +14,10 @@ int parse_u32(const char *s, int base, uint32_t *ret);
 int parse_i64(const char *s, int64_t *ret);
 int parse_int(const char *s, int *ret);
 
+/* $JOURNAL_STREAM as systemd sets it: "DEVICE:INODE", two unsigned decimal numbers and
+ * nothing else. Returns 0, -EINVAL or -ERANGE; the outputs are untouched on failure. */
+int parse_journal_stream(const char *s, uint64_t *ret_dev, uint64_t *ret_ino);
+
 /* Removes one trailing newline in place; returns the new length. */
 size_t strip_newline(char *s, size_t len);
 

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* Fuzz target of the strict number parsers every sysfs value goes through. */
+/*
+ * Fuzz target of the strict number parsers every sysfs value goes through. The parsers see a C
+ * string: the input up to its first NUL byte (libFuzzer's inputs may hold NUL bytes anywhere).
+ */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -27,8 +30,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 if (r != 0 && r != -EINVAL && r != -ERANGE)
                         abort();
                 if (r == 0) {
-                        /* a success consumed the whole string: it holds no space or newline */
-                        if (strlen(s) != size || strpbrk(s, " \t\n-+"))
+                        /* a success consumed the whole C string (up to its first NUL: the
+                         * input may hold more bytes after it), which is not empty and holds
+                         * no space, newline or sign */
+                        if (s[0] == '\0' || strpbrk(s, " \t\n-+"))
                                 abort();
                 } else if (u != 7) {
                         abort(); /* output untouched on failure */
