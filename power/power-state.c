@@ -1079,8 +1079,9 @@ int state_list_gpus(const struct state_store *s, char ***ret) {
 
         if (!s || !ret)
                 return -EINVAL;
-        if (!json_object_object_get_ex(s->root, "gpus", &gpus))
-                gpus = NULL;
+        if (!json_object_object_get_ex(s->root, "gpus", &gpus) ||
+            !json_object_is_type(gpus, json_type_object))
+                gpus = NULL; /* none, or damaged (named as such) */
         l = calloc((gpus ? (size_t) json_object_object_length(gpus) : 0) + 1, sizeof(char *));
         if (!l)
                 return -ENOMEM;
@@ -1088,7 +1089,9 @@ int state_list_gpus(const struct state_store *s, char ***ret) {
                 json_object_object_foreach(gpus, bdf, gpu) {
                         json_object *power;
 
-                        if (!json_object_object_get_ex(gpu, "power", &power) ||
+                        if (!pci_bdf_valid(bdf) || /* a damaged record, not a GPU */
+                            !json_object_object_get_ex(gpu, "power", &power) ||
+                            !json_object_is_type(power, json_type_object) ||
                             !power_has_record(power))
                                 continue;
                         l[n] = strdup(bdf);

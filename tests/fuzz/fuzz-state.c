@@ -3,10 +3,12 @@
  * Fuzz target of the state file, <state dir>/state.json: the power records of power-state.c
  * and the VM reservations of sriov/vm-state.c ("vms"), through their public functions only,
  * on a private STATE_DIRECTORY. The input is the file as found on disk. Checks:
- *  - opening never fails on content (a damaged file is "corrupt": a warning, an empty state,
- *    and an exclusive opener's commit keeps the damaged bytes aside, unchanged);
- *  - what loads without a warning is what the setters accept: every GPU's sources go back in
- *    through state_set_power(), and after a commit a reader sees the same GPUs and sources;
+ *  - opening never fails on content; a file that cannot be read at all reads as empty, is
+ *    never written over, and dropping its damage keeps its bytes aside, unchanged;
+ *  - damaged records are named, skipped by readers and written back verbatim: the GPUs they
+ *    concern refuse state_set_power() (-EUCLEAN), the others accept what they loaded, and
+ *    after a commit a reader sees the same GPUs, sources and damage;
+ *  - dropping the damage leaves every source that read, and a state that reads cleanly;
  *  - every "vms" entry either reads as a reservation (canonical UUID, bounded VFs with
  *    canonical BDFs) that survives a round trip through vm_reservation_to_json(), or is
  *    refused with a reason; vm_state_read() returns no more reservations than entries.
@@ -135,12 +137,52 @@ static unsigned count_corrupt(void) {
         return n;
 }
 
+static bool same_damage(const struct state_store *a, const struct state_store *b) {
+        if (state_damage_count(a) != state_damage_count(b))
+                return false;
+        for (size_t i = 0; i < state_damage_count(a); i++) {
+                const struct state_damage *x = state_damage_get(a, i), *y = state_damage_get(b, i);
+
+                if (strcmp(x->where, y->where) != 0 || strcmp(x->problem, y->problem) != 0 ||
+                    strcmp(x->bdf, y->bdf) != 0)
+                        return false;
+        }
+        return true;
+}
+
+/* Every listed GPU's sources again, compared with @loaded; @exact: the same GPUs are listed
+ * (else a GPU left with nothing may go). */
+static void check_same_gpus(struct state_store *s, char **gpus, int n,
+                            const struct power_sources *loaded, bool exact) {
+        char **gpus2 = NULL;
+        int n2 = state_list_gpus(s, &gpus2);
+
+        if (n2 < 0 || (exact ? n2 != n : n2 > n))
+                abort();
+        for (int i = 0; i < n; i++) {
+                struct power_sources again;
+
+                if ((exact && strcmp(gpus[i], gpus2[i]) != 0) ||
+                    state_get_power(s, gpus[i], &again) != 0 || !same_sources(&loaded[i], &again))
+                        abort(); /* round trip */
+        }
+        for (int i = 0; i < n2; i++) {
+                bool found = false;
+
+                for (int k = 0; k < n && !found; k++)
+                        found = strcmp(gpus[k], gpus2[i]) == 0;
+                if (!found)
+                        abort();
+        }
+        strv_free(gpus2);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-        struct state_store *s = NULL;
+        struct state_store *s = NULL, *before = NULL;
         char **gpus = NULL;
         struct power_sources *loaded = NULL;
-        bool corrupt, newer;
-        size_t n_vms;
+        bool file_damaged, newer;
+        size_t n_vms, n_damage;
         int n, r;
 
         if (size > 256 * 1024)
@@ -150,25 +192,31 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         fuzz_write("state/state.json", data, size);
 
         /* a reader: never an error for content, never a change */
-        r = state_open(STATE_READ, 0, &s);
+        r = state_open(STATE_READ, 0, &before);
         if (r == -ENOMEM)
                 return 0;
         if (r != 0)
                 abort();
-        check_vms(s);
-        state_close(s);
+        check_vms(before);
+        if (state_damage_count(before) > 0 && !state_warning(before))
+                abort(); /* damage is always said */
 
         r = state_open(STATE_WRITE, 0, &s);
-        if (r == -ENOMEM)
+        if (r == -ENOMEM) {
+                state_close(before);
                 return 0;
-        if (r != 0)
+        }
+        if (r != 0 || !same_damage(before, s))
                 abort();
         newer = state_can_commit(s) == -EPROTONOSUPPORT;
-        corrupt = state_warning(s) != NULL && !newer; /* a newer file is named too */
+        file_damaged = state_can_commit(s) == -EUCLEAN;
+        n_damage = state_damage_count(s);
+        if (file_damaged && (n_damage != 1 || state_damage_get(s, 0)->where[0] != '\0'))
+                abort(); /* the file as a whole, once */
         n = state_list_gpus(s, &gpus);
         if (n < 0)
                 abort();
-        if ((corrupt || newer) && n != 0)
+        if ((file_damaged || newer) && n != 0)
                 abort(); /* a damaged or newer file reads as empty */
         loaded = calloc((size_t) n + 1, sizeof(*loaded));
         if (!loaded)
@@ -188,46 +236,30 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                             (k > 0 && strcmp(loaded[i].vms[k - 1].key, loaded[i].vms[k].key) >= 0))
                                 abort(); /* keys sorted and unique */
                 }
-                /* what loaded is what the setter accepts */
-                if (state_set_power(s, gpus[i], &loaded[i]) != 0)
+                /* what loaded is what the setter accepts, unless damage concerns the GPU */
+                r = state_set_power(s, gpus[i], &loaded[i]);
+                if (r != (state_damage_find(s, gpus[i]) ? -EUCLEAN : 0))
                         abort();
         }
         n_vms = check_vms(s);
         r = state_commit(s);
-        if (newer ? r != -EPROTONOSUPPORT : r != 0)
+        if (newer ? r != -EPROTONOSUPPORT : file_damaged ? r != -EUCLEAN : r != 0)
                 abort();
         state_close(s);
 
-        if (corrupt) {
-                /* the damaged bytes are kept aside, once */
-                if (count_corrupt() != 1)
-                        abort();
-        } else if (!newer) {
+        if (!newer && !file_damaged) {
                 struct vm_reservation *list = NULL;
                 char warning[512];
-                char **gpus2 = NULL;
-                int n2;
 
                 if (count_corrupt() != 0)
                         abort();
                 r = state_open(STATE_READ, 0, &s);
-                if (r != 0 || state_warning(s))
-                        abort(); /* what was written reads back cleanly */
-                n2 = state_list_gpus(s, &gpus2);
-                if (n2 != n)
-                        abort();
-                for (int i = 0; i < n; i++) {
-                        struct power_sources again;
-
-                        if (strcmp(gpus[i], gpus2[i]) != 0 ||
-                            state_get_power(s, gpus[i], &again) != 0 ||
-                            !same_sources(&loaded[i], &again))
-                                abort(); /* round trip */
-                }
+                if (r != 0 || !same_damage(before, s) || (n_damage == 0 && state_warning(s)))
+                        abort(); /* what was written reads back, damage and all */
+                check_same_gpus(s, gpus, n, loaded, true);
                 if (check_vms(s) != n_vms)
                         abort();
                 state_close(s);
-                strv_free(gpus2);
 
                 r = vm_state_read(&list, warning, sizeof(warning));
                 if (r < 0 && r != -ENOMEM)
@@ -236,6 +268,31 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                         abort();
                 free(list);
         }
+
+        /* dropping the damage: every source that read stays, and the state reads cleanly */
+        if (!newer) {
+                json_object *dropped = NULL;
+
+                r = state_open(STATE_WRITE, 0, &s);
+                if (r != 0)
+                        abort();
+                r = state_drop_damaged(s, NULL, &dropped);
+                if (r < 0 || (size_t) r != n_damage ||
+                    json_object_array_length(dropped) != n_damage)
+                        abort();
+                json_object_put(dropped);
+                if (state_damage_count(s) != 0 || state_commit(s) != 0)
+                        abort();
+                state_close(s);
+                if (count_corrupt() != (file_damaged ? 1u : 0u))
+                        abort(); /* a damaged file kept aside, once */
+                r = state_open(STATE_READ, 0, &s);
+                if (r != 0 || state_warning(s) || state_damage_count(s) != 0)
+                        abort();
+                check_same_gpus(s, gpus, n, loaded, false);
+                state_close(s);
+        }
+        state_close(before);
         strv_free(gpus);
         free(loaded);
         return 0;
