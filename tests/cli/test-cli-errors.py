@@ -113,6 +113,17 @@ class Cli(unittest.TestCase):
     def test_missing_verb(self):
         self.usage_error([], "missing verb")
 
+    def test_missing_positional_argument(self):
+        # a verb's one argument is required, whatever the options (a crash before)
+        for args, what in ((["vm", "release", "--force"], "DOMAIN"),
+                           (["vm", "release"], "DOMAIN"),
+                           (["sriov", "bind"], "VF"), (["sriov", "release", "--force"], "VF")):
+            self.usage_error(args, "'%s' needs %s" % (" ".join(args[:2]), what))
+            p = self.expect(["--json"] + args, EXIT_USAGE, ["needs " + what])
+            doc = json.loads(p.stdout)
+            self.valid(doc, " ".join(args))
+            self.assertEqual(doc["error"]["exit_code"], EXIT_USAGE)
+
     def test_extra_argument(self):
         self.usage_error(["list", "extra"], "unexpected argument 'extra'")
 
