@@ -907,6 +907,10 @@ int power_change_gpu(struct cli *c, const struct power_change *ch, size_t index,
 
         power_view_load(gpu, st, AMDSMI_POWER_READ_NO_METRICS, &w->before);
         loaded = true;
+        /* the sources before the change, for the history, whatever fails from here on */
+        power_sources_init(&w->previous);
+        (void) state_get_power(st, bdf, &w->previous);
+        w->recorded = w->previous;
         json_set(entry, "control",
                  json_object_new_string(amdsmi_power_control_to_string(w->before.info.control)));
         gim = w->before.info.control == AMDSMI_POWER_CONTROL_GIM;
@@ -933,9 +937,6 @@ int power_change_gpu(struct cli *c, const struct power_change *ch, size_t index,
 
         w->after = w->before;
         /* edit what is recorded (without the file's APML limit), then merge again */
-        power_sources_init(&w->recorded);
-        (void) state_get_power(st, bdf, &w->recorded);
-        w->previous = w->recorded;
         r = edit_sources(&run, index, &w->recorded);
         if (r < 0)
                 goto out;
@@ -1047,9 +1048,8 @@ out:
                 json_set(entry, "before", bo);
                 json_set(entry, "after", ao);
                 if (r < 0 && !gim) {
-                        /* nothing changed */
-                        power_sources_init(&prev);
-                        (void) state_get_power(st, bdf, &prev);
+                        /* nothing changed (the state in memory may hold the edit: not read
+                         * back from it) */
                         now = prev;
                         cap_after = cap_before;
                 }

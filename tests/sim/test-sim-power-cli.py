@@ -308,6 +308,11 @@ class Case(unittest.TestCase):
             self.assertEqual(d["result"]["errno"], "ERANGE")
             self.assertEqual(self.state(), saved)
             self.assertEqual(self.device_cap(m), 600 * W)
+            # the history of the failed change: the sources as they were, on both sides
+            with open(os.path.join(self.st, "history.jsonl")) as f:
+                last = json.loads(f.read().splitlines()[-1])
+            self.assertEqual((last["old"], last["new"], last["result"]),
+                             ("host=600W; cap 600W", "host=600W; cap 600W", "ERANGE"))
             # a reset in progress: busy, nothing recorded
             self.ctl(m, "reset", GPU0, "begin")
             self.cli(m, "power", "set", "-g", 0, "--host", "500W", status=5, has=["busy"])
