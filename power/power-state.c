@@ -442,6 +442,55 @@ static int read_all(const char *path, char **ret, size_t *ret_len) {
         return 0;
 }
 
+/* The offset of the first integer literal outside strings that does not fit 64 bits, or
+ * SIZE_MAX. json-c would keep such a number clamped, so a record holding one could not be
+ * written back as it was read: the file is then unreadable as a whole (never written over). */
+static size_t too_large_integer(const char *text, size_t len) {
+        bool in_string = false;
+
+        for (size_t i = 0; i < len; i++) {
+                char c = text[i];
+                size_t end = i;
+                bool integer = true;
+
+                if (in_string) {
+                        if (c == '\\')
+                                i++;
+                        else if (c == '"')
+                                in_string = false;
+                        continue;
+                }
+                if (c == '"') {
+                        in_string = true;
+                        continue;
+                }
+                if (c != '-' && (c < '0' || c > '9'))
+                        continue;
+                while (end < len && strchr("+-0123456789.eE", text[end])) {
+                        integer = integer && !strchr(".eE", text[end]);
+                        end++;
+                }
+                if (integer) {
+                        char buf[64];
+                        size_t n = end - i;
+
+                        if (n >= sizeof(buf))
+                                return i;
+                        memcpy(buf, text + i, n);
+                        buf[n] = '\0';
+                        errno = 0;
+                        if (buf[0] == '-')
+                                (void) strtoll(buf, NULL, 10);
+                        else
+                                (void) strtoull(buf, NULL, 10);
+                        if (errno == ERANGE)
+                                return i;
+                }
+                i = end - 1;
+        }
+        return SIZE_MAX;
+}
+
 /* Parses JSON text strictly (RFC 8259, UTF-8): NULL with the reason in e. */
 static json_object *parse_json(struct verr *e, const char *text, size_t len) {
         json_tokener *tok;
@@ -460,6 +509,11 @@ static json_object *parse_json(struct verr *e, const char *text, size_t len) {
         }
         if (len > INT_MAX) {
                 (void) fail(e, NULL, "too large");
+                return NULL;
+        }
+        if (too_large_integer(text, len) != SIZE_MAX) {
+                (void) fail(e, NULL, "an integer beyond 64 bits at byte %zu, which could not be "
+                            "written back as it is", too_large_integer(text, len));
                 return NULL;
         }
         tok = json_tokener_new();

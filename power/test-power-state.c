@@ -619,6 +619,11 @@ static const struct corrupt_case corrupt_cases[] = {
         CASE("uw too big", HOST("\"uw\":4294967296,\"set_usec\":1"),
              "power.host.uw: 4294967296 µW is more than 4294967295 µW"),
         CASE("uw huge", HOST("\"uw\":18446744073709551615,\"set_usec\":1"), "more than"),
+        /* json-c would clamp it: the record could not be written back as it was read */
+        FILECASE("uw beyond 64 bits", HOST("\"uw\":18446744073709551616,\"set_usec\":1"),
+                 "an integer beyond 64 bits at byte 59"),
+        FILECASE("negative beyond 64 bits", "{\"version\":1,\"x\":-9223372036854775809}",
+                 "an integer beyond 64 bits at byte 17"),
         CASE("uw negative", HOST("\"uw\":-5,\"set_usec\":1"), "power.host.uw: negative (-5)"),
         CASE("uw missing", HOST("\"set_usec\":1"), "power.host.uw: missing"),
         CASE("set_usec missing", HOST("\"uw\":5000000"), "power.host.set_usec: missing"),
