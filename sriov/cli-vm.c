@@ -67,13 +67,21 @@ static int read_vms(struct cli *c, json_object **ret) {
 
                                         _cleanup_free_ char *w = NULL;
 
-                                        if (asprintf(&w, "the reservation %s in the state file "
-                                                     "is damaged (%s): its VFs and PFs are left "
-                                                     "alone; 'amdsmi vm release --force %s' "
-                                                     "drops it",
-                                                     u ? u : "section", json_object_get_string(
-                                                             json_object_object_get(o, "problem")),
-                                                     u ? u : "UUID") < 0)
+                                        const char *problem = json_object_get_string(
+                                                json_object_object_get(o, "problem"));
+
+                                        if ((u ? asprintf(&w, "the reservation %s in the state "
+                                                          "file is damaged (%s): its VFs and "
+                                                          "PFs are left alone; 'amdsmi vm "
+                                                          "release --force %s' drops it",
+                                                          u, problem, u)
+                                               : asprintf(&w, "the \"vms\" section of the "
+                                                          "state file is damaged (%s): no "
+                                                          "reservation is read, VFs are not "
+                                                          "reserved and VF counts do not "
+                                                          "change until it is repaired or "
+                                                          "removed",
+                                                          problem)) < 0)
                                                 continue;
                                         if (c->format != OUTPUT_JSON)
                                                 fprintf(stderr, "amdsmi: warning: %s\n", w);

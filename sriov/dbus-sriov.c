@@ -450,6 +450,13 @@ static int set_num_vfs(sd_bus_message *m, struct dgpu *g, const char *name, uint
 
                 /* never under a running domain's feet, FORCE or not: its release frees it */
                 r = vm_pf_holder(g->bdf, &domain, &vf);
+                if (r == -EUCLEAN && !domain)
+                        return bus_error_errno(error, -EUCLEAN,
+                                               "the \"vms\" section of the state file cannot "
+                                               "be read (%s): the VF count of GPU %u (%s) is "
+                                               "not changed until it is repaired or removed "
+                                               "(the VFs it held are unknown)",
+                                               vf, g->index, g->bdf);
                 if (r == -EUCLEAN)
                         return bus_error_errno(error, -EUCLEAN,
                                                "the VM reservation %s in the state file cannot be "

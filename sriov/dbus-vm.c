@@ -154,7 +154,7 @@ int vm_pf_holder(const char *pf, const char **ret_name, const char **ret_vf) {
         (void) pf;
         dmg = vms.n_damaged > 0 ? &vms.damaged[0] : NULL;
         if (dmg) {
-                *ret_name = dmg->uuid[0] ? dmg->uuid : "(the whole \"vms\" section)";
+                *ret_name = dmg->uuid[0] ? dmg->uuid : NULL; /* NULL: the whole section */
                 *ret_vf = dmg->problem;
                 return -EUCLEAN;
         }
@@ -610,11 +610,18 @@ static int add_vf(struct daemon *d, struct vm_reservation *v, const char *bdf,
 
                 if (dmg)
                         return bus_error_errno(error, -EUCLEAN,
-                                               "VF %s may be held by the reservation %s, which "
-                                               "cannot be read (%s): 'amdsmi vm release --force "
-                                               "%s' drops it",
-                                               bdf, dmg->uuid[0] ? dmg->uuid : "section \"vms\"",
-                                               dmg->problem, dmg->uuid[0] ? dmg->uuid : "UUID");
+                                               "VF %s may be held by %s%s, which cannot be "
+                                               "read (%s): %s%s%s",
+                                               bdf, dmg->uuid[0] ? "the reservation " : "",
+                                               dmg->uuid[0] ? dmg->uuid
+                                                            : "the \"vms\" section of the "
+                                                              "state file",
+                                               dmg->problem,
+                                               dmg->uuid[0] ? "'amdsmi vm release --force "
+                                                            : "repair or remove it in the "
+                                                              "state file",
+                                               dmg->uuid[0] ? dmg->uuid : "",
+                                               dmg->uuid[0] ? "' drops it" : "");
         }
         v->vfs[v->n_vfs++] = (struct vm_vf){ .cap_uw = NO_CAP };
         snprintf(v->vfs[v->n_vfs - 1].bdf, sizeof(v->vfs[0].bdf), "%s", bdf);

@@ -277,6 +277,27 @@ class Vm(unittest.TestCase):
             self.assertEqual([(e["change"], e["new"]) for e in d.history()
                               if e["change"] == "vm_release"][-1],
                              ("vm_release", "damaged %s" % UUID1))
+            # the whole section damaged: no advice that cannot work
+            d.stop()
+            doc = json.loads(json.dumps(good))
+            doc["vms"] = "x"
+            with open(path, "w") as f:
+                json.dump(doc, f)
+            d.start()
+            listed = json.loads(d.call(ROOT, MANAGER, "ListVms", user=NOBODY)[0])
+            self.assertEqual(listed["damaged"], [{"uuid": None,
+                                                  "problem": "\"vms\" is not an object"}])
+            name, msg = d.call_error(gpu_path(GPU0), IFACE_SRIOV, "SetNumVfs", "uint32:0",
+                                     "uint64:2")
+            self.assertEqual(name, "org.amdsmi1.Error.StateDamaged", msg)
+            self.assertIn("until it is repaired or removed", msg)
+            self.assertNotIn("release --force", msg)
+            p = subprocess.run([CLI, "vm"], env=d.env(), capture_output=True, text=True,
+                               timeout=60)
+            self.assertIn("\"vms\" section of the state file is damaged", p.stderr)
+            self.assertNotIn("release --force", p.stderr)
+            with open(path) as f:
+                self.assertEqual(json.load(f)["vms"], "x")
 
     def test_kept_across_restarts_and_reconnect(self):
         with Daemon(machine="mi300x-sriov") as d:
