@@ -1011,7 +1011,25 @@ static void recover_memory(struct dgpu *g, struct amdsmi_gpu *h, const struct in
 
 static void recover_reload(struct dgpu *g, struct amdsmi_gpu *h, const struct intent *i) {
         enum amdsmi_memory_mode cur, new = parse_memory_value(i->new_value);
+        char list[512] = "";
+        unsigned n = 0;
 
+        /* the reload unbinds the whole hive: the GPUs it left without a driver are recorded,
+         * and the periodic check binds them again */
+        for (size_t k = 0; k < g->d->n_gpus; k++) {
+                struct amdsmi_gpu *o = dgpu_handle(g->d->gpus[k]);
+
+                if (o && amdsmi_gpu_is_left_unbound(o) > 0 && n++ < 8)
+                        snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
+                                 list[0] ? ", " : "", g->d->gpus[k]->bdf);
+        }
+        if (n > 0) {
+                log_full(LOG_WARNING, g->bdf, i->change,
+                         "interrupted driver reload left %u GPU%s without a driver (%s%s): "
+                         "amdsmid binds %s to amdgpu again",
+                         n, n == 1 ? "" : "s", list, n > 8 ? ", ..." : "", n == 1 ? "it" : "them");
+                return;
+        }
         if (amdsmi_gpu_get_driver(h) != AMDSMI_DRIVER_AMDGPU) {
                 log_full(LOG_ERR, g->bdf, i->change,
                          "interrupted driver reload: the GPU is not bound to amdgpu; bind it "

@@ -379,8 +379,9 @@ static bool has_no_driver(struct amdsmi_gpu *gpu) {
 
 /* ---- the record of a GPU a reload left without a driver ---- */
 
-/* Written when a reload unbound a GPU from amdgpu and could not bind it again, removed when
- * amdgpu is bound to it again: it tells amdsmid which driverless GPUs are amdsmi's doing
+/* Written before a reload unbinds a GPU from amdgpu (so that a process killed between the
+ * unbind and the bind leaves it too), rewritten with the error when the bind failed, removed
+ * when amdgpu is bound to it again: it tells amdsmid which driverless GPUs are amdsmi's doing
  * (and so are to be bound again), apart from those an administrator left unbound. */
 static int unbound_record_write(struct amdsmi_gpu *gpu, int error) {
         _cleanup_free_ char *text = NULL;
@@ -398,8 +399,8 @@ static int unbound_record_write(struct amdsmi_gpu *gpu, int error) {
         if (r < 0)
                 return r;
         len = asprintf(&text,
-                       "# amdsmi: a driver reload unbound this GPU and could not bind it again\n"
-                       "bdf %s\nroot %s\nerror %d\n",
+                       "# amdsmi: a driver reload unbinds this GPU; removed once it is bound "
+                       "again\nbdf %s\nroot %s\nerror %d\n",
                        gpu->bdf, gpu->ctx->sysfs_root, -error);
         if (len < 0) {
                 text = NULL;
@@ -740,6 +741,23 @@ _public_ int amdsmi_gpu_reload_driver(struct amdsmi_gpu *gpu, uint64_t flags, un
                 return change_finish(c, 0, AMDSMI_STAGE_DONE);
         }
 
+        /* Recorded before anything is unbound: a crash between the unbind and the bind must
+         * leave GPUs amdsmid knows to bind again. Without the records, nothing is changed. */
+        for (unsigned i = 0; i < n; i++) {
+                if (!was_bound[i])
+                        continue;
+                r = unbound_record_write(hive[i], 0);
+                if (r < 0) {
+                        for (unsigned k = 0; k < i; k++)
+                                if (was_bound[k])
+                                        unbound_record_remove(hive[k]);
+                        snprintf(c->message, sizeof(c->message),
+                                 "cannot record the reload of %s in the runtime directory "
+                                 "(%s): nothing was changed",
+                                 hive[i]->bdf, strerror(-r));
+                        return change_finish(c, r, AMDSMI_STAGE_PREFLIGHT);
+                }
+        }
         start = now_ms();
         deadline = start + timeout_ms;
         for (unbound = 0; unbound < n; unbound++) {
@@ -754,6 +772,9 @@ _public_ int amdsmi_gpu_reload_driver(struct amdsmi_gpu *gpu, uint64_t flags, un
                 int failed = r;
                 char prefix[128];
 
+                for (unsigned i = unbound; i < n; i++)
+                        if (was_bound[i] && !has_no_driver(hive[i]))
+                                unbound_record_remove(hive[i]); /* never unbound */
                 c->gpus[unbound].error = failed;
                 for (unsigned i = 0; i < unbound; i++) {
                         if (!was_bound[i])

@@ -294,6 +294,24 @@ class Partition(unittest.TestCase):
                              [(b, "partition_modes", "CPX/NPS4", "SPX/NPS4", "ERANGE",
                                "amdsmid", 0) for b in MI300X_BDFS])
 
+    def test_sigkill_mid_reload_binds_the_hive_again(self):
+        """amdsmid killed while a driver reload has unbound the hive: at the next start every
+        GPU it left without a driver is bound again, and the interruption is one history
+        record."""
+        with Daemon(config=FAST_POLL) as d:
+            d.kill_during("bus/pci/drivers/amdgpu/bind", G0, P, "ReloadDriver", "t", 0)
+            for bdf in MI300X_BDFS:
+                wait_for("amdgpu on " + bdf, lambda: d.driver(bdf) == "amdgpu", timeout=90)
+                wait_for("Driver of " + bdf,
+                         lambda: d.get(gpu_path(bdf), IFACE_GPU, "Driver") == "amdgpu")
+            r = d.recoveries()
+            self.assertEqual(len(r), 1, r)
+            self.assertEqual((r[0][0], r[0][2], r[0][3]), (GPU0, "recovered", "ok"))
+            self.assertTrue(r[0][1].startswith("reload_driver "), r)
+            self.assertIn("without a driver", r[0][4])
+            self.assertIn("amdsmid binds them to amdgpu again", r[0][4])
+            self.assertEqual(os.listdir(os.path.join(d.state_dir, "intent")), [])
+
     def test_bind_failure_and_rebind(self):
         """A reload whose binds fail for good leaves the GPUs without a driver: amdsmid shows
         them (Driver "none", a Role), says so once, and binds them again on its periodic
