@@ -65,6 +65,12 @@ int config_path(char *buf, size_t size);
  */
 int config_load(const char *path, struct config **ret, char *err, size_t err_size);
 
+/* The errno a refused configuration is reported with, to D-Bus callers (Reload) and by
+ * amdsmi apply: -EINVAL (a file with an error: InvalidArgument, exit status 2, whatever the
+ * error inside, the message says which) unless the file could not be read for lack of memory
+ * or permission. */
+int config_refusal_errno(int r);
+
 /* Parses a configuration held in memory (@name, the path for messages and c->path; NULL:
  * "amdsmid.conf"). Same rules; a NUL byte ends @text. */
 int config_parse_string(const char *name, const char *text, struct config **ret, char *err,

@@ -241,7 +241,7 @@ static int apply_dry_run(struct cli *c) {
 
         r = config_load(NULL, &conf, err, sizeof(err));
         if (r < 0)
-                return cli_fail(c, r, "%s", err[0] ? err : strerror(-r));
+                return cli_fail(c, config_refusal_errno(r), "%s", err[0] ? err : strerror(-r));
         if (config_path(path, sizeof(path)) < 0)
                 snprintf(path, sizeof(path), "amdsmid.conf");
         r = cli_open(c);

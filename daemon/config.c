@@ -781,3 +781,9 @@ char **config_unknown_gpus(const struct config *c, const char *const *bdfs, size
         }
         return TAKE_PTR(l);
 }
+
+int config_refusal_errno(int r) {
+        if (r == -ENOMEM || r == -EACCES || r == -EPERM)
+                return r;
+        return -EINVAL;
+}

@@ -469,8 +469,8 @@ static void reload_authorised(sd_bus_message *call, int r, const char *why, void
                         (void) sd_bus_reply_method_return(call, NULL);
                         return;
                 }
-                bus_error_errno(&error, r, "%s", d->config_error[0] ? d->config_error
-                                                                    : strerror(-r));
+                bus_error_errno(&error, config_refusal_errno(r), "%s",
+                                d->config_error[0] ? d->config_error : strerror(-r));
         } else if (r == 0)
                 bus_error_errno(&error, -EACCES, "Reload: %s", why);
         else

@@ -880,7 +880,9 @@ int power_change_gpu(struct cli *c, const struct power_change *ch, size_t index,
                 return r;
         }
         if (r < 0) {
-                r = run_fail(&run, r == -EPROTONOSUPPORT ? -EPROTONOSUPPORT : r,
+                /* a newer amdsmi's file (exit 1), or one that is not a regular file: the
+                 * state cannot be read (StateDamaged, exit 10) */
+                r = run_fail(&run, r == -EPROTONOSUPPORT ? -EPROTONOSUPPORT : -EUCLEAN,
                              "GPU %zu (%s): the power sources cannot be saved to %s: %s", index,
                              bdf, state_path(st),
                              r == -EPROTONOSUPPORT ? "it was written by a newer amdsmi"

@@ -12,7 +12,7 @@ import subprocess
 import time
 import unittest
 
-from daemontest import (GPU0, GPU1, IFACE_GPU, IFACE_PARTITION, MANAGER, NOBODY, ROOT, SIM,
+from daemontest import (CLI, GPU0, GPU1, IFACE_GPU, IFACE_PARTITION, MANAGER, NOBODY, ROOT, SIM,
                         Daemon, gpu_path, require_daemon)
 
 IFACE = IFACE_PARTITION
@@ -68,6 +68,24 @@ class Desired(unittest.TestCase):
             self.assertIn('bad compute_mode "XPX"', msg)
             self.assertIn('bad compute_mode "XPX"', d.describe()["daemon"]["config_error"])
             self.assertEqual(d.get(gpu_path(GPU1), IFACE, "ComputeMode"), "DPX")
+            # every kind of refusal is InvalidArgument (a value out of range, a file that is
+            # not a regular file), and amdsmi reload and apply --dry-run exit 2
+            cpath = os.path.join(d.config_dir, "amdsmid.conf")
+            for text in ("[gpu]\npower_cap = 0.5W\n", "[daemon]\npoll_interval_ms = 0\n",
+                         None):
+                os.unlink(cpath)
+                if text is None:
+                    os.mkfifo(cpath)
+                else:
+                    d.write_config(text)
+                name, msg = d.call_error(ROOT, MANAGER, "Reload")
+                self.assertEqual(name, "org.amdsmi1.Error.InvalidArgument", (text, msg))
+                for args in (["reload"], ["apply", "--dry-run"]):
+                    p = subprocess.run([CLI] + args, env=d.env(), capture_output=True,
+                                       text=True, timeout=60)
+                    self.assertEqual(p.returncode, 2, (text, args, p.stderr))
+                self.assertEqual(d.get(gpu_path(GPU1), IFACE, "ComputeMode"), "DPX")
+            os.unlink(cpath)
 
     def test_reload_applies_changed_keys_only(self):
         conf = "[gpu %s]\ncompute_mode = DPX\n" % GPU0
