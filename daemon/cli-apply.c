@@ -310,21 +310,51 @@ static int call_manager(struct cli *c, const char *member, const char *types, ui
         return 0;
 }
 
+/* What amdsmid was asked, said once: a line, or with --json a document (apply_document). */
+static int say_done(struct cli *c, const char *what) {
+        json_object *doc;
+        int r;
+
+        if (c->format != OUTPUT_JSON) {
+                printf("%s\n", what);
+                return 0;
+        }
+        cli_begin_sample(c);
+        doc = cli_document(c, NULL);
+        if (!doc)
+                return cli_fail(c, -ENOMEM, "out of memory");
+        json_object_object_del(doc, "gpus");
+        json_set(doc, "message", json_object_new_string(what));
+        json_set(doc, "exit_code", json_object_new_int(0));
+        r = cli_print_json(c, doc);
+        json_object_put(doc);
+        c->json_printed = true;
+        return r;
+}
+
 int verb_apply(struct cli *c) {
         int r;
 
         if (c->dry_run)
                 return apply_dry_run(c);
+        /* amdsmid applies the whole file: a selection would be ignored, so it is refused */
+        if (c->selection.n_items > 0)
+                return cli_fail(c, -EINVAL, "amdsmi apply applies the whole amdsmid.conf: -g "
+                                            "selects GPUs only with --dry-run");
         r = call_manager(c, "ApplyDesired", "t", 0);
-        if (r >= 0 && c->format == OUTPUT_TABLE)
-                printf("amdsmid applies amdsmid.conf now: see amdsmi history and its journal\n");
-        return r;
+        if (r < 0)
+                return r;
+        return say_done(c, "amdsmid applies amdsmid.conf now: see amdsmi history and its journal");
 }
 
 int verb_reload(struct cli *c) {
-        int r = call_manager(c, "Reload", NULL, 0);
+        int r;
 
-        if (r >= 0 && c->format == OUTPUT_TABLE)
-                printf("amdsmid re-read amdsmid.conf and applies what changed\n");
-        return r;
+        if (c->selection.n_items > 0)
+                return cli_fail(c, -EINVAL, "amdsmi reload re-reads the whole amdsmid.conf: it "
+                                            "takes no -g");
+        r = call_manager(c, "Reload", NULL, 0);
+        if (r < 0)
+                return r;
+        return say_done(c, "amdsmid re-read amdsmid.conf and applies what changed");
 }

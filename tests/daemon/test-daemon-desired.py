@@ -126,6 +126,23 @@ class Desired(unittest.TestCase):
             self.assertEqual(rows[(GPU0, "power_cap")], (600, 600, "none"))
             self.assertEqual(doc["exit_code"], 7)
             self.assertIn("config", doc)
+            # every document of apply and reload is valid amdsmi/1
+            import jsonschema
+            with open(os.environ["AMDSMI_SCHEMA"]) as f:
+                validator = jsonschema.Draft202012Validator(json.load(f))
+            docs = [doc]
+            for args in (["apply", "--json"], ["reload", "--json"]):
+                out = d.cli(*args).stdout
+                self.assertTrue(out.strip(), args)  # --json prints one document
+                docs.append(json.loads(out))
+                self.assertEqual((docs[-1]["command"], docs[-1]["exit_code"]), (args[0], 0))
+            for x in docs:
+                self.assertEqual([e.message[:200] for e in validator.iter_errors(x)], [])
+            # apply applies the whole file: a selection is refused, not ignored
+            for args in (["apply", "-g", "99"], ["apply", "-g", "0"], ["reload", "-g", "0"]):
+                p = d.cli(*args, status=2)
+                self.assertIn("-g", p.stderr)
+            d.cli("apply", "--dry-run", "-g", "99", status=3)
 
     def test_replug(self):
         conf = "[gpu %s]\ncompute_mode = CPX\n" % GPU1
