@@ -74,11 +74,12 @@ static int record_path(struct amdsmi_gpu *gpu, char *buf, size_t size) {
         return record_path_of(gpu, "nps", buf, size);
 }
 
-/* Writes the record of one GPU atomically (a temporary file renamed over it), mode 0644. */
-static int record_write(struct amdsmi_gpu *gpu, enum amdsmi_memory_mode mode) {
-        _cleanup_free_ char *text = NULL;
+/* Writes the record of @kind of one GPU atomically (a temporary file renamed over it), mode
+ * 0644 in a directory readable by everybody whatever the umask. */
+static int record_write_of(struct amdsmi_gpu *gpu, const char *kind, const char *text,
+                           size_t len) {
         char dir[4096], path[4200];
-        int r, len;
+        int r;
 
         r = record_dir(dir, sizeof(dir));
         if (r < 0)
@@ -86,10 +87,26 @@ static int record_write(struct amdsmi_gpu *gpu, enum amdsmi_memory_mode mode) {
         r = runtime_dir_mkdir(dir);
         if (r < 0)
                 return r;
-        (void) chmod(dir, 0755); /* readable by everybody whatever the umask */
-        r = record_path(gpu, path, sizeof(path));
+        (void) chmod(dir, 0755);
+        r = record_path_of(gpu, kind, path, sizeof(path));
         if (r < 0)
                 return r;
+        return write_file_atomic(path, text, len, 0644);
+}
+
+static void record_remove_of(struct amdsmi_gpu *gpu, const char *kind) {
+        char path[4200];
+
+        if (record_path_of(gpu, kind, path, sizeof(path)) < 0)
+                return;
+        if (unlink(path) < 0 && errno != ENOENT)
+                log_debug(gpu->ctx, "%s: cannot remove: %s", path, strerror(errno));
+}
+
+static int record_write(struct amdsmi_gpu *gpu, enum amdsmi_memory_mode mode) {
+        _cleanup_free_ char *text = NULL;
+        int len;
+
         len = asprintf(&text,
                        "# amdsmi: memory partition request waiting for a driver reload\n"
                        "mode %s\nbdf %s\nroot %s\n",
@@ -98,16 +115,11 @@ static int record_write(struct amdsmi_gpu *gpu, enum amdsmi_memory_mode mode) {
                 text = NULL;
                 return -ENOMEM;
         }
-        return write_file_atomic(path, text, (size_t) len, 0644);
+        return record_write_of(gpu, "nps", text, (size_t) len);
 }
 
 static void record_remove(struct amdsmi_gpu *gpu) {
-        char path[4200];
-
-        if (record_path(gpu, path, sizeof(path)) < 0)
-                return;
-        if (unlink(path) < 0 && errno != ENOENT)
-                log_debug(gpu->ctx, "%s: cannot remove: %s", path, strerror(errno));
+        record_remove_of(gpu, "nps");
 }
 
 /* Reads the record: 0 with the mode, -ENOENT without one (or one for another root),
@@ -385,19 +397,8 @@ static bool has_no_driver(struct amdsmi_gpu *gpu) {
  * (and so are to be bound again), apart from those an administrator left unbound. */
 static int unbound_record_write(struct amdsmi_gpu *gpu, int error) {
         _cleanup_free_ char *text = NULL;
-        char dir[4096], path[4200];
-        int r, len;
+        int len;
 
-        r = record_dir(dir, sizeof(dir));
-        if (r < 0)
-                return r;
-        r = runtime_dir_mkdir(dir);
-        if (r < 0)
-                return r;
-        (void) chmod(dir, 0755);
-        r = record_path_of(gpu, "unbound", path, sizeof(path));
-        if (r < 0)
-                return r;
         len = asprintf(&text,
                        "# amdsmi: a driver reload unbinds this GPU; removed once it is bound "
                        "again\nbdf %s\nroot %s\nerror %d\n",
@@ -406,16 +407,11 @@ static int unbound_record_write(struct amdsmi_gpu *gpu, int error) {
                 text = NULL;
                 return -ENOMEM;
         }
-        return write_file_atomic(path, text, (size_t) len, 0644);
+        return record_write_of(gpu, "unbound", text, (size_t) len);
 }
 
 static void unbound_record_remove(struct amdsmi_gpu *gpu) {
-        char path[4200];
-
-        if (record_path_of(gpu, "unbound", path, sizeof(path)) < 0)
-                return;
-        if (unlink(path) < 0 && errno != ENOENT)
-                log_debug(gpu->ctx, "%s: cannot remove: %s", path, strerror(errno));
+        record_remove_of(gpu, "unbound");
 }
 
 _public_ int amdsmi_gpu_is_left_unbound(struct amdsmi_gpu *gpu) {
@@ -427,9 +423,12 @@ _public_ int amdsmi_gpu_is_left_unbound(struct amdsmi_gpu *gpu) {
         r = record_path_of(gpu, "unbound", path, sizeof(path));
         if (r < 0)
                 return r;
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        /* a FIFO, link or directory there: refused, never waited on (safe-open.h) */
+        fd = safe_open(path, O_RDONLY, 0, 0);
+        if (fd == -ENOENT)
+                return 0;
         if (fd < 0)
-                return errno == ENOENT ? 0 : -errno;
+                return fd;
         n = read(fd, text, RECORD_MAX);
         if (n < 0)
                 return -errno;

@@ -754,6 +754,22 @@ static void check_corrupt(const char *name, const char *data, size_t len, const 
         assert_int_equal(list_corrupt(names, 16), 2);
 }
 
+/* Whether a damaged record of @s says @why, as "where: problem" or "where.problem". */
+static bool damage_says(const struct state_store *s, const char *why) {
+        for (size_t i = 0; i < state_damage_count(s); i++) {
+                const struct state_damage *d = state_damage_get(s, i);
+                char combined[1024];
+
+                snprintf(combined, sizeof(combined), "%s: %s", d->where, d->problem);
+                if (strstr(combined, why))
+                        return true;
+                snprintf(combined, sizeof(combined), "%s.%s", d->where, d->problem);
+                if (strstr(combined, why))
+                        return true;
+        }
+        return false;
+}
+
 #define BDF2 "0000:c2:00.0"
 
 /* A damaged record: named, kept verbatim through commits, the other records read and
@@ -762,12 +778,12 @@ static void check_record(const char *name, const char *data, size_t len, const c
         static const char other[] = "\"" BDF2 "\":{\"power\":{\"host\":{\"uw\":500000000,"
                                     "\"set_usec\":1}}},";
         const char *at = strstr(data, "\"gpus\":{");
-        char doc[32768], combined[1024], names[16][256];
+        char doc[32768], names[16][256];
         const struct state_damage *d;
         struct state_store *s;
         struct power_sources ps, mine;
         json_object *dropped = NULL;
-        bool found = false, global;
+        bool global;
         size_t n;
 
         remove_corrupt();
@@ -792,14 +808,7 @@ static void check_record(const char *name, const char *data, size_t len, const c
         if (!state_warning(s) || !strstr(state_warning(s), "the record "))
                 fail_msg("%s: warning '%s'", name, state_warning(s) ?: "(none)");
         assert_true(state_damage_count(s) >= 1);
-        for (size_t i = 0; i < state_damage_count(s); i++) {
-                d = state_damage_get(s, i);
-                snprintf(combined, sizeof(combined), "%s: %s", d->where, d->problem);
-                found = found || strstr(combined, why);
-                snprintf(combined, sizeof(combined), "%s.%s", d->where, d->problem);
-                found = found || strstr(combined, why);
-        }
-        if (!found)
+        if (!damage_says(s, why))
                 fail_msg("%s: no damaged record says '%s' (first: %s: %s)", name, why,
                          state_damage_get(s, 0)->where, state_damage_get(s, 0)->problem);
         d = state_damage_find(s, BDF);
@@ -824,15 +833,7 @@ static void check_record(const char *name, const char *data, size_t len, const c
         assert_int_equal(state_commit(s), 0);
         state_close(s);
         assert_int_equal(state_open(STATE_READ, 0, &s), 0);
-        found = false;
-        for (size_t i = 0; i < state_damage_count(s); i++) {
-                d = state_damage_get(s, i);
-                snprintf(combined, sizeof(combined), "%s: %s", d->where, d->problem);
-                found = found || strstr(combined, why);
-                snprintf(combined, sizeof(combined), "%s.%s", d->where, d->problem);
-                found = found || strstr(combined, why);
-        }
-        if (!found)
+        if (!damage_says(s, why))
                 fail_msg("%s: the damaged record was not written back", name);
         if (at && !global) {
                 assert_int_equal(state_get_power(s, BDF2, &ps), 0);
