@@ -423,8 +423,9 @@ _public_ int amdsmi_gpu_is_left_unbound(struct amdsmi_gpu *gpu) {
         r = record_path_of(gpu, "unbound", path, sizeof(path));
         if (r < 0)
                 return r;
-        /* a FIFO, link or directory there: refused, never waited on (safe-open.h) */
-        fd = safe_open(path, O_RDONLY, 0, 0);
+        /* amdsmid acts on it: a file of root's (or ours) that nobody else can write, never
+         * a FIFO, link or directory (safe-open.h) */
+        fd = safe_open(path, O_RDONLY, 0, SAFE_OPEN_TRUSTED);
         if (fd == -ENOENT)
                 return 0;
         if (fd < 0)
