@@ -566,8 +566,8 @@ static int parse_argv(struct cli *c, int argc, char **argv, const struct verb **
                 return cli_fail(c, -EINVAL, "missing verb (verbs: %s); see --help", verb_names());
         /* a verb's positional argument is required: no verb runs without it */
         if (verb->arg && !c->argument)
-                return cli_fail(c, -EINVAL, "'%s' needs %s: amdsmi %s %s", c->command, verb->arg,
-                                c->command, verb->arg);
+                return cli_fail(c, -EINVAL, "'%s' needs a %s: amdsmi %s %s", c->command,
+                                verb->arg, c->command, verb->arg);
         for (size_t i = 0; i < n_given; i++) {
                 if (verb->options & given[i].bit)
                         continue;

@@ -118,8 +118,8 @@ class Cli(unittest.TestCase):
         for args, what in ((["vm", "release", "--force"], "DOMAIN"),
                            (["vm", "release"], "DOMAIN"),
                            (["sriov", "bind"], "VF"), (["sriov", "release", "--force"], "VF")):
-            self.usage_error(args, "'%s' needs %s" % (" ".join(args[:2]), what))
-            p = self.expect(["--json"] + args, EXIT_USAGE, ["needs " + what])
+            self.usage_error(args, "'%s' needs a %s" % (" ".join(args[:2]), what))
+            p = self.expect(["--json"] + args, EXIT_USAGE, ["needs a " + what])
             doc = json.loads(p.stdout)
             self.valid(doc, " ".join(args))
             self.assertEqual(doc["error"]["exit_code"], EXIT_USAGE)
