@@ -371,21 +371,25 @@ class Partition(unittest.TestCase):
         GPU by hand, and no more tries; the admin's reload still binds it."""
         bind = "bus/pci/drivers/amdgpu/bind"
         with Daemon(config=FAST_POLL) as d:
-            # only GPU 0's four tries fail: the rest of the hive comes back
-            ctl(d, "inject", bind, "EIO", "times=4", "write")
+            # every bind fails from the start (a fault set after the reload would race with
+            # amdsmid's first try): the whole hive is left without a driver
+            ctl(d, "inject", bind, "EIO", "always", "write")
             name, msg = d.call_error(G0, P, "ReloadDriver", "uint64:0")
             self.assertEqual(name, "org.amdsmi1.Error.DeviceError")
-            self.assertIn("%s has no driver now" % GPU0, msg)
-            self.assertEqual([d.driver(b) for b in MI300X_BDFS], [None] + ["amdgpu"] * 7)
-            ctl(d, "inject", bind, "EIO", "always", "write")
-            wait_for("amdsmid to give up", lambda: "amdsmid gives up" in d.log(), timeout=90)
-            self.assertIn("GPU 0 still has no driver: binding amdgpu failed 5 times", d.log())
-            tries = self.history(d, "driver_bind")
-            self.assertEqual(tries, [(GPU0, "driver_bind", "none", "amdgpu", "EIO", "amdsmid", 0)]
-                             * 5)
+            self.assertIn("8 GPUs have no driver now (first: %s)" % GPU0, msg)
+            self.assertEqual([d.driver(b) for b in MI300X_BDFS], [None] * 8)
+
+            def gpu0_tries():
+                return [t for t in self.history(d, "driver_bind") if t[0] == GPU0]
+
+            wait_for("amdsmid to give up on GPU 0", lambda: "GPU 0 still has no driver: "
+                     "binding amdgpu failed 5 times" in d.log(), timeout=180)
+            self.assertIn("amdsmid gives up", d.log())
+            self.assertEqual(gpu0_tries(),
+                             [(GPU0, "driver_bind", "none", "amdgpu", "EIO", "amdsmid", 0)] * 5)
             ctl(d, "clear-faults")
             time.sleep(2)
-            self.assertEqual(len(self.history(d, "driver_bind")), 5)
+            self.assertEqual(len(gpu0_tries()), 5)
             self.assertEqual(d.get(G0, IFACE_GPU, "Driver"), "none")
             p = d.cli("reset", "-g", "0", "--reload-driver")
             self.assertIn("bound to amdgpu (it had no driver)", p.stdout)
