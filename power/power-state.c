@@ -1215,6 +1215,16 @@ int state_can_commit(const struct state_store *s) {
 
 /* ---- damaged records --------------------------------------------------------------------- */
 
+int state_unreadable(const struct state_store *s) {
+        if (!s)
+                return -EINVAL;
+        if (s->newer)
+                return -EPROTONOSUPPORT;
+        if (s->keep_error < 0)
+                return s->keep_error;
+        return s->file_damaged ? -EUCLEAN : 0;
+}
+
 size_t state_damage_count(const struct state_store *s) {
         return s ? s->n_damage : 0;
 }

@@ -125,6 +125,11 @@ struct state_damage {
         struct json_object *value; /* the record as read (borrowed); NULL for the whole file */
 };
 
+/* Whether the file as a whole could not be read, so that what it holds is unknown (its other
+ * owners' sections too): 0, or -EUCLEAN (damaged as a whole), -EPROTONOSUPPORT (a newer
+ * version), -ELOOP / -EISDIR / -EBADFD (not a regular file); the reason is state_warning(). */
+int state_unreadable(const struct state_store *s);
+
 size_t state_damage_count(const struct state_store *s);
 const struct state_damage *state_damage_get(const struct state_store *s, size_t i);
 /* The first damaged record that concerns @bdf (NULL: any GPU), or NULL when none does. */

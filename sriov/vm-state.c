@@ -300,7 +300,12 @@ int vm_state_read_full(struct vm_reservation **ret, struct vm_damaged **ret_dama
         if (r < 0)
                 return r;
         vms = state_get_section(st, SECTION);
-        if (vms && !json_object_is_type(vms, json_type_object)) {
+        if (state_unreadable(st) < 0) {
+                /* the reservations it holds are unknown: as if the section were damaged */
+                snprintf(warning, warning_size, "%s", state_warning(st) ?: state_path(st));
+                r = add_damaged(&damaged, &n_damaged, "", NULL,
+                                state_warning(st) ?: "the state file cannot be read");
+        } else if (vms && !json_object_is_type(vms, json_type_object)) {
                 snprintf(warning, warning_size,
                          "%s: \"vms\" is damaged (not an object): no reservation is read, and "
                          "none is recorded until it is repaired or removed",

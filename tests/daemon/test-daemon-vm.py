@@ -298,6 +298,24 @@ class Vm(unittest.TestCase):
             self.assertNotIn("release --force", p.stderr)
             with open(path) as f:
                 self.assertEqual(json.load(f)["vms"], "x")
+            # a file that cannot be read at all: its reservations are unknown, so the same
+            d.stop()
+            text = json.dumps(good)[:-10]
+            with open(path, "w") as f:
+                f.write(text)
+            d.start()
+            listed = json.loads(d.call(ROOT, MANAGER, "ListVms", user=NOBODY)[0])
+            self.assertEqual([x["uuid"] for x in listed["damaged"]], [None])
+            name, msg = d.call_error(gpu_path(GPU0), IFACE_SRIOV, "SetNumVfs", "uint32:0",
+                                     "uint64:2")
+            self.assertEqual(name, "org.amdsmi1.Error.StateDamaged", msg)
+            name, msg = self.prepare_error(d, "db3", "2" * 32, [vfs[2]])
+            self.assertEqual(name, "org.amdsmi1.Error.StateDamaged", msg)
+            p = subprocess.run([CLI, "vm"], env=d.env(), capture_output=True, text=True,
+                               timeout=60)
+            self.assertIn("damaged", p.stderr)
+            with open(path) as f:
+                self.assertEqual(f.read(), text)
 
     def test_kept_across_restarts_and_reconnect(self):
         with Daemon(machine="mi300x-sriov") as d:
