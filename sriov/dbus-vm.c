@@ -486,6 +486,24 @@ static int run_drop_damaged(struct job *j, struct amdsmi_ctx *ctx) {
         return 0;
 }
 
+static void release_internal(struct daemon *d, const struct vm_reservation *v, const char *why);
+
+/* Whether the caller of @j has left the bus (no reply can reach it). */
+static bool caller_gone(struct job *j) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        const char *sender = j->call ? sd_bus_message_get_sender(j->call) : NULL;
+        int has = 1;
+
+        if (!sender)
+                return false;
+        if (sd_bus_call_method(sd_bus_message_get_bus(j->call), "org.freedesktop.DBus",
+                               "/org/freedesktop/DBus", "org.freedesktop.DBus", "NameHasOwner",
+                               NULL, &reply, "s", sender) < 0 ||
+            sd_bus_message_read(reply, "b", &has) < 0)
+                return false; /* unknown: the answer is sent as usual */
+        return !has;
+}
+
 static void finish(struct job *j) {
         struct vm_job *vj = j->userdata;
 
@@ -509,6 +527,14 @@ static void finish(struct job *j) {
                             vj->v.name);
         for (size_t k = 0; k < vj->n_pfs; k++)
                 power_vm_done(j->d, vj->pfs[k]);
+        /* a prepare whose caller left before the answer (the hook's deadline passed, and it
+         * failed the domain's start): nobody knows it was done, so it is undone */
+        if (!vj->release && j->r >= 0 && caller_gone(j)) {
+                const struct vm_reservation *v = vm_find(vj->v.uuid);
+
+                if (v)
+                        release_internal(j->d, v, "was prepared after its caller gave up");
+        }
 }
 
 static int submit(struct daemon *d, sd_bus_message *m, const char *name, struct vm_job *vj,

@@ -14,7 +14,7 @@ import subprocess
 import time
 import unittest
 
-from daemontest import (GPU0, GPU1, MANAGER, ROOT, Daemon, gpu_path, require_daemon,
+from daemontest import (GPU0, GPU1, MANAGER, ROOT, SIM, Daemon, gpu_path, require_daemon,
                         vf_bdf)
 
 HOOK = os.environ.get("AMDSMI_HOOK", "")
@@ -147,6 +147,33 @@ class Hook(unittest.TestCase):
             self.assertEqual((p.returncode, p.err), (0, ""))
             p = self.hook(d, "plain", "prepare", "begin", domain("bare", UUID2))
             self.assertEqual((p.returncode, p.err), (0, ""))
+
+    def test_prepare_after_the_deadline_is_undone(self):
+        """The hook's deadline passes while amdsmid still prepares (a slow power1_cap write):
+        the start fails, and what amdsmid then completes for a caller that left is undone."""
+        with Daemon(machine="mi300x-sriov", config=FAST) as d:
+            vfs = d.with_vfs(GPU0, 1)
+            d.cli("power", "set", "-g", "0", "--host", "600W")
+            hw = d.mount.path("bus/pci/devices/%s/hwmon" % GPU0)
+            cap = "bus/pci/devices/%s/hwmon/%s/power1_cap" % (GPU0, os.listdir(hw)[0])
+            subprocess.run([SIM, "ctl", "--mount", d.mount.root, "delay", cap, "4000", "once",
+                            "write"], check=True, capture_output=True, timeout=60)
+            xml = domain("web1", UUID1, [hostdev(vfs[0])], gpu_meta(450))
+            p = self.hook(d, "web1", "prepare", "begin", xml)
+            self.assertEqual(p.returncode, 1)
+            self.assertIn("amdsmid did not answer in time", p.err)
+            # the prepare completes in amdsmid after the hook left; then it is released
+            deadline = time.monotonic() + 30
+            while "ReleaseVm" not in d.log() and time.monotonic() < deadline:
+                time.sleep(0.2)
+            self.assertIn("was prepared after its caller gave up", d.log())
+            while self.vms(d) and time.monotonic() < deadline:
+                time.sleep(0.2)
+            self.assertEqual(self.vms(d), [])
+            self.assertEqual(d.device_cap(GPU0), 600 * W)
+            self.assertEqual([(e["change"], e["result"]) for e in d.history()
+                              if e["change"].startswith("vm_")],
+                             [("vm_prepare", "ok"), ("vm_release", "ok")])
 
     def test_hostile_xml(self):
         with Daemon(machine="mi300x-sriov", config=FAST) as d:
