@@ -304,9 +304,8 @@ static void jobs_schedule(struct daemon *d) {
                         r = job_start(d, j);
 
                         if (r < 0) {
-                                if (!j->running)
-                                        ; /* refused before it began (logged) */
-                                else {
+                                /* not running: refused before it began (logged) */
+                                if (j->running) {
                                         log_error("cannot start a thread for %s: %s", j->name,
                                                   strerror(-r));
                                         d->n_running--;
