@@ -91,11 +91,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         size_t which, count;
         int err;
 
-        if (size < 1 || size > 8192)
+        if (!fuzz_sysfs_pick(&data, &size, sizeof(files) / sizeof(files[0]), &which))
                 return 0;
-        which = data[0] % (sizeof(files) / sizeof(files[0]));
-        data++;
-        size--;
         fuzz_sysfs_set(files[which], data, size);
         ctx = fuzz_sysfs_ctx(&gpu);
         if (!gpu)

@@ -133,6 +133,19 @@ static inline void fuzz_sysfs_set(const char *rel, const void *data, size_t size
         fuzz_write(path, data, size);
 }
 
+/* The input of a target that fuzzes one of @n files: its first byte picks the file (index in
+ * *ret_which), the rest is the file's content (in *data, *size). @return false when there is no
+ * input to use (empty, or larger than 8 KiB). */
+static inline bool fuzz_sysfs_pick(const uint8_t **data, size_t *size, size_t n,
+                                   size_t *ret_which) {
+        if (*size < 1 || *size > 8192 || n == 0)
+                return false;
+        *ret_which = (*data)[0] % n;
+        (*data)++;
+        (*size)--;
+        return true;
+}
+
 /* Puts @rel back as the base tree has it (removes it when the base has no such file). */
 static inline void fuzz_sysfs_reset(const char *rel) {
         char path[PATH_MAX];
