@@ -193,6 +193,204 @@ int amdsmi_gpu_metrics_parse(const void *buf, size_t len, struct amdsmi_gpu_metr
  */
 int amdsmi_gpu_read_metrics(struct amdsmi_gpu *gpu, struct amdsmi_gpu_metrics *ret_metrics);
 
+/*
+ * ---- Since 0.2 (version node AMDSMI_1.1) ----------------------------------------------------
+ *
+ * The attribute-encoded tables of current drivers (gpu_metrics 1.9, xcp_metrics 1.1) carry
+ * more than struct amdsmi_gpu_metrics can hold, and that struct is caller-allocated, so it
+ * cannot grow. The structures below are versioned: the caller sets @c size to the sizeof() of
+ * its own build, the library fills what fits (a newer library never writes past @c size, an
+ * older one leaves the tail untouched) and says in @c version what it filled.
+ */
+
+#define AMDSMI_METRICS_MAX_HBM_STACK 8 /**< per-stack HBM temperatures of newer kernels */
+#define AMDSMI_METRICS_MAX_AID 4
+#define AMDSMI_METRICS_MAX_MID 4
+#define AMDSMI_METRICS_MAX_UNKNOWN 16
+
+/** The version of struct amdsmi_gpu_metrics_ext this library fills. */
+#define AMDSMI_GPU_METRICS_EXT_VERSION 1
+
+/** One attribute record the parser did not use: an id it does not know, or a type it does not
+ * accept for that id (skipped by its encoded size, never an error). */
+struct amdsmi_metrics_attr {
+        uint16_t id;            /**< attribute id (0..1023) */
+        uint8_t type;           /**< type code (0 U8 .. 7 S64) */
+        uint8_t unit;           /**< unit code as encoded */
+        uint16_t instances;     /**< instance count */
+};
+
+/**
+ * A parsed gpu_metrics table of any supported revision (1.3 to 1.9), versioned.
+ *
+ * @c base holds everything amdsmi_gpu_metrics_parse() gives. For 1.9, whose per-XCC arrays
+ * describe the whole GPU rather than one partition, @c base.num_partition and @c base.xcp are
+ * AMDSMI_NA (read each partition's xcp_metrics instead), and the arrays go to the @c xcc_
+ * members. For 1.6 to 1.8 the @c xcc_ members are the partitions' entries laid end to end
+ * (partition 0's XCCs first). Every member the table lacks is AMDSMI_NA.
+ */
+struct amdsmi_gpu_metrics_ext {
+        uint32_t size;          /**< in: sizeof(struct amdsmi_gpu_metrics_ext) of the caller */
+        uint32_t version;       /**< out: AMDSMI_GPU_METRICS_EXT_VERSION of the library */
+        struct amdsmi_gpu_metrics base;
+
+        /* per XCC of the whole GPU */
+        uint64_t xcc_gfx_busy_inst_pct[AMDSMI_METRICS_MAX_XCC];
+        uint64_t xcc_gfx_busy_acc[AMDSMI_METRICS_MAX_XCC];
+        uint64_t xcc_below_host_limit_ppt_acc[AMDSMI_METRICS_MAX_XCC];
+        uint64_t xcc_below_host_limit_thm_acc[AMDSMI_METRICS_MAX_XCC];
+        uint64_t xcc_low_utilization_acc[AMDSMI_METRICS_MAX_XCC];
+        uint64_t xcc_below_host_limit_total_acc[AMDSMI_METRICS_MAX_XCC]; /**< 1.7: the one
+                                                                             accumulator */
+        /* whole-GPU media engines (1.9) */
+        uint64_t jpeg_busy_pct[AMDSMI_METRICS_MAX_JPEG];
+        uint64_t vcn_busy_pct[AMDSMI_METRICS_MAX_VCN];
+
+        /* temperatures of newer kernels, millidegrees C */
+        uint64_t temp_hbm_stack_mc[AMDSMI_METRICS_MAX_HBM_STACK];
+        uint64_t temp_aid_mc[AMDSMI_METRICS_MAX_AID];
+        uint64_t temp_xcd_mc[AMDSMI_METRICS_MAX_XCC];
+        uint64_t temp_mid_mc[AMDSMI_METRICS_MAX_MID];
+
+        /* counter widths in bits (0: not in the table), for wrap-around */
+        uint8_t accumulation_counter_bits;
+        uint8_t residency_bits;  /**< the narrowest of the five *_residency_acc */
+        uint8_t reserved[2];
+
+        /* attribute-encoded tables (1.9) */
+        uint32_t attr_count;     /**< records in the table; 0 for fixed layouts */
+        uint32_t unknown_attrs;  /**< records skipped (the first ones in @c unknown) */
+        struct amdsmi_metrics_attr unknown[AMDSMI_METRICS_MAX_UNKNOWN];
+        uint32_t clipped_attrs;  /**< known records with more instances than the member holds
+                                      (the extra instances are dropped) */
+};
+
+/**
+ * Parses a raw gpu_metrics table of revision 1.3 to 1.9 into @p ret_metrics, whose @c size the
+ * caller has set.
+ *
+ * Revision 1.9 is attribute-encoded: every record is checked against the header's
+ * structure_size and the bytes given before its values are read. An unknown attribute id, or a
+ * known one with a type the library does not take for it, is skipped by its encoded size and
+ * counted. An unknown type code, an instance count of 0 or one that runs past the end, an
+ * attr_count that does not match the records, or a structure_size that does not match the
+ * buffer make the whole table invalid.
+ *
+ * @param ret_reason optional buffer for a one-line reason when the table is invalid (offset
+ * and what is wrong); "" on success.
+ * @return 0; -EINVAL for a @c size smaller than the version-1 structure; -EBADMSG for an
+ * invalid table; -EOPNOTSUPP for a revision this library does not know. @p ret_metrics is
+ * untouched on failure (@c size aside).
+ * @since 0.2
+ */
+int amdsmi_gpu_metrics_parse_ext(const void *buf, size_t len,
+                                 struct amdsmi_gpu_metrics_ext *ret_metrics, char *ret_reason,
+                                 size_t reason_size);
+
+/**
+ * Reads <pci>/gpu_metrics now and parses it with amdsmi_gpu_metrics_parse_ext().
+ * @return as amdsmi_gpu_metrics_parse_ext(); -ENODATA if the GPU has no gpu_metrics file; or
+ * the read's negative errno.
+ * @since 0.2
+ */
+int amdsmi_gpu_read_metrics_ext(struct amdsmi_gpu *gpu, struct amdsmi_gpu_metrics_ext *ret_metrics,
+                                char *ret_reason, size_t reason_size);
+
+/** The version of struct amdsmi_partition_metrics this library fills. */
+#define AMDSMI_PARTITION_METRICS_VERSION 1
+
+/**
+ * One compute partition's xcp_metrics table (revision 1.0, fixed layout; 1.1,
+ * attribute-encoded), versioned as struct amdsmi_gpu_metrics_ext. The per-XCC arrays are the
+ * XCCs of this partition. Every member the table lacks is AMDSMI_NA.
+ */
+struct amdsmi_partition_metrics {
+        uint32_t size;          /**< in: sizeof(struct amdsmi_partition_metrics) of the caller */
+        uint32_t version;       /**< out: AMDSMI_PARTITION_METRICS_VERSION of the library */
+        uint16_t structure_size;
+        uint8_t format_revision;
+        uint8_t content_revision;
+        uint32_t reserved;
+
+        uint64_t gfxclk_hz[AMDSMI_METRICS_MAX_XCC];
+        uint64_t socclk_hz[4];
+        uint64_t vclk0_hz[4];
+        uint64_t dclk0_hz[4];
+        uint64_t uclk_hz;
+        struct amdsmi_xcp_metrics xcp;   /**< busy values and accumulators of its XCCs */
+        uint64_t accumulation_counter;   /**< 1.1 of newer kernels */
+        uint64_t firmware_timestamp_ns;  /**< 1.1 of newer kernels */
+        uint8_t accumulation_counter_bits;
+        uint8_t reserved2[3];
+
+        uint32_t attr_count;
+        uint32_t unknown_attrs;
+        struct amdsmi_metrics_attr unknown[AMDSMI_METRICS_MAX_UNKNOWN];
+        uint32_t clipped_attrs;
+};
+
+/**
+ * Parses a raw xcp_metrics table (format 1, content 0 or 1), with the checks of
+ * amdsmi_gpu_metrics_parse_ext().
+ * @since 0.2
+ */
+int amdsmi_partition_metrics_parse(const void *buf, size_t len,
+                                   struct amdsmi_partition_metrics *ret_metrics, char *ret_reason,
+                                   size_t reason_size);
+
+/**
+ * Reads a compute partition's xcp_metrics now (<pci>/xcp/xcp_metrics for partition 0, the
+ * partition's amdgpu_xcp platform device for the others, found through its render node) and
+ * parses it.
+ * @return as amdsmi_partition_metrics_parse(); -ENODATA if the partition has no xcp_metrics
+ * (older kernels, or no render node); -ESTALE for a handle of an older enumeration.
+ * @since 0.2
+ */
+int amdsmi_partition_read_metrics(struct amdsmi_partition *part,
+                                  struct amdsmi_partition_metrics *ret_metrics, char *ret_reason,
+                                  size_t reason_size);
+
+/** The version of struct amdsmi_limiters this library fills. */
+#define AMDSMI_LIMITERS_VERSION 1
+
+/**
+ * Why a GPU was slow between two gpu_metrics samples: the share of the interval each limiter
+ * held it, in parts per million (1000000 = the whole interval), from the residency counters and
+ * the accumulation counter (1.6+), with counter wrap-around handled. AMDSMI_NA where a table
+ * lacks the counters.
+ */
+struct amdsmi_limiters {
+        uint32_t size;          /**< in: sizeof(struct amdsmi_limiters) of the caller */
+        uint32_t version;       /**< out: AMDSMI_LIMITERS_VERSION */
+        uint64_t ticks;         /**< accumulation counter ticks between the samples */
+        uint64_t interval_ns;   /**< system clock between the samples, AMDSMI_NA if unknown */
+
+        uint64_t ppt_ppm;               /**< package power tracking (the power cap) */
+        uint64_t socket_thermal_ppm;
+        uint64_t hbm_thermal_ppm;
+        uint64_t vr_thermal_ppm;
+        uint64_t prochot_ppm;
+
+        /* per XCC of the GPU: clock below the host's limit because of ... */
+        uint64_t xcc_below_host_limit_ppt_ppm[AMDSMI_METRICS_MAX_XCC];
+        uint64_t xcc_below_host_limit_thm_ppm[AMDSMI_METRICS_MAX_XCC];
+        uint64_t xcc_below_host_limit_total_ppm[AMDSMI_METRICS_MAX_XCC];
+        uint64_t xcc_low_utilization_ppm[AMDSMI_METRICS_MAX_XCC];
+};
+
+/**
+ * Computes the limiters between two samples of one GPU, @p prev taken before @p cur.
+ * A counter that went backwards wrapped once (at its width); a share above the whole interval
+ * is clamped to it.
+ * @return 0; -ENODATA if either sample lacks the accumulation counter; -EAGAIN if the counter
+ * did not move (samples too close together); -ESTALE if the GPU restarted its counters
+ * between the samples (its clock went backwards); -EINVAL for a @c size too small.
+ * @since 0.2
+ */
+int amdsmi_limiters_compute(const struct amdsmi_gpu_metrics_ext *prev,
+                            const struct amdsmi_gpu_metrics_ext *cur,
+                            struct amdsmi_limiters *ret_limiters);
+
 #ifdef __cplusplus
 }
 #endif
