@@ -349,7 +349,8 @@ int metrics_attr_parse_gpu(const uint8_t *p, size_t len, struct amdsmi_gpu_metri
         uint16_t size;
         int r;
 
-        r = validate(p, len, "gpu_metrics 1.9", &count, reason, reason_size);
+        r = validate(p, len, p[3] == 9 ? "gpu_metrics 1.9" : "gpu_metrics 1.9+", &count, reason,
+                     reason_size);
         if (r < 0)
                 return r;
         memcpy(&size, p, sizeof(size));

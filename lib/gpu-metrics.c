@@ -414,7 +414,8 @@ static int dispatch(const uint8_t *p, size_t len, const struct layout **ret_layo
         if (len < 4)
                 return metrics_invalid(reason, reason_size,
                                        "gpu_metrics: %zu bytes, shorter than the header", len);
-        if (p[2] == 1 && p[3] == 9) {
+        /* 1.9 and every later 1.x: attribute-encoded, self-describing */
+        if (p[2] == 1 && p[3] >= 9) {
                 *ret_layout = NULL;
                 return 0;
         }
