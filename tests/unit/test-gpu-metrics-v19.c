@@ -103,6 +103,7 @@ static void expect_gpu_invalid(const void *buf, size_t len, int want, const char
 
         memset(&pattern, 0xa5, sizeof(pattern));
         pattern.size = sizeof(pattern);
+        pattern.ids = AMDSMI_METRICS_IDS_T3;
         m = pattern;
         memset(reason, 0, sizeof(reason));
         r = amdsmi_gpu_metrics_parse_ext(buf, len, &m, reason, sizeof(reason));
@@ -136,6 +137,7 @@ static void parse_gpu_ok(const void *buf, size_t len, struct amdsmi_gpu_metrics_
 
         memset(ret, 0x5a, sizeof(*ret));
         ret->size = sizeof(*ret);
+        ret->ids = AMDSMI_METRICS_IDS_T3;
         r = amdsmi_gpu_metrics_parse_ext(buf, len, ret, reason, sizeof(reason));
         if (r != 0)
                 fail_msg("parse_ext: %d (%s): %s", r, strerror(-r), reason);
@@ -462,9 +464,10 @@ static void test_structure_size_mismatch(void **state) {
         free(blob);
 }
 
-/* A 1 MiB read whose header says 1150: the table is the first 1150 bytes, never more. */
+/* A 1 MiB read whose header says 1150: the table is the first 1150 bytes, the rest is ignored
+ * (a binary sysfs attribute may hand out more than the table). */
 static void test_one_mib_buffer(void **state) {
-        static struct amdsmi_gpu_metrics_ext clean;
+        static struct amdsmi_gpu_metrics_ext clean, m;
         size_t size;
         uint8_t *blob = read_blob("gpu_metrics_v1_9-6.19.bin", &size);
         uint8_t *big = malloc(1 << 20);
@@ -473,7 +476,15 @@ static void test_one_mib_buffer(void **state) {
         memset(big, 0x11, 1 << 20);
         memcpy(big, blob, size);
         parse_gpu_ok(blob, size, &clean);
-        expect_gpu_invalid(big, 1 << 20, -EBADMSG, "1150");
+        parse_gpu_ok(big, 1 << 20, &m);
+        assert_same_values(&clean, &m);
+        assert_int_equal(m.base.structure_size, 1150);
+        assert_int_equal(m.attr_count, 47);
+        /* but a record beyond structure_size is not read: 1150 with one more record after it
+         * in the buffer and attr_count 48 is a lie */
+        mw_le(big + 4, 48, 4);
+        mw_le(big + size, mw_encoding(MW_TEMP_C, MW_U16, 0, 1), 8);
+        expect_gpu_invalid(big, 1 << 20, -EBADMSG, "attr_count");
         free(big);
         free(blob);
 }
@@ -491,6 +502,7 @@ static void test_struct_size(void **state) {
         for (size_t i = 0; i < sizeof(small) / sizeof(small[0]); i++) {
                 memset(&pattern, 0xa5, sizeof(pattern));
                 pattern.size = small[i];
+                pattern.ids = AMDSMI_METRICS_IDS_T3;
                 m = pattern;
                 assert_int_equal(amdsmi_gpu_metrics_parse_ext(blob, size, &m, reason,
                                                               sizeof(reason)),
@@ -527,6 +539,7 @@ static void test_bigger_caller_struct(void **state) {
         assert_non_null(pbuf);
         memset(buf, 0x5a, sizeof(*m) + TAIL);
         m->size = sizeof(*m) + TAIL;
+        m->ids = AMDSMI_METRICS_IDS_T3;
         assert_int_equal(amdsmi_gpu_metrics_parse_ext(blob, size, m, NULL, 0), 0);
         assert_int_equal(m->size, sizeof(*m) + TAIL);
         assert_int_equal(m->version, AMDSMI_GPU_METRICS_EXT_VERSION);
@@ -582,6 +595,7 @@ static void test_reason_buffer(void **state) {
         uint8_t *blob = read_blob("gpu_metrics_v1_9-6.19.bin", &size);
 
         m.size = sizeof(m);
+        m.ids = AMDSMI_METRICS_IDS_T3;
         assert_int_equal(amdsmi_gpu_metrics_parse_ext(blob, size - 1, &m, NULL, 0), -EBADMSG);
         memset(reason, 'x', sizeof(reason));
         assert_int_equal(amdsmi_gpu_metrics_parse_ext(blob, size - 1, &m, reason, 1), -EBADMSG);
@@ -592,6 +606,53 @@ static void test_reason_buffer(void **state) {
         assert_int_equal(strlen(reason), 4);
         assert_int_equal(reason[5], 'x');
         free(blob);
+}
+
+/* Ids from 48 on: T3 numbering (SMU 13.0.6/13.0.12: 48 HBM, 49 AID, 50 XCD) by default, the
+ * MID numbering (SMU 15.0.8: 48 HBM, 49 MID, 50 AID, 51 XCD) when the caller asks for it. */
+static void test_id_numberings(void **state) {
+        static struct mwriter w;
+        static struct amdsmi_gpu_metrics_ext m;
+        static const uint64_t t48[8] = { 40, 41, 42, 43, 44, 45, 46, 47 };
+        static const uint64_t t49[4] = { 50, 51, 52, 53 };
+        static const uint64_t t50[8] = { 60, 61, 62, 63, 64, 65, 66, 67 };
+        static const uint64_t t51[8] = { 70, 71, 72, 73, 74, 75, 76, 77 };
+        char reason[128];
+        size_t len;
+
+        mw_init(&w);
+        mw_attr(&w, 48, MW_U16, MW_TEMP_C, 8, t48);
+        mw_attr(&w, 49, MW_U16, MW_TEMP_C, 4, t49);
+        mw_attr(&w, 50, MW_U16, MW_TEMP_C, 8, t50);
+        mw_attr(&w, 51, MW_U16, MW_TEMP_C, 8, t51);
+        len = mw_finish(&w, 9);
+
+        parse_gpu_ok(w.buf, len, &m);
+        for (unsigned i = 0; i < 8; i++) {
+                assert_int_equal(m.temp_hbm_stack_mc[i], t48[i] * 1000);
+                assert_int_equal(m.temp_xcd_mc[i], t50[i] * 1000);
+        }
+        for (unsigned i = 0; i < 4; i++) {
+                assert_int_equal(m.temp_aid_mc[i], t49[i] * 1000);
+                assert_true(m.temp_mid_mc[i] == AMDSMI_NA);
+        }
+        assert_int_equal(m.unknown_attrs, 1); /* 51 is no T3 id */
+        assert_int_equal(m.unknown[0].id, 51);
+
+        memset(&m, 0x5a, sizeof(m));
+        m.size = sizeof(m);
+        m.ids = AMDSMI_METRICS_IDS_MID;
+        assert_int_equal(amdsmi_gpu_metrics_parse_ext(w.buf, len, &m, reason, sizeof(reason)), 0);
+        for (unsigned i = 0; i < 8; i++) {
+                assert_int_equal(m.temp_hbm_stack_mc[i], t48[i] * 1000);
+                assert_int_equal(m.temp_xcd_mc[i], t51[i] * 1000);
+        }
+        for (unsigned i = 0; i < 4; i++) {
+                assert_int_equal(m.temp_mid_mc[i], t49[i] * 1000);
+                assert_int_equal(m.temp_aid_mc[i], t50[i] * 1000);
+        }
+        assert_int_equal(m.unknown_attrs, 0);
+        assert_int_equal(m.clipped_attrs, 1); /* 50 is AID (4) there, given 8 */
 }
 
 /* One parser per file: a 1.9 gpu_metrics is no xcp_metrics, and the other way round. */
@@ -628,6 +689,7 @@ int main(void) {
                 cmocka_unit_test(test_bigger_caller_struct),
                 cmocka_unit_test(test_spec_example),
                 cmocka_unit_test(test_reason_buffer),
+                cmocka_unit_test(test_id_numberings),
                 cmocka_unit_test(test_wrong_file),
         };
 
