@@ -12,7 +12,16 @@
 #include <stdint.h>
 #include <string.h>
 
-enum { MW_U8, MW_S8, MW_U16, MW_S16, MW_U32, MW_S32, MW_U64, MW_S64 };
+enum {
+        MW_U8,
+        MW_S8,
+        MW_U16,
+        MW_S16,
+        MW_U32,
+        MW_S32,
+        MW_U64,
+        MW_S64
+};
 enum {
         MW_NONE = 0,
         MW_CLOCK_MHZ = 1,

@@ -27,10 +27,10 @@
 #include "metrics-writer.h"
 
 /* gpu-metrics-v1.9.md §2.1, Linux 6.19 layout: where the encodings of some records are */
-#define ENC_HOTSPOT 8         /* TEMPERATURE_HOTSPOT, values at 16 */
-#define ENC_MEM 18            /* TEMPERATURE_MEM */
-#define ENC_GFXCLK 552        /* CURRENT_GFXCLK x 8, values at 560 */
-#define ENC_LAST 1078         /* GFX_BELOW_HOST_LIMIT_TOTAL_ACC x 8, values 1086..1149 */
+#define ENC_HOTSPOT 8  /* TEMPERATURE_HOTSPOT, values at 16 */
+#define ENC_MEM 18     /* TEMPERATURE_MEM */
+#define ENC_GFXCLK 552 /* CURRENT_GFXCLK x 8, values at 560 */
+#define ENC_LAST 1078  /* GFX_BELOW_HOST_LIMIT_TOTAL_ACC x 8, values 1086..1149 */
 #define SIZE_619 1150
 
 static void *read_blob(const char *name, size_t *ret_size) {
@@ -125,8 +125,8 @@ static void expect_partition_invalid(const void *buf, size_t len, int want, cons
         memset(reason, 0, sizeof(reason));
         r = amdsmi_partition_metrics_parse(buf, len, &m, reason, sizeof(reason));
         if (r != want)
-                fail_msg("%zu bytes: partition parse returned %d (%s), want %d; reason \"%s\"",
-                         len, r, strerror(-r), want, reason);
+                fail_msg("%zu bytes: partition parse returned %d (%s), want %d; reason \"%s\"", len,
+                         r, strerror(-r), want, reason);
         assert_memory_equal(&m, &pattern, sizeof(m));
         assert_reason_names(reason, what);
 }
@@ -504,18 +504,18 @@ static void test_struct_size(void **state) {
                 pattern.size = small[i];
                 pattern.ids = AMDSMI_METRICS_IDS_T3;
                 m = pattern;
-                assert_int_equal(amdsmi_gpu_metrics_parse_ext(blob, size, &m, reason,
-                                                              sizeof(reason)),
-                                 -EINVAL);
+                assert_int_equal(
+                        amdsmi_gpu_metrics_parse_ext(blob, size, &m, reason, sizeof(reason)),
+                        -EINVAL);
                 assert_memory_equal(&m, &pattern, sizeof(m));
                 assert_reason_names(reason, "size");
 
                 memset(&ppattern, 0xa5, sizeof(ppattern));
                 ppattern.size = psmall[i];
                 p = ppattern;
-                assert_int_equal(amdsmi_partition_metrics_parse(pblob, psize, &p, reason,
-                                                                sizeof(reason)),
-                                 -EINVAL);
+                assert_int_equal(
+                        amdsmi_partition_metrics_parse(pblob, psize, &p, reason, sizeof(reason)),
+                        -EINVAL);
                 assert_memory_equal(&p, &ppattern, sizeof(p));
                 assert_reason_names(reason, "size");
         }
@@ -525,7 +525,9 @@ static void test_struct_size(void **state) {
 
 /* A caller built against a newer header: the library fills its own version, never the tail. */
 static void test_bigger_caller_struct(void **state) {
-        enum { TAIL = 256 };
+        enum {
+                TAIL = 256
+        };
         size_t size, psize;
         uint8_t *blob = read_blob("gpu_metrics_v1_9-7.1.bin", &size);
         uint8_t *pblob = read_blob("xcp_metrics_v1_1-7.0.bin", &psize);

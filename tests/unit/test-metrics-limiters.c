@@ -118,18 +118,18 @@ static void test_exact_shares(void **state) {
         struct sample a = base_sample(MW_U32, 1000), b = a;
         static struct amdsmi_limiters l;
 
-        b.acc = a.acc + 2000;                   /* 2000 ticks */
-        b.clock_ns = a.clock_ns + 1000000000;   /* 1 s */
+        b.acc = a.acc + 2000;                 /* 2000 ticks */
+        b.clock_ns = a.clock_ns + 1000000000; /* 1 s */
         b.fw_10ns = a.fw_10ns + 100000000;
-        b.ppt = a.ppt + 1000;                   /* 50 % */
-        b.socket_thm = a.socket_thm + 500;      /* 25 % */
-        b.vr_thm = a.vr_thm + 20;               /* 1 % */
-        b.prochot = a.prochot + 2;              /* 0.1 % */
+        b.ppt = a.ppt + 1000;              /* 50 % */
+        b.socket_thm = a.socket_thm + 500; /* 25 % */
+        b.vr_thm = a.vr_thm + 20;          /* 1 % */
+        b.prochot = a.prochot + 2;         /* 0.1 % */
         /* hbm_thm did not move: 0 */
         for (unsigned x = 0; x < MAX_XCC; x++) {
-                b.xcc_ppt[x] = a.xcc_ppt[x] + 200 * x;  /* 10 % per XCC index */
-                b.xcc_thm[x] = a.xcc_thm[x] + 2000;     /* the whole interval */
-                b.xcc_low[x] = a.xcc_low[x] + 1;        /* 500 ppm */
+                b.xcc_ppt[x] = a.xcc_ppt[x] + 200 * x; /* 10 % per XCC index */
+                b.xcc_thm[x] = a.xcc_thm[x] + 2000;    /* the whole interval */
+                b.xcc_low[x] = a.xcc_low[x] + 1;       /* 500 ppm */
                 b.xcc_total[x] = a.xcc_total[x] + 10 * x;
         }
 
@@ -161,8 +161,8 @@ static void test_wrap_32(void **state) {
         b.clock_ns = a.clock_ns + 5120000;
         b.fw_10ns = a.fw_10ns + 512000;
         a.ppt = 0xFFFFFFF0;
-        b.ppt = 0x000000F0;                     /* 256 ticks: 50 % */
-        b.socket_thm = a.socket_thm + 128;      /* 25 % */
+        b.ppt = 0x000000F0;                /* 256 ticks: 50 % */
+        b.socket_thm = a.socket_thm + 128; /* 25 % */
 
         assert_int_equal(compute(&a, &b, &l), 0);
         assert_int_equal(l.ticks, 512);
@@ -178,11 +178,11 @@ static void test_counter_64(void **state) {
         struct sample a = base_sample(MW_U64, 0x100), b = a;
         static struct amdsmi_limiters l;
 
-        b.acc = UINT64_C(0x200000100);          /* 2^33 ticks: 0 if cut to 32 bits */
+        b.acc = UINT64_C(0x200000100); /* 2^33 ticks: 0 if cut to 32 bits */
         b.clock_ns = a.clock_ns + UINT64_C(85899345920);
         b.fw_10ns = a.fw_10ns + UINT64_C(8589934592);
         a.ppt = 0x10;
-        b.ppt = 0x80000010;                     /* 2^31: 25 % */
+        b.ppt = 0x80000010; /* 2^31: 25 % */
         assert_int_equal(compute(&a, &b, &l), 0);
         assert_int_equal(l.ticks, UINT64_C(0x200000000));
         assert_int_equal(l.ppt_ppm, 250000);
