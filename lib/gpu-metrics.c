@@ -496,6 +496,12 @@ _public_ int amdsmi_gpu_metrics_parse_ext(const void *buf, size_t len,
                                  m->size, sizeof(*m));
                 return -EINVAL;
         }
+        if (m->ids != AMDSMI_METRICS_IDS_T3 && m->ids != AMDSMI_METRICS_IDS_MID) {
+                if (ret_reason && reason_size > 0)
+                        snprintf(ret_reason, reason_size,
+                                 "struct amdsmi_gpu_metrics_ext: unknown ids %u", m->ids);
+                return -EINVAL;
+        }
         r = dispatch(buf, len, &l, ret_reason, reason_size);
         if (r < 0)
                 return r;

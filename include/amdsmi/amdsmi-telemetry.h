@@ -292,8 +292,8 @@ struct amdsmi_gpu_metrics_ext {
  *
  * @param ret_reason optional buffer for a one-line reason when the table is invalid (offset
  * and what is wrong); "" on success.
- * @return 0; -EINVAL for a @c size smaller than the version-1 structure; -EBADMSG for an
- * invalid table; -EOPNOTSUPP for a revision this library does not know. @p ret_metrics is
+ * @return 0; -EINVAL for a @c size smaller than the version-1 structure or an unknown @c ids;
+ * -EBADMSG for an invalid table; -EOPNOTSUPP for a revision this library does not know. @p ret_metrics is
  * untouched on failure (@c size aside).
  * @since 0.2
  */

@@ -519,6 +519,18 @@ static void test_struct_size(void **state) {
                 assert_memory_equal(&p, &ppattern, sizeof(p));
                 assert_reason_names(reason, "size");
         }
+        /* an id numbering the library does not know is refused, not guessed at */
+        for (uint32_t ids = 2; ids < 5; ids++) {
+                memset(&pattern, 0xa5, sizeof(pattern));
+                pattern.size = sizeof(pattern);
+                pattern.ids = ids == 4 ? UINT32_MAX : ids;
+                m = pattern;
+                assert_int_equal(
+                        amdsmi_gpu_metrics_parse_ext(blob, size, &m, reason, sizeof(reason)),
+                        -EINVAL);
+                assert_memory_equal(&m, &pattern, sizeof(m));
+                assert_reason_names(reason, "ids");
+        }
         free(blob);
         free(pblob);
 }
