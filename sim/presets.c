@@ -321,7 +321,7 @@ const struct sim_preset sim_presets[] = {
                 " 'description': 'the mi300x-8 server with current AMD DKMS (ROCm 7.2):"
                 " gpu_metrics v1.9 in the Linux 6.19 layout, xcp_metrics v1.1',"
                 " 'kernel': { 'gpu_metrics_revision': 9, 'gpu_metrics_layout': '6.19',"
-                " 'nps_compat': 'newer', 'dkms': true, 'partition_config': true },"
+                " 'nps_compat': 'newer', 'dkms': true },"
                 " " CPU_2S ","
                 " 'gpu_defaults': { 'product': 'MI300X', 'hive_id': '0x3f5a1c8e92b7d461' },"
                 " " GPUS_MI300X_BUSES " }",
