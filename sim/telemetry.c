@@ -100,7 +100,6 @@ static void step(struct sim_machine *m, struct sim_gpu *g) {
         target = idle + (cap > idle ? (cap - idle) * t->gpu_busy * 85 / 10000 : 0);
         v = (int) t->power_w + ((int) target - (int) t->power_w) / 4 + noise(h >> 16, 3);
         t->power_w = (unsigned) CLAMP(v, (int) lo, (int) cap);
-        limited = t->power_w >= cap;
 
         /* temperatures follow power */
         target = 35 + 55 * t->power_w / MAX(g->cap_limits_w.max, 1u);
@@ -118,6 +117,7 @@ static void step(struct sim_machine *m, struct sim_gpu *g) {
         t->mclk_mhz = p->mclk.mhz[t->mem_busy * p->mclk.n / 101];
         if (g->pinned)
                 sim_sensors_apply_pins(g); /* sensors set through the control socket */
+        limited = t->power_w >= cap;       /* a power held at the cap is at the cap */
 
         /* counters */
         t->energy_acc += (uint64_t) t->power_w * 65536 / 10; /* W x 0.1 s in 2^-16 J */
