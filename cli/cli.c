@@ -137,7 +137,12 @@ static void add_error(struct cli *c, json_object *e) {
 }
 
 void cli_field_error(struct cli *c, int gpu, const char *field, int r) {
-        const char *msg = field_error_message(r);
+        cli_field_error_msg(c, gpu, field, r, NULL);
+}
+
+void cli_field_error_msg(struct cli *c, int gpu, const char *field, int r, const char *msg) {
+        if (!msg)
+                msg = field_error_message(r);
 
         if (c->format == OUTPUT_JSON) {
                 add_error(c, error_entry_new(gpu, field, r, msg));

@@ -13,7 +13,11 @@
 #include "bus.h"
 #include "macro.h"
 #include "output.h"
+#include "samples.h"
 #include "select.h"
+
+struct power_limit;
+struct samples;
 
 struct cli {
         /* from the command line */
@@ -48,6 +52,17 @@ struct cli {
         bool quiet;                        /* print nothing on stderr (amdsmid builds its
                                               documents with this framework) */
         bool direct;                       /* --direct: change in-process (bus.h) */
+        bool throttle;                     /* --throttle: a first gpu_metrics sample 100 ms
+                                              before the one shown (the limiters) */
+
+        /* telemetry samples (samples.h): kept across the samples of a watch or --throttle
+         * (then own_samples), or amdsmid's sampler; NULL: one sample, no limiters */
+        struct samples *samples;
+        struct samples own_samples;
+        uint64_t samples_max_age_usec;     /* a current sample this young is shown again */
+        /* what the power limiter ran against (the power slice's; NULL: not known) */
+        int (*power_limit)(struct cli *c, struct amdsmi_gpu *gpu, struct power_limit *ret);
+        void *power_limit_userdata;
 
         /* amdsmid (bus.c) */
         struct sd_bus *bus;
@@ -79,6 +94,9 @@ int verb_power_apply(struct cli *c);
 /* set -o VALUE (the host source) and reset --power-cap (clears it). */
 int power_cli_set_cap(struct cli *c);
 int power_cli_reset_cap(struct cli *c);
+/* What the power limiter of @gpu ran against, from the state file (c->power_limit of the
+ * CLI). @return 0 or a negative errno. */
+int power_cli_limit(struct cli *c, struct amdsmi_gpu *gpu, struct power_limit *ret);
 /* sriov/cli-sriov.c */
 int verb_sriov(struct cli *c);
 int verb_sriov_set(struct cli *c);
@@ -108,6 +126,8 @@ int cli_fail(struct cli *c, int r, const char *format, ...) _printf_(3, 4);
  * "errors" in JSON, a line on stderr otherwise. The value itself becomes null / N/A.
  */
 void cli_field_error(struct cli *c, int gpu, const char *field, int r);
+/* The same with the reason the library gave (NULL: the errno's message). */
+void cli_field_error_msg(struct cli *c, int gpu, const char *field, int r, const char *msg);
 
 /*
  * Where a change runs (ARCHITECTURE §4, bus.h cli_change_route()): amdsmid when it runs,

@@ -44,6 +44,7 @@ enum {
         OPT_PERSIST = 1u << 16,
         OPT_COUNT = 1u << 17, /* -n without --watch: the last COUNT entries (history) */
         OPT_DAMAGED = 1u << 18, /* --damaged (power clear) */
+        OPT_THROTTLE = 1u << 19, /* --throttle (metric) */
 };
 
 struct verb {
@@ -59,7 +60,7 @@ struct verb {
 static const struct verb verbs[] = {
         { "list", NULL, verb_list, 0, "one line per GPU: address, product, role, driver, modes" },
         { "static", NULL, verb_static, 0, "identity, PCIe, memory, firmware and partitions" },
-        { "metric", NULL, verb_metric, OPT_WATCH,
+        { "metric", NULL, verb_metric, OPT_WATCH | OPT_THROTTLE,
           "power, temperatures, clocks, activity, counters" },
         { "partition", NULL, verb_partition, 0,
           "compute and memory partition modes, what is available, the partitions" },
@@ -131,6 +132,8 @@ static void help(void) {
                "  -w, --watch SECONDS  metric: repeat every SECONDS (e.g. 0.5) until interrupted\n"
                "  -n, --count COUNT    with --watch: stop after COUNT samples; history: the\n"
                "                       last COUNT entries\n"
+               "      --throttle       metric: take a first sample 100 ms early, so that the\n"
+               "                       THROTTLE column says which limiter held each GPU\n"
                "      --compute MODE   partition set: compute mode SPX, DPX, TPX, QPX or CPX\n"
                "      --memory MODE    partition set: memory mode NPS1, NPS2, NPS4 or NPS8\n"
                "  -C, --compute-partition MODE\n"
@@ -226,6 +229,7 @@ enum {
         ARG_AUTOPROBE_OFF,
         ARG_PERSIST,
         ARG_DAMAGED,
+        ARG_THROTTLE,
 };
 
 /*
@@ -301,6 +305,7 @@ static int parse_argv(struct cli *c, int argc, char **argv, const struct verb **
                 { "dry-run", no_argument, NULL, ARG_DRY_RUN },
                 { "force", no_argument, NULL, ARG_FORCE },
                 { "direct", no_argument, NULL, ARG_DIRECT },
+                { "throttle", no_argument, NULL, ARG_THROTTLE },
                 { "timeout", required_argument, NULL, ARG_TIMEOUT },
                 { "reload-driver", no_argument, NULL, ARG_RELOAD_DRIVER },
                 { "host", optional_argument, NULL, ARG_HOST },
@@ -386,6 +391,10 @@ static int parse_argv(struct cli *c, int argc, char **argv, const struct verb **
                 case ARG_DIRECT:
                         /* every verb: reads and changes without amdsmid */
                         c->direct = true;
+                        break;
+                case ARG_THROTTLE:
+                        bit = OPT_THROTTLE;
+                        c->throttle = true;
                         break;
                 case ARG_TIMEOUT:
                         bit = OPT_TIMEOUT;
@@ -607,6 +616,8 @@ int main(int argc, char **argv) {
         const struct verb *verb = NULL;
         int r;
 
+        /* the power slice answers what the power limiter of `metric` ran against */
+        c.power_limit = power_cli_limit;
         if (gethostname(c.hostname, sizeof(c.hostname) - 1) < 0)
                 c.hostname[0] = '\0';
 

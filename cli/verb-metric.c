@@ -8,9 +8,16 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "bus-errors.h"
+#include "samples.h"
+#include "time-util.h"
+
+/* --throttle: the first of the two samples the limiters need, this much earlier */
+#define THROTTLE_PRIME_MS 100
 
 /* Library units → output units, as powers of ten. */
 #define MICRO 6 /* µW → W, µJ → J, Hz → MHz */
@@ -40,6 +47,7 @@ static const struct column_def metric_tail_columns[] = {
         { "mem_clock_mhz", "MEM (MHz)", "clocks.mem_clock_mhz", 0 },
         { "gpu_busy_pct", "GPU BUSY (%)", "usage.gpu_busy_pct", 0 },
         { "mem_busy_pct", "MEM BUSY (%)", "usage.mem_busy_pct", 0 },
+        { "throttle", "THROTTLE", "throttle_text", 0 },
         { "vram_used_bytes", "VRAM USED (MiB)", "memory.vram_used_bytes", COLUMN_MIB },
         { "vram_total_bytes", NULL, "memory.vram_total_bytes", 0 },
         { "socket_power_w", NULL, "gpu_metrics.socket_power_w", 0 },
@@ -82,6 +90,15 @@ static const struct column_def metric_tail_columns[] = {
         { "xgmi_read_data_kb", NULL, "gpu_metrics.xgmi.read_data_kb", 0 },
         { "xgmi_write_data_kb", NULL, "gpu_metrics.xgmi.write_data_kb", 0 },
         { "xgmi_link_status", NULL, "gpu_metrics.xgmi.link_status", 0 },
+        { "limiters_status", NULL, "limiters.status", 0 },
+        { "limiters_interval_s", NULL, "limiters.interval_s", 0 },
+        { "limiter_power_pct", NULL, "limiters.power_pct", 0 },
+        { "limiter_socket_thermal_pct", NULL, "limiters.socket_thermal_pct", 0 },
+        { "limiter_hbm_thermal_pct", NULL, "limiters.hbm_thermal_pct", 0 },
+        { "limiter_vr_thermal_pct", NULL, "limiters.vr_thermal_pct", 0 },
+        { "limiter_prochot_pct", NULL, "limiters.prochot_pct", 0 },
+        { "limiter_power_source", NULL, "limiters.power_limit.source", 0 },
+        { "limiter_power_key", NULL, "limiters.power_limit.key", 0 },
 };
 
 static const struct column_def xcp_table_columns[] = {
@@ -378,95 +395,232 @@ static json_object *metrics_partitions(struct cli *c, size_t index,
         return a;
 }
 
-static json_object *metric_gpu_metrics(struct cli *c, size_t index, struct amdsmi_gpu *gpu) {
-        struct amdsmi_gpu_metrics m;
-        json_object *o, *v;
-        int r;
+/* 1.9: each selected partition's xcp_metrics file (the table itself has no partitions). */
+static json_object *partitions_from_files(struct cli *c, size_t index, struct amdsmi_gpu *gpu) {
+        size_t n = amdsmi_gpu_get_partition_count(gpu);
+        json_object *a = NULL;
 
-        r = amdsmi_gpu_read_metrics(gpu, &m);
-        if (r < 0) {
-                if (r != -ENODATA)
-                        cli_field_error(c, (int) index, "gpu_metrics", r);
+        for (size_t i = 0; i < n; i++) {
+                struct amdsmi_partition *part = amdsmi_gpu_get_partition(gpu, i);
+                struct amdsmi_partition_metrics pm = { .size = sizeof(pm) };
+                const struct amdsmi_xcp_metrics *x = &pm.xcp;
+                char field[64], why[160];
+                json_object *e;
+                int r;
+
+                if (!part || !select_match_partition(&c->matches[index], (unsigned) i))
+                        continue;
+                r = amdsmi_partition_read_metrics(part, &pm, why, sizeof(why));
+                if (r == -ENODATA)
+                        continue;
+                if (r < 0) {
+                        snprintf(field, sizeof(field), "partitions[%zu].xcp_metrics", i);
+                        cli_field_error_msg(c, (int) index, field, r, why[0] ? why : NULL);
+                        continue;
+                }
+                if (!a)
+                        a = json_object_new_array();
+                e = json_object_new_object();
+                if (!a || !e) {
+                        json_object_put(e);
+                        break;
+                }
+                json_set(e, "partition", json_object_new_uint64(i));
+                json_set(e, "gfx_busy_pct", U64_ARRAY(x->gfx_busy_inst_pct, 0));
+                json_set(e, "jpeg_busy_pct", U64_ARRAY(x->jpeg_busy_pct, 0));
+                json_set(e, "vcn_busy_pct", U64_ARRAY(x->vcn_busy_pct, 0));
+                json_set(e, "gfx_busy_acc", U64_ARRAY(x->gfx_busy_acc, 0));
+                json_set(e, "gfx_below_host_limit_acc", NULL);
+                json_set(e, "gfx_below_host_limit_ppt_acc",
+                         U64_ARRAY(x->gfx_below_host_limit_ppt_acc, 0));
+                json_set(e, "gfx_below_host_limit_thm_acc",
+                         U64_ARRAY(x->gfx_below_host_limit_thm_acc, 0));
+                json_set(e, "gfx_low_utilization_acc", U64_ARRAY(x->gfx_low_utilization_acc, 0));
+                json_set(e, "gfx_below_host_limit_total_acc",
+                         U64_ARRAY(x->gfx_below_host_limit_total_acc, 0));
+                json_set(e, "source", json_object_new_string("xcp_metrics"));
+                json_set(e, "xcp_metrics_revision", json_object_new_uint64(pm.content_revision));
+                json_set(e, "gfx_clock_mhz", U64_ARRAY(pm.gfxclk_hz, MICRO));
+                json_set(e, "soc_clock_mhz", U64_ARRAY(pm.socclk_hz, MICRO));
+                json_set(e, "vclk0_mhz", U64_ARRAY(pm.vclk0_hz, MICRO));
+                json_set(e, "dclk0_mhz", U64_ARRAY(pm.dclk0_hz, MICRO));
+                json_set(e, "mem_clock_mhz", json_scaled_u64(pm.uclk_hz, MICRO));
+                json_set(e, "accumulation_counter", json_u64_or_null(pm.accumulation_counter));
+                json_set(e, "firmware_timestamp_ns", json_u64_or_null(pm.firmware_timestamp_ns));
+                json_object_array_add(a, e);
+        }
+        return a;
+}
+
+/* How an attribute-encoded table was read: records, and the ones skipped or clipped. */
+static json_object *metrics_attributes(const struct amdsmi_gpu_metrics_ext *m) {
+        static const char *const types[] = { "U8", "S8", "U16", "S16", "U32", "S32", "U64", "S64" };
+        json_object *o, *u;
+
+        if (m->base.content_revision < 9)
+                return NULL;
+        o = json_object_new_object();
+        u = json_object_new_array();
+        if (!o || !u) {
+                json_object_put(o);
+                json_object_put(u);
                 return NULL;
         }
+        for (uint32_t i = 0; i < m->unknown_attrs && i < AMDSMI_METRICS_MAX_UNKNOWN; i++) {
+                json_object *e = json_object_new_object();
+
+                if (!e)
+                        break;
+                json_set(e, "id", json_object_new_uint64(m->unknown[i].id));
+                json_set(e, "type", json_object_new_string(m->unknown[i].type < 8
+                                                                   ? types[m->unknown[i].type]
+                                                                   : "?"));
+                json_set(e, "unit", json_object_new_uint64(m->unknown[i].unit));
+                json_set(e, "instances", json_object_new_uint64(m->unknown[i].instances));
+                json_object_array_add(u, e);
+        }
+        json_set(o, "count", json_object_new_uint64(m->attr_count));
+        json_set(o, "unknown_count", json_object_new_uint64(m->unknown_attrs));
+        json_set(o, "unknown", u);
+        json_set(o, "clipped_count", json_object_new_uint64(m->clipped_attrs));
+        return o;
+}
+
+/* The sample of @gpu this document shows: the pair's current one (read now, or younger than
+ * c->samples_max_age_usec), or one read now into @local. NULL when there is none. */
+static const struct amdsmi_gpu_metrics_ext *take_sample(struct cli *c, size_t index,
+                                                         struct amdsmi_gpu *gpu,
+                                                         struct amdsmi_gpu_metrics_ext *local,
+                                                         struct sample_pair **ret_pair) {
+        struct sample_pair *p = NULL;
+        char why[160] = "";
+        int r;
+
+        *ret_pair = NULL;
+        if (c->samples) {
+                p = samples_get(c->samples, amdsmi_gpu_get_bdf(gpu));
+                if (!p)
+                        return NULL;
+                r = sample_pair_update(p, gpu, c->samples_max_age_usec);
+                snprintf(why, sizeof(why), "%s", p->reason);
+        } else {
+                local->size = sizeof(*local);
+                r = amdsmi_gpu_read_metrics_ext(gpu, local, why, sizeof(why));
+        }
+        if (r < 0) {
+                if (r != -ENODATA)
+                        cli_field_error_msg(c, (int) index, "gpu_metrics", r, why[0] ? why : NULL);
+                return NULL;
+        }
+        *ret_pair = p;
+        return p ? &p->cur.m : local;
+}
+
+static json_object *metric_gpu_metrics(struct cli *c, size_t index, struct amdsmi_gpu *gpu,
+                                       const struct amdsmi_gpu_metrics_ext *mx) {
+        const struct amdsmi_gpu_metrics *mp = &mx->base;
+        json_object *o, *v;
 
         o = json_object_new_object();
         if (!o)
                 return NULL;
-        json_set(o, "format_revision", json_object_new_uint64(m.format_revision));
-        json_set(o, "content_revision", json_object_new_uint64(m.content_revision));
+        json_set(o, "format_revision", json_object_new_uint64(mp->format_revision));
+        json_set(o, "content_revision", json_object_new_uint64(mp->content_revision));
 
         v = json_object_new_object();
         if (v) {
-                json_set(v, "edge_c", json_scaled_u64(m.temp_edge_mc, MILLI));
-                json_set(v, "hotspot_c", json_scaled_u64(m.temp_hotspot_mc, MILLI));
-                json_set(v, "mem_c", json_scaled_u64(m.temp_mem_mc, MILLI));
-                json_set(v, "vrgfx_c", json_scaled_u64(m.temp_vrgfx_mc, MILLI));
-                json_set(v, "vrsoc_c", json_scaled_u64(m.temp_vrsoc_mc, MILLI));
-                json_set(v, "vrmem_c", json_scaled_u64(m.temp_vrmem_mc, MILLI));
-                json_set(v, "hbm_c", U64_ARRAY(m.temp_hbm_mc, MILLI));
+                json_set(v, "edge_c", json_scaled_u64(mp->temp_edge_mc, MILLI));
+                json_set(v, "hotspot_c", json_scaled_u64(mp->temp_hotspot_mc, MILLI));
+                json_set(v, "mem_c", json_scaled_u64(mp->temp_mem_mc, MILLI));
+                json_set(v, "vrgfx_c", json_scaled_u64(mp->temp_vrgfx_mc, MILLI));
+                json_set(v, "vrsoc_c", json_scaled_u64(mp->temp_vrsoc_mc, MILLI));
+                json_set(v, "vrmem_c", json_scaled_u64(mp->temp_vrmem_mc, MILLI));
+                /* the four HBM stacks of 1.3, or each stack of newer kernels (1.9) */
+                json_set(v, "hbm_c", mp->temp_hbm_mc[0] != AMDSMI_NA || mp->temp_hbm_mc[1] != AMDSMI_NA
+                                             ? U64_ARRAY(mp->temp_hbm_mc, MILLI)
+                                             : U64_ARRAY(mx->temp_hbm_stack_mc, MILLI));
+                json_set(v, "aid_c", U64_ARRAY(mx->temp_aid_mc, MILLI));
+                json_set(v, "xcd_c", U64_ARRAY(mx->temp_xcd_mc, MILLI));
+                json_set(v, "mid_c", U64_ARRAY(mx->temp_mid_mc, MILLI));
         }
         json_set(o, "temperatures", v);
 
-        json_set(o, "socket_power_w", json_scaled_u64(m.socket_power_uw, MICRO));
-        json_set(o, "energy_j", json_scaled_u64(m.energy_uj, MICRO));
-        json_set(o, "energy_accumulator", json_u64_or_null(m.energy_accumulator));
+        json_set(o, "socket_power_w", json_scaled_u64(mp->socket_power_uw, MICRO));
+        json_set(o, "energy_j", json_scaled_u64(mp->energy_uj, MICRO));
+        json_set(o, "energy_accumulator", json_u64_or_null(mp->energy_accumulator));
 
         v = json_object_new_object();
         if (v) {
-                json_set(v, "gfx_pct", json_u64_or_null(m.gfx_activity_pct));
-                json_set(v, "umc_pct", json_u64_or_null(m.umc_activity_pct));
-                json_set(v, "mm_pct", json_u64_or_null(m.mm_activity_pct));
-                json_set(v, "vcn_pct", U64_ARRAY(m.vcn_activity_pct, 0));
-                json_set(v, "jpeg_pct", U64_ARRAY(m.jpeg_activity_pct, 0));
-                json_set(v, "gfx_acc", json_u64_or_null(m.gfx_activity_acc));
-                json_set(v, "mem_acc", json_u64_or_null(m.mem_activity_acc));
+                json_set(v, "gfx_pct", json_u64_or_null(mp->gfx_activity_pct));
+                json_set(v, "umc_pct", json_u64_or_null(mp->umc_activity_pct));
+                json_set(v, "mm_pct", json_u64_or_null(mp->mm_activity_pct));
+                /* per engine: 1.4 and 1.5 in the table, 1.9 for the whole GPU */
+                json_set(v, "vcn_pct", mp->content_revision >= 9 ? U64_ARRAY(mx->vcn_busy_pct, 0)
+                                                               : U64_ARRAY(mp->vcn_activity_pct, 0));
+                json_set(v, "jpeg_pct", mp->content_revision >= 9 ? U64_ARRAY(mx->jpeg_busy_pct, 0)
+                                                                : U64_ARRAY(mp->jpeg_activity_pct, 0));
+                json_set(v, "gfx_acc", json_u64_or_null(mp->gfx_activity_acc));
+                json_set(v, "mem_acc", json_u64_or_null(mp->mem_activity_acc));
+                json_set(v, "xcc_gfx_busy_pct", U64_ARRAY(mx->xcc_gfx_busy_inst_pct, 0));
+                json_set(v, "xcc_gfx_busy_acc", U64_ARRAY(mx->xcc_gfx_busy_acc, 0));
         }
         json_set(o, "activity", v);
-        json_set(o, "mem_max_bandwidth_bytes_per_s", json_u64_or_null(m.mem_max_bandwidth_bps));
-        json_set(o, "system_clock_counter_ns", json_u64_or_null(m.system_clock_counter_ns));
-        json_set(o, "firmware_timestamp_ns", json_u64_or_null(m.firmware_timestamp_ns));
+        json_set(o, "mem_max_bandwidth_bytes_per_s", json_u64_or_null(mp->mem_max_bandwidth_bps));
+        json_set(o, "system_clock_counter_ns", json_u64_or_null(mp->system_clock_counter_ns));
+        json_set(o, "firmware_timestamp_ns", json_u64_or_null(mp->firmware_timestamp_ns));
 
         v = json_object_new_object();
         if (v) {
-                json_set(v, "status", json_u64_or_null(m.throttle_status));
-                json_set(v, "indep_status", json_u64_or_null(m.indep_throttle_status));
-                json_set(v, "gfxclk_lock_status", json_u64_or_null(m.gfxclk_lock_status));
-                json_set(v, "accumulation_counter", json_u64_or_null(m.accumulation_counter));
-                json_set(v, "prochot_residency_acc", json_u64_or_null(m.prochot_residency_acc));
-                json_set(v, "ppt_residency_acc", json_u64_or_null(m.ppt_residency_acc));
+                json_set(v, "status", json_u64_or_null(mp->throttle_status));
+                json_set(v, "indep_status", json_u64_or_null(mp->indep_throttle_status));
+                json_set(v, "gfxclk_lock_status", json_u64_or_null(mp->gfxclk_lock_status));
+                json_set(v, "accumulation_counter", json_u64_or_null(mp->accumulation_counter));
+                json_set(v, "prochot_residency_acc", json_u64_or_null(mp->prochot_residency_acc));
+                json_set(v, "ppt_residency_acc", json_u64_or_null(mp->ppt_residency_acc));
                 json_set(v, "socket_thm_residency_acc",
-                         json_u64_or_null(m.socket_thm_residency_acc));
-                json_set(v, "vr_thm_residency_acc", json_u64_or_null(m.vr_thm_residency_acc));
-                json_set(v, "hbm_thm_residency_acc", json_u64_or_null(m.hbm_thm_residency_acc));
+                         json_u64_or_null(mp->socket_thm_residency_acc));
+                json_set(v, "vr_thm_residency_acc", json_u64_or_null(mp->vr_thm_residency_acc));
+                json_set(v, "hbm_thm_residency_acc", json_u64_or_null(mp->hbm_thm_residency_acc));
+                json_set(v, "accumulation_counter_bits",
+                         mx->accumulation_counter_bits
+                                 ? json_object_new_uint64(mx->accumulation_counter_bits)
+                                 : NULL);
+                json_set(v, "xcc_below_host_limit_ppt_acc",
+                         U64_ARRAY(mx->xcc_below_host_limit_ppt_acc, 0));
+                json_set(v, "xcc_below_host_limit_thm_acc",
+                         U64_ARRAY(mx->xcc_below_host_limit_thm_acc, 0));
+                json_set(v, "xcc_below_host_limit_total_acc",
+                         U64_ARRAY(mx->xcc_below_host_limit_total_acc, 0));
+                json_set(v, "xcc_low_utilization_acc", U64_ARRAY(mx->xcc_low_utilization_acc, 0));
         }
         json_set(o, "throttle", v);
-
         v = json_object_new_object();
         if (v) {
-                json_set(v, "gfx_clock_mhz", U64_ARRAY(m.gfxclk_hz, MICRO));
-                json_set(v, "soc_clock_mhz", U64_ARRAY(m.socclk_hz, MICRO));
-                json_set(v, "vclk0_mhz", U64_ARRAY(m.vclk0_hz, MICRO));
-                json_set(v, "dclk0_mhz", U64_ARRAY(m.dclk0_hz, MICRO));
-                json_set(v, "mem_clock_mhz", json_scaled_u64(m.uclk_hz, MICRO));
-                json_set(v, "avg_gfx_clock_mhz", json_scaled_u64(m.avg_gfxclk_hz, MICRO));
-                json_set(v, "avg_soc_clock_mhz", json_scaled_u64(m.avg_socclk_hz, MICRO));
-                json_set(v, "avg_mem_clock_mhz", json_scaled_u64(m.avg_uclk_hz, MICRO));
+                json_set(v, "gfx_clock_mhz", U64_ARRAY(mp->gfxclk_hz, MICRO));
+                json_set(v, "soc_clock_mhz", U64_ARRAY(mp->socclk_hz, MICRO));
+                json_set(v, "vclk0_mhz", U64_ARRAY(mp->vclk0_hz, MICRO));
+                json_set(v, "dclk0_mhz", U64_ARRAY(mp->dclk0_hz, MICRO));
+                json_set(v, "mem_clock_mhz", json_scaled_u64(mp->uclk_hz, MICRO));
+                json_set(v, "avg_gfx_clock_mhz", json_scaled_u64(mp->avg_gfxclk_hz, MICRO));
+                json_set(v, "avg_soc_clock_mhz", json_scaled_u64(mp->avg_socclk_hz, MICRO));
+                json_set(v, "avg_mem_clock_mhz", json_scaled_u64(mp->avg_uclk_hz, MICRO));
         }
         json_set(o, "clocks", v);
 
-        json_set(o, "fan_speed_rpm", json_u64_or_null(m.fan_speed_rpm));
+        json_set(o, "fan_speed_rpm", json_u64_or_null(mp->fan_speed_rpm));
         v = json_object_new_object();
         if (v) {
-                json_set(v, "soc_mv", json_u64_or_null(m.voltage_soc_mv));
-                json_set(v, "gfx_mv", json_u64_or_null(m.voltage_gfx_mv));
-                json_set(v, "mem_mv", json_u64_or_null(m.voltage_mem_mv));
+                json_set(v, "soc_mv", json_u64_or_null(mp->voltage_soc_mv));
+                json_set(v, "gfx_mv", json_u64_or_null(mp->voltage_gfx_mv));
+                json_set(v, "mem_mv", json_u64_or_null(mp->voltage_mem_mv));
         }
         json_set(o, "voltages", v);
 
-        json_set(o, "pcie", metrics_pcie(&m));
-        json_set(o, "xgmi", metrics_xgmi(&m));
-        json_set(o, "partitions", metrics_partitions(c, index, &m));
+        json_set(o, "pcie", metrics_pcie(mp));
+        json_set(o, "xgmi", metrics_xgmi(mp));
+        json_set(o, "partitions", mp->content_revision >= 9 ? partitions_from_files(c, index, gpu)
+                                                          : metrics_partitions(c, index, mp));
+        json_set(o, "attributes", metrics_attributes(mx));
         return o;
 }
 
@@ -479,9 +633,26 @@ static json_object *metric_gpu(struct cli *c, size_t index, struct amdsmi_gpu *g
         json_set(o, "gpu", json_object_new_uint64(index));
         json_set(o, "bdf", json_object_new_string(amdsmi_gpu_get_bdf(gpu)));
         json_set(o, "product", json_object_new_string(amdsmi_gpu_get_product(gpu)));
+        struct amdsmi_gpu_metrics_ext *local = NULL;
+        const struct amdsmi_gpu_metrics_ext *mx;
+        struct sample_pair *pair = NULL;
+        struct power_limit limit = {};
+        json_object *lim;
+
         metric_hwmon(c, idx, gpu, o);
         json_set(o, "memory", metric_memory(c, idx, gpu));
-        json_set(o, "gpu_metrics", metric_gpu_metrics(c, index, gpu));
+        if (!c->samples)
+                local = malloc(sizeof(*local));
+        mx = c->samples || local ? take_sample(c, index, gpu, local, &pair) : NULL;
+        json_set(o, "gpu_metrics", mx ? metric_gpu_metrics(c, index, gpu, mx) : NULL);
+        free(local);
+
+        /* the power limiter's source only when there is a share to explain */
+        if (pair && pair->prev.valid && c->power_limit &&
+            c->power_limit(c, gpu, &limit) < 0)
+                limit = (struct power_limit){};
+        lim = limiters_json(pair, &limit);
+        json_set(o, "limiters", lim);
         return o;
 }
 
@@ -598,14 +769,89 @@ static int print_partition_table(json_object *gpus) {
         return r;
 }
 
+/* --throttle: a first sample of every selected GPU 100 ms before the one shown. */
+static void prime_samples(struct cli *c) {
+        FOREACH_SELECTED_GPU(c, i, gpu) {
+                struct sample_pair *p = samples_get(c->samples, amdsmi_gpu_get_bdf(gpu));
+
+                if (p)
+                        (void) sample_pair_update(p, gpu, 0); /* the real sample reports */
+        }
+        sleep_ms(THROTTLE_PRIME_MS);
+        cli_begin_sample(c);
+}
+
+/* GPUs whose limiters need a second sample take them from amdsmid, whose sampler has them:
+ * one call for all. */
+static void limiters_from_daemon(struct cli *c, json_object *gpus) {
+        json_object *doc = NULL, *dgpus;
+        bool wanted = false;
+
+        for (size_t i = 0; i < json_object_array_length(gpus); i++) {
+                json_object *l = json_path_get(json_object_array_get_idx(gpus, i), "limiters.status");
+
+                if (l && strcmp(json_object_get_string(l), "one_sample") == 0)
+                        wanted = true;
+                json_object_put(l);
+        }
+        if (!wanted || c->direct || !cli_daemon_running(c))
+                return;
+        if (cli_bus_call(c, AMDSMI_BUS_PATH, NULL, AMDSMI_BUS_IFACE_MANAGER, "GetMetrics", 10000,
+                         &doc, NULL, NULL) < 0 ||
+            !json_object_object_get_ex(doc, "gpus", &dgpus)) {
+                json_object_put(doc);
+                return;
+        }
+        for (size_t i = 0; i < json_object_array_length(gpus); i++) {
+                json_object *g = json_object_array_get_idx(gpus, i), *bdf, *st;
+
+                if (!json_object_object_get_ex(g, "bdf", &bdf))
+                        continue;
+                st = json_path_get(g, "limiters.status");
+                if (!st || strcmp(json_object_get_string(st), "one_sample") != 0) {
+                        json_object_put(st);
+                        continue;
+                }
+                json_object_put(st);
+                for (size_t k = 0; k < json_object_array_length(dgpus); k++) {
+                        json_object *d = json_object_array_get_idx(dgpus, k), *dbdf, *dl;
+
+                        if (json_object_object_get_ex(d, "bdf", &dbdf) &&
+                            strcmp(json_object_get_string(dbdf), json_object_get_string(bdf)) == 0 &&
+                            json_object_object_get_ex(d, "limiters", &dl) && dl) {
+                                json_object_object_add(g, "limiters", json_object_get(dl));
+                                break;
+                        }
+                }
+        }
+        json_object_put(doc);
+}
+
+/* The THROTTLE cell of every GPU (tables and CSV; not part of the JSON document). */
+static void add_throttle_text(json_object *gpus) {
+        for (size_t i = 0; i < json_object_array_length(gpus); i++) {
+                json_object *g = json_object_array_get_idx(gpus, i), *l = NULL;
+                char text[64];
+
+                json_object_object_get_ex(g, "limiters", &l);
+                limiters_text(l, text, sizeof(text));
+                json_object_object_add(g, "throttle_text", json_object_new_string(text));
+        }
+}
+
 static int metric_sample(struct cli *c) {
         struct columns cols = {};
         json_object *gpus;
         int r;
 
+        if (c->throttle && c->sample == 0)
+                prime_samples(c);
         r = cli_collect_gpus(c, metric_gpu, &gpus);
         if (r != 0)
                 return r;
+        limiters_from_daemon(c, gpus);
+        if (c->format != OUTPUT_JSON)
+                add_throttle_text(gpus);
 
         r = columns_add_defs(&cols, metric_head_columns, ELEMENTSOF(metric_head_columns));
         if (r >= 0)
@@ -651,5 +897,11 @@ int verb_metric(struct cli *c) {
 
         if (r < 0)
                 return r;
-        return cli_run(c, metric_sample);
+        /* the limiters need two samples: those of a watch, or --throttle's */
+        if (c->interval_ns > 0 || c->throttle)
+                c->samples = &c->own_samples;
+        r = cli_run(c, metric_sample);
+        c->samples = NULL;
+        samples_clear(&c->own_samples);
+        return r;
 }

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Parser of the binary gpu_metrics table, revisions 1.3 to 1.8.
+ * Parser of the binary gpu_metrics table, revisions 1.3 to 1.8 (fixed layouts), of
+ * xcp_metrics 1.0, and the public entry points of every revision (1.9 and xcp_metrics 1.1,
+ * attribute-encoded, are in gpu-metrics-attr.c).
  *
  * Each revision is a table of field descriptors: where a value sits in the raw table, how wide
  * it is, how many consecutive elements it has, where it goes in struct amdsmi_gpu_metrics and
@@ -15,21 +17,14 @@
 #include <assert.h>
 #include <endian.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
+#include "gpu-metrics.h"
 #include "private.h"
-
-enum conv {
-        CONV_NONE,
-        CONV_X10,       /* firmware_timestamp: 10 ns -> ns */
-        CONV_X100,      /* pcie_link_speed: 0.1 GT/s -> MT/s */
-        CONV_X1000,     /* temperatures: degrees C -> millidegrees C */
-        CONV_X1E6,      /* W -> uW, MHz -> Hz */
-        CONV_X1E9,      /* mem_max_bandwidth: GB/s -> bytes/s */
-        CONV_ENERGY_UJ, /* energy_accumulator: 2^-16 J -> uJ */
-};
 
 struct field {
         uint16_t src;   /* byte offset in the table, or in one xcp_stats entry */
@@ -305,7 +300,7 @@ static void read_u64(const uint8_t *s, uint64_t *d, unsigned n) {
         }
 }
 
-static uint64_t convert(uint64_t v, enum conv conv) {
+uint64_t metrics_convert(uint64_t v, enum conv conv) {
         static const uint64_t factor[] = {
                 [CONV_X10] = 10,
                 [CONV_X100] = 100,
@@ -349,7 +344,7 @@ static void apply_fields(const uint8_t *src, void *dst, const struct field *fiel
 
                 if (f->conv != CONV_NONE)
                         for (unsigned k = 0; k < f->count; k++)
-                                d[k] = convert(d[k], f->conv);
+                                d[k] = metrics_convert(d[k], f->conv);
         }
 }
 
@@ -363,26 +358,38 @@ static const struct layout *find_layout(uint8_t format_revision, uint8_t content
         return NULL;
 }
 
-_public_ int amdsmi_gpu_metrics_parse(const void *buf, size_t len,
-                                      struct amdsmi_gpu_metrics *ret_metrics) {
-        struct amdsmi_gpu_metrics *m = ret_metrics;
-        const struct layout *l;
-        const uint8_t *p = buf;
-        uint16_t size;
+int metrics_invalid(char *reason, size_t reason_size, const char *fmt, ...) {
+        va_list ap;
 
-        if (!buf || !ret_metrics)
-                return -EINVAL;
-        if (len < 4)
-                return -EBADMSG;
+        if (reason && reason_size > 0) {
+                va_start(ap, fmt);
+                vsnprintf(reason, reason_size, fmt, ap);
+                va_end(ap);
+        }
+        return -EBADMSG;
+}
+
+static void reason_clear(char *reason, size_t reason_size) {
+        if (reason && reason_size > 0)
+                reason[0] = '\0';
+}
+
+/* The fixed layouts into @m; nothing written on failure. */
+static int parse_fixed(const uint8_t *p, size_t len, const struct layout *l,
+                       struct amdsmi_gpu_metrics *m, char *reason, size_t reason_size) {
+        uint16_t size;
 
         memcpy(&size, p, sizeof(size));
         size = le16toh(size);
-
-        l = find_layout(p[2], p[3]);
-        if (!l)
-                return -EOPNOTSUPP;
-        if (size != l->size || size > len)
-                return -EBADMSG;
+        if (size != l->size)
+                return metrics_invalid(reason, reason_size,
+                                       "gpu_metrics 1.%u: structure_size %u, the layout has %u",
+                                       l->content_revision, size, l->size);
+        if (size > len)
+                return metrics_invalid(reason, reason_size,
+                                       "gpu_metrics 1.%u: structure_size %u exceeds the %zu "
+                                       "bytes read",
+                                       l->content_revision, size, len);
 
         /* The table is valid and nothing below can fail, so the output is written in place:
          * a local copy of the 7.5 KiB struct would cost a third of the parse. Everything not
@@ -397,5 +404,185 @@ _public_ int amdsmi_gpu_metrics_parse(const void *buf, size_t len,
                 for (size_t i = 0; i < AMDSMI_METRICS_MAX_XCP; i++)
                         apply_fields(p + l->xcp_offset + i * l->xcp_size, &m->xcp[i],
                                      l->xcp_fields, l->n_xcp_fields);
+        return 0;
+}
+
+/* What a table's header asks for: a fixed layout (*ret_layout), the attribute-encoded 1.9
+ * (NULL), or an error. */
+static int dispatch(const uint8_t *p, size_t len, const struct layout **ret_layout, char *reason,
+                    size_t reason_size) {
+        if (len < 4)
+                return metrics_invalid(reason, reason_size,
+                                       "gpu_metrics: %zu bytes, shorter than the header", len);
+        /* 1.9 and every later 1.x: attribute-encoded, self-describing */
+        if (p[2] == 1 && p[3] >= 9) {
+                *ret_layout = NULL;
+                return 0;
+        }
+        *ret_layout = find_layout(p[2], p[3]);
+        if (!*ret_layout) {
+                if (reason && reason_size > 0)
+                        snprintf(reason, reason_size, "gpu_metrics: unsupported revision %u.%u",
+                                 p[2], p[3]);
+                return -EOPNOTSUPP;
+        }
+        return 0;
+}
+
+_public_ int amdsmi_gpu_metrics_parse(const void *buf, size_t len,
+                                      struct amdsmi_gpu_metrics *ret_metrics) {
+        const struct layout *l;
+        int r;
+
+        if (!buf || !ret_metrics)
+                return -EINVAL;
+        r = dispatch(buf, len, &l, NULL, 0);
+        if (r < 0)
+                return r;
+        if (l)
+                return parse_fixed(buf, len, l, ret_metrics, NULL, 0);
+
+        /* 1.9: what fits the old structure, for callers built before 1.9 existed */
+        struct amdsmi_gpu_metrics_ext ext = { .size = sizeof(ext) };
+
+        r = metrics_attr_parse_gpu(buf, len, &ext, NULL, 0);
+        if (r < 0)
+                return r;
+        *ret_metrics = ext.base;
+        return 0;
+}
+
+/* 1.6 to 1.8: the partitions' per-XCC entries laid end to end, in partition order. */
+static void xcc_from_partitions(struct amdsmi_gpu_metrics_ext *m) {
+        const struct amdsmi_gpu_metrics *b = &m->base;
+        unsigned parts = b->num_partition == AMDSMI_NA || b->num_partition > AMDSMI_METRICS_MAX_XCP
+                                 ? AMDSMI_METRICS_MAX_XCP
+                                 : (unsigned) b->num_partition;
+        unsigned k = 0;
+
+        for (unsigned p = 0; p < parts; p++) {
+                const struct amdsmi_xcp_metrics *x = &b->xcp[p];
+
+                for (unsigned j = 0; j < AMDSMI_METRICS_MAX_XCC && k < AMDSMI_METRICS_MAX_XCC; j++) {
+                        if (x->gfx_busy_inst_pct[j] == AMDSMI_NA && x->gfx_busy_acc[j] == AMDSMI_NA)
+                                continue;
+                        m->xcc_gfx_busy_inst_pct[k] = x->gfx_busy_inst_pct[j];
+                        m->xcc_gfx_busy_acc[k] = x->gfx_busy_acc[j];
+                        m->xcc_below_host_limit_ppt_acc[k] = x->gfx_below_host_limit_ppt_acc[j];
+                        m->xcc_below_host_limit_thm_acc[k] = x->gfx_below_host_limit_thm_acc[j];
+                        m->xcc_low_utilization_acc[k] = x->gfx_low_utilization_acc[j];
+                        m->xcc_below_host_limit_total_acc[k] =
+                                b->content_revision == 7 ? x->gfx_below_host_limit_acc[j]
+                                                         : x->gfx_below_host_limit_total_acc[j];
+                        k++;
+                }
+        }
+}
+
+_public_ int amdsmi_gpu_metrics_parse_ext(const void *buf, size_t len,
+                                          struct amdsmi_gpu_metrics_ext *ret_metrics,
+                                          char *ret_reason, size_t reason_size) {
+        struct amdsmi_gpu_metrics_ext *m = ret_metrics;
+        const struct layout *l;
+        int r;
+
+        reason_clear(ret_reason, reason_size);
+        if (!buf || !m || m->size < sizeof(*m))
+                return -EINVAL;
+        r = dispatch(buf, len, &l, ret_reason, reason_size);
+        if (r < 0)
+                return r;
+        if (!l)
+                return metrics_attr_parse_gpu(buf, len, m, ret_reason, reason_size);
+
+        r = parse_fixed(buf, len, l, &m->base, ret_reason, reason_size);
+        if (r < 0)
+                return r;
+        memset((uint8_t *) m + offsetof(struct amdsmi_gpu_metrics_ext, xcc_gfx_busy_inst_pct), 0xff,
+               offsetof(struct amdsmi_gpu_metrics_ext, accumulation_counter_bits) -
+                       offsetof(struct amdsmi_gpu_metrics_ext, xcc_gfx_busy_inst_pct));
+        m->version = AMDSMI_GPU_METRICS_EXT_VERSION;
+        m->reserved0 = 0;
+        if (l->xcp_size > 0)
+                xcc_from_partitions(m);
+        /* 1.6 to 1.8 carry accumulation_counter and the residency counters as u32 */
+        m->accumulation_counter_bits = l->content_revision >= 6 ? 32 : 0;
+        m->residency_bits = l->content_revision >= 6 ? 32 : 0;
+        memset(m->reserved, 0, sizeof(m->reserved));
+        m->attr_count = 0;
+        m->unknown_attrs = 0;
+        memset(m->unknown, 0, sizeof(m->unknown));
+        m->clipped_attrs = 0;
+        return 0;
+}
+
+/* xcp_metrics 1.0 (amdgpu_partition_metrics_v1_0, 488 bytes) */
+#define PM(member) offsetof(struct amdsmi_partition_metrics, member)
+#define PX(member) offsetof(struct amdsmi_partition_metrics, xcp.member)
+static const struct field partition_fields_v1_0[] = {
+        F(4, 2, AMDSMI_METRICS_MAX_XCC, PM(gfxclk_hz), CONV_X1E6),
+        F(20, 2, 4, PM(socclk_hz), CONV_X1E6),
+        F(28, 2, 4, PM(vclk0_hz), CONV_X1E6),
+        F(36, 2, 4, PM(dclk0_hz), CONV_X1E6),
+        F(44, 2, 1, PM(uclk_hz), CONV_X1E6),
+        F(48, 4, AMDSMI_METRICS_MAX_XCC, PX(gfx_busy_inst_pct), CONV_NONE),
+        F(80, 2, AMDSMI_METRICS_MAX_JPEG, PX(jpeg_busy_pct), CONV_NONE),
+        F(160, 2, AMDSMI_METRICS_MAX_VCN, PX(vcn_busy_pct), CONV_NONE),
+        F(168, 8, AMDSMI_METRICS_MAX_XCC, PX(gfx_busy_acc), CONV_NONE),
+        F(232, 8, AMDSMI_METRICS_MAX_XCC, PX(gfx_below_host_limit_ppt_acc), CONV_NONE),
+        F(296, 8, AMDSMI_METRICS_MAX_XCC, PX(gfx_below_host_limit_thm_acc), CONV_NONE),
+        F(360, 8, AMDSMI_METRICS_MAX_XCC, PX(gfx_low_utilization_acc), CONV_NONE),
+        F(424, 8, AMDSMI_METRICS_MAX_XCC, PX(gfx_below_host_limit_total_acc), CONV_NONE),
+};
+#define PARTITION_V1_0_SIZE 488
+
+_public_ int amdsmi_partition_metrics_parse(const void *buf, size_t len,
+                                            struct amdsmi_partition_metrics *ret_metrics,
+                                            char *ret_reason, size_t reason_size) {
+        struct amdsmi_partition_metrics *pm = ret_metrics;
+        const uint8_t *p = buf;
+        uint16_t size;
+
+        reason_clear(ret_reason, reason_size);
+        if (!buf || !pm || pm->size < sizeof(*pm))
+                return -EINVAL;
+        if (len < 4)
+                return metrics_invalid(ret_reason, reason_size,
+                                       "xcp_metrics: %zu bytes, shorter than the header", len);
+        if (p[2] == 1 && p[3] == 1)
+                return metrics_attr_parse_partition(p, len, pm, ret_reason, reason_size);
+        if (p[2] != 1 || p[3] != 0) {
+                if (ret_reason && reason_size > 0)
+                        snprintf(ret_reason, reason_size, "xcp_metrics: unsupported revision %u.%u",
+                                 p[2], p[3]);
+                return -EOPNOTSUPP;
+        }
+
+        memcpy(&size, p, sizeof(size));
+        size = le16toh(size);
+        if (size != PARTITION_V1_0_SIZE)
+                return metrics_invalid(ret_reason, reason_size,
+                                       "xcp_metrics 1.0: structure_size %u, the layout has %u",
+                                       size, PARTITION_V1_0_SIZE);
+        if (size > len)
+                return metrics_invalid(ret_reason, reason_size,
+                                       "xcp_metrics 1.0: structure_size %u exceeds the %zu bytes "
+                                       "read",
+                                       size, len);
+        memset((uint8_t *) pm + offsetof(struct amdsmi_partition_metrics, version), 0xff,
+               sizeof(*pm) - offsetof(struct amdsmi_partition_metrics, version));
+        pm->version = AMDSMI_PARTITION_METRICS_VERSION;
+        pm->structure_size = size;
+        pm->format_revision = p[2];
+        pm->content_revision = p[3];
+        pm->reserved = 0;
+        apply_fields(p, pm, partition_fields_v1_0, ELEMENTSOF(partition_fields_v1_0));
+        /* not in 1.0: no xcp.gfx_below_host_limit_acc (1.7 gpu_metrics only) */
+        pm->accumulation_counter_bits = 0;
+        memset(pm->reserved2, 0, sizeof(pm->reserved2));
+        pm->attr_count = 0;
+        pm->unknown_attrs = 0;
+        memset(pm->unknown, 0, sizeof(pm->unknown));
+        pm->clipped_attrs = 0;
         return 0;
 }

@@ -9,7 +9,9 @@
 #include "private.h"
 #include "sysfs.h"
 
-#define GPU_METRICS_MAX 4096
+/* gpu_metrics 1.8 is 3872 bytes, 1.9 about 1.2 KiB; room for growth (the kernel now serves it
+ * as a binary attribute that may pass a page) */
+#define GPU_METRICS_MAX 8192
 
 static int cmp_name(const void *key, const void *elem) {
         return strcmp(key, *(char *const *) elem);
@@ -277,5 +279,79 @@ _public_ int amdsmi_gpu_read_metrics(struct amdsmi_gpu *gpu,
                             r == -EOPNOTSUPP ? "unsupported gpu_metrics revision"
                                              : "malformed gpu_metrics table",
                             n, n >= 3 ? buf[2] : 0, n >= 4 ? buf[3] : 0);
+        return r;
+}
+
+_public_ int amdsmi_gpu_read_metrics_ext(struct amdsmi_gpu *gpu,
+                                         struct amdsmi_gpu_metrics_ext *ret_metrics,
+                                         char *ret_reason, size_t reason_size) {
+        uint8_t buf[GPU_METRICS_MAX];
+        char path[256], why[160];
+        ssize_t n;
+        int r;
+
+        if (ret_reason && reason_size > 0)
+                ret_reason[0] = '\0';
+        if (!gpu || !ret_metrics || ret_metrics->size < sizeof(*ret_metrics))
+                return -EINVAL;
+        snprintf(path, sizeof(path), "%s/gpu_metrics", gpu->syspath);
+        n = sysfs_read_binary_live(gpu->ctx, path, buf, sizeof(buf));
+        if (n == -ENOENT)
+                return -ENODATA;
+        if (n < 0) {
+                log_warning(gpu->ctx, "%s/%s: %s", gpu->ctx->sysfs_root, path, strerror((int) -n));
+                return (int) n;
+        }
+        /* every GPU this library knows has SMU 13.0.6 or 13.0.12: the T3 numbering */
+        ret_metrics->ids = AMDSMI_METRICS_IDS_T3;
+        r = amdsmi_gpu_metrics_parse_ext(buf, (size_t) n, ret_metrics, why, sizeof(why));
+        if (r < 0) {
+                log_warning(gpu->ctx, "%s/%s: %s (%zd bytes)", gpu->ctx->sysfs_root, path, why, n);
+                if (ret_reason && reason_size > 0)
+                        snprintf(ret_reason, reason_size, "%s", why);
+        }
+        return r;
+}
+
+_public_ int amdsmi_partition_read_metrics(struct amdsmi_partition *part,
+                                           struct amdsmi_partition_metrics *ret_metrics,
+                                           char *ret_reason, size_t reason_size) {
+        uint8_t buf[GPU_METRICS_MAX];
+        char path[256], why[160];
+        struct amdsmi_ctx *ctx;
+        ssize_t n;
+        int r;
+
+        if (ret_reason && reason_size > 0)
+                ret_reason[0] = '\0';
+        if (!part || !ret_metrics || ret_metrics->size < sizeof(*ret_metrics))
+                return -EINVAL;
+        r = amdsmi_partition_check(part);
+        if (r < 0)
+                return r;
+        ctx = part->gpu->ctx;
+        /* Partition 0 is the PCI function's; the others live on their amdgpu_xcp_K platform
+         * device (the kernel adds the xcp kobject under the partition's DRM device), which
+         * the partition's render node leads to. */
+        if (part->index == 0)
+                snprintf(path, sizeof(path), "%s/xcp/xcp_metrics", part->gpu->syspath);
+        else if (part->render_minor >= 0)
+                snprintf(path, sizeof(path), "class/drm/renderD%d/device/xcp/xcp_metrics",
+                         part->render_minor);
+        else
+                return -ENODATA;
+        n = sysfs_read_binary_live(ctx, path, buf, sizeof(buf));
+        if (n == -ENOENT)
+                return -ENODATA;
+        if (n < 0) {
+                log_warning(ctx, "%s/%s: %s", ctx->sysfs_root, path, strerror((int) -n));
+                return (int) n;
+        }
+        r = amdsmi_partition_metrics_parse(buf, (size_t) n, ret_metrics, why, sizeof(why));
+        if (r < 0) {
+                log_warning(ctx, "%s/%s: %s (%zd bytes)", ctx->sysfs_root, path, why, n);
+                if (ret_reason && reason_size > 0)
+                        snprintf(ret_reason, reason_size, "%s", why);
+        }
         return r;
 }

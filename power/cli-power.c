@@ -147,6 +147,33 @@ static struct state_store *local_state(struct cli *c, struct local_state *ls) {
         return ls->st;
 }
 
+int power_cli_limit(struct cli *c, struct amdsmi_gpu *gpu, struct power_limit *ret) {
+        _cleanup_free_ struct power_view *v = malloc(sizeof(*v));
+        struct state_store *st = NULL;
+
+        if (!v)
+                return -ENOMEM;
+        if (state_open(STATE_READ, POWER_LOCK_WAIT_MS, &st) < 0)
+                st = NULL; /* the sources are unknown: the device's cap still says something */
+        power_view_load(gpu, st, AMDSMI_POWER_READ_NO_METRICS, v);
+        state_close(st);
+        power_view_limit(v, ret);
+        return 0;
+}
+
+/* In a watch, the gpu_metrics sample of @gpu that the limiters of this round need. */
+static const struct sample_pair *power_sample_pair(struct cli *c, struct amdsmi_gpu *gpu) {
+        struct sample_pair *p;
+
+        if (!c->samples)
+                return NULL;
+        p = samples_get(c->samples, amdsmi_gpu_get_bdf(gpu));
+        if (!p)
+                return NULL;
+        (void) sample_pair_update(p, gpu, 0); /* a failed read: the limiters stay unknown */
+        return p;
+}
+
 static int power_sample(struct cli *c) {
         _cleanup_free_ struct power_view *v = malloc(sizeof(*v));
         bool daemon = !c->direct && cli_daemon_running(c);
@@ -166,6 +193,8 @@ static int power_sample(struct cli *c) {
                 if (!o) {
                         power_view_load(gpu, local_state(c, &ls), 0, v);
                         o = power_gpu_object(c, i, gpu, v);
+                        if (o)
+                                power_gpu_object_add_limiters(o, v, power_sample_pair(c, gpu));
                 }
                 if (!o) {
                         r = cli_fail(c, -ENOMEM, "out of memory");
@@ -221,7 +250,13 @@ int verb_power(struct cli *c) {
 
         if (r < 0)
                 return r;
-        return cli_run(c, power_sample);
+        /* in a watch read in-process, consecutive gpu_metrics samples give the limiters */
+        if (c->interval_ns > 0)
+                c->samples = &c->own_samples;
+        r = cli_run(c, power_sample);
+        c->samples = NULL;
+        samples_clear(&c->own_samples);
+        return r;
 }
 
 /* ---- changes ---------------------------------------------------------------------------- */

@@ -179,6 +179,44 @@ const char *power_view_effective_source(const struct power_view *v) {
         return power_source_kind_to_string(v->expl.binding);
 }
 
+void power_view_limit(const struct power_view *v, struct power_limit *ret) {
+        const char *src = power_view_effective_source(v);
+
+        *ret = (struct power_limit){ .cap_uw = AMDSMI_NA };
+        if (!src)
+                return;
+        snprintf(ret->source, sizeof(ret->source), "%s", src);
+        if (v->expl.binding == POWER_SOURCE_VM && strcmp(src, "vm") == 0)
+                snprintf(ret->key, sizeof(ret->key), "%s", v->expl.binding_key);
+        if (v->info_error == 0 && v->info.ppt0.cap.error == 0)
+                ret->cap_uw = v->info.ppt0.cap.uw;
+        else if (v->expl.effective_uw != POWER_UW_UNKNOWN)
+                ret->cap_uw = v->expl.effective_uw;
+}
+
+void power_gpu_object_add_limiters(json_object *o, const struct power_view *v,
+                                   const struct sample_pair *pair) {
+        struct power_limit limit;
+        json_object *l, *notes = NULL;
+        char sentence[512];
+
+        power_view_limit(v, &limit);
+        l = limiters_json(pair, &limit);
+        if (!l)
+                return;
+        limiters_power_sentence(l, sentence, sizeof(sentence));
+        json_object_object_add(o, "limiters", l);
+        if (!sentence[0])
+                return;
+        if (!json_object_object_get_ex(o, "notes", &notes) || !notes) {
+                notes = json_object_new_array();
+                if (!notes)
+                        return;
+                json_object_object_add(o, "notes", notes);
+        }
+        json_object_array_add(notes, json_object_new_string(sentence));
+}
+
 static bool same_watts(uint64_t a, uint64_t b) {
         return a != AMDSMI_NA && b != AMDSMI_NA && a / POWER_UW_PER_W == b / POWER_UW_PER_W;
 }

@@ -31,6 +31,8 @@
 #include "power-state.h"
 
 struct cli;
+struct power_limit;
+struct sample_pair;
 
 /* GPU change lock and state lock: power changes take milliseconds. */
 #define POWER_LOCK_WAIT_MS 10000
@@ -79,6 +81,16 @@ const char *power_view_effective_source(const struct power_view *v);
  * read of the device is reported through cli_field_error(). NULL on -ENOMEM. */
 json_object *power_gpu_object(struct cli *c, size_t index, struct amdsmi_gpu *gpu,
                               const struct power_view *v);
+/* What a power limiter of the GPU ran against: the binding source ("external" or
+ * "outside-writer" when the device holds another cap than the model), the VM's key, and the
+ * cap the device holds (the model's when the device's cannot be read). */
+void power_view_limit(const struct power_view *v, struct power_limit *ret);
+
+/* Adds "limiters" (samples.h; @pair NULL: one sample, unknown) to a GPU's object of
+ * `amdsmi power`, and to its "notes" the sentence of a power limiter that held the GPU. */
+void power_gpu_object_add_limiters(json_object *o, const struct power_view *v,
+                                   const struct sample_pair *pair);
+
 /* Adds the table and CSV helpers "sources_text" and "range_text" to such an object, computed
  * from its JSON (so that a document from amdsmid prints as one read in-process). */
 void power_gpu_object_add_text(json_object *o);

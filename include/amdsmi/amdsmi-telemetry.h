@@ -208,11 +208,21 @@ int amdsmi_gpu_read_metrics(struct amdsmi_gpu *gpu, struct amdsmi_gpu_metrics *r
 #define AMDSMI_METRICS_MAX_MID 4
 #define AMDSMI_METRICS_MAX_UNKNOWN 16
 
+/**
+ * The numbering of the attribute ids from 48 on, which changed between driver builds: the
+ * SMU 13.0.6 / 13.0.12 parts (every GPU this library knows: MI300X, MI300A, MI325X, MI350X,
+ * MI355X) use AMDSMI_METRICS_IDS_T3.
+ */
+enum amdsmi_metrics_ids {
+        AMDSMI_METRICS_IDS_T3 = 0,  /**< 48 TEMPERATURE_HBM, 49 _AID, 50 _XCD */
+        AMDSMI_METRICS_IDS_MID = 1, /**< SMU 15.0.8: 48 _HBM, 49 _MID, 50 _AID, 51 _XCD */
+};
+
 /** The version of struct amdsmi_gpu_metrics_ext this library fills. */
 #define AMDSMI_GPU_METRICS_EXT_VERSION 1
 
-/** One attribute record the parser did not use: an id it does not know, or a type it does not
- * accept for that id (skipped by its encoded size, never an error). */
+/** One attribute record the parser did not use: an id it does not know (skipped by its
+ * encoded size, never an error). */
 struct amdsmi_metrics_attr {
         uint16_t id;            /**< attribute id (0..1023) */
         uint8_t type;           /**< type code (0 U8 .. 7 S64) */
@@ -232,6 +242,9 @@ struct amdsmi_metrics_attr {
 struct amdsmi_gpu_metrics_ext {
         uint32_t size;          /**< in: sizeof(struct amdsmi_gpu_metrics_ext) of the caller */
         uint32_t version;       /**< out: AMDSMI_GPU_METRICS_EXT_VERSION of the library */
+        uint32_t ids;           /**< in: enum amdsmi_metrics_ids (parse only; a read sets it
+                                     from the GPU) */
+        uint32_t reserved0;
         struct amdsmi_gpu_metrics base;
 
         /* per XCC of the whole GPU */
@@ -270,11 +283,12 @@ struct amdsmi_gpu_metrics_ext {
  * caller has set.
  *
  * Revision 1.9 is attribute-encoded: every record is checked against the header's
- * structure_size and the bytes given before its values are read. An unknown attribute id, or a
- * known one with a type the library does not take for it, is skipped by its encoded size and
- * counted. An unknown type code, an instance count of 0 or one that runs past the end, an
- * attr_count that does not match the records, or a structure_size that does not match the
- * buffer make the whole table invalid.
+ * structure_size and the bytes given before its values are read. An unknown attribute id (ids
+ * from 48 on as @c ids says) is skipped by its encoded size and counted; every integer type is
+ * taken for every known id. An unknown type code, an instance count of 0 or one that runs past
+ * structure_size, an attr_count that does not end exactly at structure_size, or a
+ * structure_size beyond the buffer make the whole table invalid. Bytes after structure_size
+ * are ignored.
  *
  * @param ret_reason optional buffer for a one-line reason when the table is invalid (offset
  * and what is wrong); "" on success.

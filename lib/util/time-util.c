@@ -4,6 +4,13 @@
 
 #include "time-util.h"
 
+uint64_t now_monotonic_us(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
+}
+
 uint64_t now_ms(void) {
         struct timespec ts;
 

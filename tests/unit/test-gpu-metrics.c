@@ -675,17 +675,22 @@ static void test_size_bigger_than_revision(void **state) {
 }
 
 static void test_unknown_revision(void **state) {
-        /* 1.2 and 1.9 with any size, 2.x with the size of the matching 1.x table */
+        /* 1.2 with any size, 2.x with the size of the matching 1.x table */
         assert_int_equal(parse_header(120, 1, 2, BLOB_MAX), -EOPNOTSUPP);
-        assert_int_equal(parse_header(3872, 1, 9, BLOB_MAX), -EOPNOTSUPP);
-        assert_int_equal(parse_header(16, 1, 9, BLOB_MAX), -EOPNOTSUPP);
-        assert_int_equal(parse_header(3872, 1, 255, BLOB_MAX), -EOPNOTSUPP);
         assert_int_equal(parse_header(288, 2, 4, BLOB_MAX), -EOPNOTSUPP);
         assert_int_equal(parse_header(3872, 2, 8, BLOB_MAX), -EOPNOTSUPP);
         assert_int_equal(parse_header(120, 2, 3, BLOB_MAX), -EOPNOTSUPP);
         assert_int_equal(parse_header(288, 0, 4, BLOB_MAX), -EOPNOTSUPP);
         /* only the header is needed to tell */
         assert_int_equal(parse_header(288, 2, 4, 4), -EOPNOTSUPP);
+}
+
+/* 1.9 and later 1.x are attribute-encoded: a header alone is a table that lies */
+static void test_attribute_encoded_revisions(void **state) {
+        assert_int_equal(parse_header(3872, 1, 9, BLOB_MAX), -EBADMSG);
+        assert_int_equal(parse_header(16, 1, 9, BLOB_MAX), -EBADMSG);
+        assert_int_equal(parse_header(3872, 1, 255, BLOB_MAX), -EBADMSG);
+        assert_int_equal(parse_header(16, 1, 9, 4), -EBADMSG);
 }
 
 static void test_untouched_on_failure(void **state) {
@@ -702,7 +707,7 @@ static void test_untouched_on_failure(void **state) {
                 { 287, 1, 4, BLOB_MAX, -EBADMSG },
                 { 289, 1, 4, BLOB_MAX, -EBADMSG },
                 { 3872, 1, 8, 3000, -EBADMSG },
-                { 3872, 1, 9, BLOB_MAX, -EOPNOTSUPP },
+                { 3872, 1, 9, BLOB_MAX, -EBADMSG },
                 { 288, 2, 4, BLOB_MAX, -EOPNOTSUPP },
         };
         static struct amdsmi_gpu_metrics m, pattern;
@@ -742,6 +747,7 @@ int main(void) {
                 cmocka_unit_test(test_size_smaller_than_revision),
                 cmocka_unit_test(test_size_bigger_than_revision),
                 cmocka_unit_test(test_unknown_revision),
+                cmocka_unit_test(test_attribute_encoded_revisions),
                 cmocka_unit_test(test_untouched_on_failure),
         };
 

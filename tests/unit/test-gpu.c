@@ -360,8 +360,8 @@ static void test_metrics_files(void **state) {
         blob[2] = 1;
         blob[3] = 4;
         tree_file(root, DEV "gpu_metrics", (const char *) blob, 100, 0444);
-        /* 06: unknown revision 1.9 */
-        blob[3] = 9;
+        /* 06: unknown format revision 2 */
+        blob[2] = 2;
         tree_file(root, "devices/pci0000:00/0000:06:00.0/gpu_metrics", (const char *) blob, 288,
                   0444);
         /* 07: empty file */
