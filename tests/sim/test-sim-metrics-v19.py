@@ -462,6 +462,36 @@ class Limiters(unittest.TestCase):
             self.assertEqual(set(m.state()[1]["limiters_pct"].values()), {0})
 
 
+class Throttle(unittest.TestCase):
+    """The whole chain: amdsmi metric --throttle (two samples of the library, 100 ms apart)
+    on GPUs whose limiters hold the shares ctl limit set, also across a wrap of the u32
+    accumulation counter of the 6.19 layout."""
+
+    def test_cli_throttle(self):
+        cli = os.environ.get("AMDSMI_CLI", "")
+        with CtlMount("-m", "mi300x-8-dkms", "--seed", "5") as m:
+            m.ctl("limit", GPU0, "ppt", 87)
+            m.ctl("limit", GPU0, "hbm_thermal", 25)
+            m.ctl("limit", MI300X_BDFS[1], "vr_thermal", 60)
+            m.ctl("counter", GPU0, "accumulation", 2**32 - 30)
+            env = dict(os.environ, AMDSMI_SYSFS_ROOT=m.root)
+            env.pop("AMDSMI_DEV_ROOT", None)
+            p = subprocess.run([cli, "metric", "--throttle", "--json", "-g", "0,1"],
+                               capture_output=True, text=True, env=env, timeout=60)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            gpus = {g["bdf"]: g["limiters"] for g in json.loads(p.stdout)["gpus"]}
+            lim = gpus[GPU0]
+            self.assertEqual(lim["status"], "measured", lim)
+            self.assertEqual((lim["power_pct"], lim["hbm_thermal_pct"], lim["socket_thermal_pct"],
+                              lim["vr_thermal_pct"], lim["prochot_pct"]), (87, 25, 0, 0, 0))
+            self.assertEqual(lim["ticks"] % 100, 0)
+            self.assertEqual([(x["below_host_limit_ppt_pct"], x["below_host_limit_thm_pct"],
+                               x["below_host_limit_total_pct"]) for x in lim["xcc"]],
+                             [(87, 25, 87)] * 8)
+            lim = gpus[MI300X_BDFS[1]]
+            self.assertEqual((lim["power_pct"], lim["vr_thermal_pct"]), (0, 60))
+
+
 class PfFiles(unittest.TestCase):
     """health-and-control.md §3.2, §4.2: on every amdgpu PF, never on a VF."""
 
