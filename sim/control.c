@@ -983,9 +983,9 @@ int sim_state_dump(struct sim_machine *m, char **ret_json) {
         json_object_object_add(o, "frozen", json_object_new_boolean(m->frozen));
         a = json_object_new_object();
         json_object_object_add(a, "gpu_metrics_revision", ju64(m->kernel.gpu_metrics_revision));
-        json_object_object_add(a, "gpu_metrics_layout",
-                               layout_name(m->kernel.gpu_metrics_revision,
-                                           m->kernel.gpu_metrics_layout));
+        json_object_object_add(
+                a, "gpu_metrics_layout",
+                layout_name(m->kernel.gpu_metrics_revision, m->kernel.gpu_metrics_layout));
         json_object_object_add(a, "nps_compat",
                                jstr(m->kernel.nps_compat_newer ? "newer" : "older"));
         json_object_object_add(a, "dkms", json_object_new_boolean(m->kernel.dkms));

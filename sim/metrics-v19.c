@@ -145,8 +145,8 @@ static void put_le(struct enc *e, uint64_t v, size_t width) {
 /* One record: the encoding, then @inst values of @type (NA all-ones, else modulo the width). */
 static void rec(struct enc *e, unsigned id, unsigned type, unsigned unit, const uint64_t *v,
                 unsigned inst) {
-        uint64_t encoding = (uint64_t) unit << 24 | (uint64_t) type << 20 | (uint64_t) id << 10 |
-                            inst;
+        uint64_t encoding =
+                (uint64_t) unit << 24 | (uint64_t) type << 20 | (uint64_t) id << 10 | inst;
         size_t width = type_size(type);
 
         assert(inst >= 1 && inst <= 0x3ff && id <= 0x3ff && type <= T_S64);
@@ -191,8 +191,8 @@ static void xcc_arrays(struct enc *e, const struct sim_xcp_stats *x) {
         rec(e, ID_GFX_BELOW_HOST_LIMIT_THM_ACC, T_U64, U_NONE, x->gfx_below_host_limit_thm_acc,
             MAX_XCC);
         rec(e, ID_GFX_LOW_UTILIZATION_ACC, T_U64, U_NONE, x->gfx_low_utilization_acc, MAX_XCC);
-        rec(e, ID_GFX_BELOW_HOST_LIMIT_TOTAL_ACC, T_U64, U_NONE,
-            x->gfx_below_host_limit_total_acc, MAX_XCC);
+        rec(e, ID_GFX_BELOW_HOST_LIMIT_TOTAL_ACC, T_U64, U_NONE, x->gfx_below_host_limit_total_acc,
+            MAX_XCC);
 }
 
 static void write_v1_9(struct enc *e, const struct sim_metrics *m, enum sim_metrics_layout l) {

@@ -295,13 +295,11 @@ static void fill_metrics(const struct sim_gpu *g, struct sim_metrics *mt) {
         if (p->gc[0] == 9 && p->gc[1] >= 5) {
                 for (unsigned i = 0; i < 8; i++) {
                         mt->temperature_hbms[i] = t->mem_c > i % 3 ? t->mem_c - i % 3 : 0;
-                        mt->temperature_xcds[i] = t->junction_c > i % 4 ? t->junction_c - i % 4
-                                                                         : 0;
+                        mt->temperature_xcds[i] = t->junction_c > i % 4 ? t->junction_c - i % 4 : 0;
                 }
                 for (unsigned i = 0; i < 4; i++)
-                        mt->temperature_aids[i] = t->junction_c > 2 + i % 2
-                                                          ? t->junction_c - 2 - i % 2
-                                                          : 0;
+                        mt->temperature_aids[i] =
+                                t->junction_c > 2 + i % 2 ? t->junction_c - 2 - i % 2 : 0;
         }
 }
 

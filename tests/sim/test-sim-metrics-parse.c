@@ -360,8 +360,8 @@ static void test_max_values(void **state) {
 
 static const char *const layout_names[] = { "", "6.19", "7.0", "7.1" };
 
-static void expect_array(const char *what, unsigned layout, const uint64_t *sim, const uint64_t *lib,
-                         size_t n, enum conv conv) {
+static void expect_array(const char *what, unsigned layout, const uint64_t *sim,
+                         const uint64_t *lib, size_t n, enum conv conv) {
         for (size_t i = 0; i < n; i++) {
                 uint64_t w = convert(sim[i], conv);
 
@@ -411,8 +411,8 @@ static void check_v19(const struct sim_metrics *m, enum sim_metrics_layout layou
                                  (unsigned long long) g);
         }
 
-        expect_array("gfx_busy_inst", layout, m->gpu_xcc.gfx_busy_inst,
-                     got.xcc_gfx_busy_inst_pct, 8, X1);
+        expect_array("gfx_busy_inst", layout, m->gpu_xcc.gfx_busy_inst, got.xcc_gfx_busy_inst_pct,
+                     8, X1);
         expect_array("gfx_busy_acc", layout, m->gpu_xcc.gfx_busy_acc, got.xcc_gfx_busy_acc, 8, X1);
         expect_array("gfx_below_host_limit_ppt_acc", layout,
                      m->gpu_xcc.gfx_below_host_limit_ppt_acc, got.xcc_below_host_limit_ppt_acc, 8,
@@ -536,12 +536,9 @@ static void test_v19_max_values(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_distinct),
-                cmocka_unit_test(test_all_na),
-                cmocka_unit_test(test_some_na),
-                cmocka_unit_test(test_max_values),
-                cmocka_unit_test(test_v19_distinct),
-                cmocka_unit_test(test_v19_all_na),
+                cmocka_unit_test(test_distinct),       cmocka_unit_test(test_all_na),
+                cmocka_unit_test(test_some_na),        cmocka_unit_test(test_max_values),
+                cmocka_unit_test(test_v19_distinct),   cmocka_unit_test(test_v19_all_na),
                 cmocka_unit_test(test_v19_max_values),
         };
 
