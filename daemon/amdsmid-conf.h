@@ -21,6 +21,9 @@
 #define CONFIG_HOOK_TIMEOUT_S_MIN 1
 #define CONFIG_HOOK_TIMEOUT_S_MAX 600
 #define CONFIG_HOOK_TIMEOUT_S_DEFAULT 20
+#define CONFIG_METRICS_INTERVAL_MS_MIN 100
+#define CONFIG_METRICS_INTERVAL_MS_MAX 60000
+#define CONFIG_METRICS_INTERVAL_MS_DEFAULT 1000
 #define CONFIG_FILE_MAX (1024 * 1024) /* bytes; a larger file is refused (-EFBIG) */
 
 /* The desired state of one GPU: each key is either set or not. */
@@ -44,6 +47,8 @@ struct config {
         /* [libvirt] */
         char libvirt_uri[256];                /* where amdsmid sees the domains (qemu:///system) */
         unsigned hook_timeout_s;              /* amdsmi-libvirt-hook's deadline (20 s) */
+        /* [metrics] */
+        unsigned metrics_interval_ms;         /* the sampler's period while consumed (1000) */
         /* [gpu] is gpus[0] when present (bdf ""), then [gpu BDF] sections in file order */
         struct config_gpu *gpus;
         size_t n_gpus;

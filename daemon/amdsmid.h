@@ -86,6 +86,11 @@ struct dgpu {
         json_object *describe_entry;
 };
 
+struct pending;
+struct cli;
+struct power_limit;
+struct samples;
+
 struct daemon {
         sd_event *event;
         sd_bus *bus;
@@ -116,6 +121,13 @@ struct daemon {
         char *describe_json;            /* Describe()'s cached document */
         char *metrics_json;             /* Manager.GetMetrics()'s last document */
         uint64_t metrics_usec;
+        /* sampler.c: the last two gpu_metrics samples of each GPU */
+        struct samples *samples;        /* NULL until a first consumer */
+        sd_event_source *sampler_timer;
+        sd_event_source *sampler_settle;
+        uint64_t sampler_used_usec;     /* the last consumer (CLOCK_MONOTONIC) */
+        struct pending *sampler_pending; /* replies held for a second sample */
+        bool sampler_replaying;
         bool ready;                     /* READY=1 sent */
         bool exiting;
 };
@@ -132,6 +144,24 @@ void log_full(int priority, const char *gpu, const char *change, const char *for
 #define log_warning(...) log_full(LOG_WARNING, NULL, NULL, __VA_ARGS__)
 #define log_error(...) log_full(LOG_ERR, NULL, NULL, __VA_ARGS__)
 #define log_gpu(prio, gpu, ...) log_full(prio, gpu, NULL, __VA_ARGS__)
+
+/* daemon/sampler.c: the telemetry sampler. A method that shows limiters calls
+ * sampler_prepare() first: 0, build the reply now (the samples are there); 1, the reply is
+ * held and @fn is called again with the same message (and the GPU of @bdf, or the daemon for
+ * NULL) once the samples are there; or a negative errno. */
+typedef int (*sampler_reply_fn)(sd_bus_message *m, void *userdata, sd_bus_error *error);
+int sampler_prepare(struct daemon *d, sd_bus_message *m, const char *bdf, sampler_reply_fn fn);
+/* The samples (allocated on first use; NULL on -ENOMEM). */
+struct samples *sampler_samples(struct daemon *d);
+/* Keeps the sampler running for a few more periods. */
+void sampler_use(struct daemon *d);
+/* [metrics] interval_ms in µs */
+uint64_t sampler_interval_usec(struct daemon *d);
+void sampler_done(struct daemon *d);
+
+/* power/dbus-power.c: what the power limiter of @gpu ran against, from amdsmid's model
+ * (c->power_limit of the documents amdsmid builds; c->power_limit_userdata is the daemon) */
+int power_daemon_limit(struct cli *c, struct amdsmi_gpu *gpu, struct power_limit *ret);
 
 /* daemon/manager.c */
 int manager_register(struct daemon *d, sd_bus *bus); /* the vtables on @bus */

@@ -51,6 +51,7 @@ enum section {
         SECTION_DAEMON,
         SECTION_GPU,
         SECTION_LIBVIRT,
+        SECTION_METRICS,
 };
 
 enum key {
@@ -62,6 +63,7 @@ enum key {
         KEY_NUM_VFS,
         KEY_URI,
         KEY_HOOK_TIMEOUT_S,
+        KEY_METRICS_INTERVAL_MS,
         _KEY_MAX,
 };
 
@@ -77,12 +79,14 @@ static const struct {
         [KEY_NUM_VFS] = { "num_vfs", SECTION_GPU },
         [KEY_URI] = { "uri", SECTION_LIBVIRT },
         [KEY_HOOK_TIMEOUT_S] = { "hook_timeout_s", SECTION_LIBVIRT },
+        [KEY_METRICS_INTERVAL_MS] = { "interval_ms", SECTION_METRICS },
 };
 
 static const char *const section_keys[] = {
         [SECTION_DAEMON] = "poll_interval_ms, history_max_kib",
         [SECTION_GPU] = "compute_mode, memory_mode, power_cap, num_vfs",
         [SECTION_LIBVIRT] = "uri, hook_timeout_s",
+        [SECTION_METRICS] = "interval_ms",
 };
 
 struct parser {
@@ -97,6 +101,7 @@ struct parser {
         struct config_gpu all; /* [gpu] / [gpu all], when all.line != 0 */
         unsigned daemon_line;  /* [daemon], when != 0 */
         unsigned libvirt_line; /* [libvirt], when != 0 */
+        unsigned metrics_line; /* [metrics], when != 0 */
 
         enum section section;                /* the current section */
         char section_text[SECTION_TEXT_MAX]; /* as written, without brackets and blanks */
@@ -248,6 +253,14 @@ static int section_begin(struct parser *p, const char *s, size_t n, char *buf, s
                 p->libvirt_line = p->line;
                 p->section = SECTION_LIBVIRT;
                 snprintf(canonical, sizeof(canonical), "libvirt");
+        } else if (streq(p->section_text, "metrics")) {
+                if (p->metrics_line > 0)
+                        return parser_error(p, -EINVAL,
+                                            "section [%s] given twice (first on line %u)",
+                                            p->section_text, p->metrics_line);
+                p->metrics_line = p->line;
+                p->section = SECTION_METRICS;
+                snprintf(canonical, sizeof(canonical), "metrics");
         } else if (strncmp(p->section_text, "gpu", 3) == 0 &&
                    (p->section_text[3] == '\0' || is_blank(p->section_text[3]))) {
                 const char *arg = p->section_text + 3;
@@ -289,7 +302,7 @@ static int section_begin(struct parser *p, const char *s, size_t n, char *buf, s
         } else
                 return parser_error(p, -EINVAL,
                                     "unknown section [%s] ([daemon], [gpu], [gpu all], [gpu BDF], "
-                                    "[libvirt])",
+                                    "[libvirt], [metrics])",
                                     p->section_text);
 
         snprintf(buf, size, "[%s]", canonical);
@@ -418,6 +431,14 @@ static int set_key(struct parser *p, enum key k, const char *value) {
                 if (r < 0)
                         return r;
                 p->c->hook_timeout_s = (unsigned) v;
+                return 0;
+
+        case KEY_METRICS_INTERVAL_MS:
+                r = parse_number(p, key, value, CONFIG_METRICS_INTERVAL_MS_MIN,
+                                 CONFIG_METRICS_INTERVAL_MS_MAX, &v);
+                if (r < 0)
+                        return r;
+                p->c->metrics_interval_ms = (unsigned) v;
                 return 0;
 
         case _KEY_MAX:
@@ -566,6 +587,7 @@ static struct config *config_new(void) {
         c->history_max_bytes = (uint64_t) CONFIG_HISTORY_MAX_KIB_DEFAULT * 1024;
         snprintf(c->libvirt_uri, sizeof(c->libvirt_uri), "%s", CONFIG_LIBVIRT_URI_DEFAULT);
         c->hook_timeout_s = CONFIG_HOOK_TIMEOUT_S_DEFAULT;
+        c->metrics_interval_ms = CONFIG_METRICS_INTERVAL_MS_DEFAULT;
         return c;
 }
 

@@ -386,15 +386,30 @@ static int method_describe(sd_bus_message *m, void *userdata, sd_bus_error *erro
 /* The `amdsmi metric --json` document of one GPU (@bdf) or of all (NULL), from *cache when
  * it is younger than METRICS_MAX_AGE_USEC. */
 static int metrics_reply(struct daemon *d, sd_bus_message *m, const char *bdf, char **cache,
-                         uint64_t *stamp, sd_bus_error *error) {
+                         uint64_t *stamp, sampler_reply_fn again, sd_bus_error *error) {
         uint64_t now = now_usec(CLOCK_MONOTONIC);
-        struct cli c = { .command = "metric", .format = OUTPUT_JSON, .quiet = true };
+        struct cli c = {
+                .command = "metric",
+                .format = OUTPUT_JSON,
+                .quiet = true,
+                /* the sampler's samples: the limiters, and no second read of a fresh one */
+                .samples = sampler_samples(d),
+                .samples_max_age_usec = sampler_interval_usec(d),
+                .power_limit = power_daemon_limit,
+                .power_limit_userdata = d,
+        };
         json_object *doc;
         char *s;
         int r;
 
-        if (*cache && now - *stamp < METRICS_MAX_AGE_USEC)
+        if (*cache && now - *stamp < METRICS_MAX_AGE_USEC) {
+                sampler_use(d);
                 return bus_reply_string(m, *cache);
+        }
+        r = sampler_prepare(d, m, bdf, again);
+        if (r != 0)
+                return r < 0 ? bus_error_errno(error, r, "out of memory") : 1;
+        now = now_usec(CLOCK_MONOTONIC);
         snprintf(c.hostname, sizeof(c.hostname), "%s", d->hostname);
         r = cli_attach(&c, d->ctx, bdf);
         if (r < 0) {
@@ -418,7 +433,8 @@ static int metrics_reply(struct daemon *d, sd_bus_message *m, const char *bdf, c
 static int method_get_metrics(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         struct dgpu *g = userdata;
 
-        return metrics_reply(g->d, m, g->bdf, &g->metrics_json, &g->metrics_usec, error);
+        return metrics_reply(g->d, m, g->bdf, &g->metrics_json, &g->metrics_usec,
+                             method_get_metrics, error);
 }
 
 /* Every GPU in one document: a scraper sampling the whole server makes one call per sample
@@ -426,7 +442,8 @@ static int method_get_metrics(sd_bus_message *m, void *userdata, sd_bus_error *e
 static int method_manager_get_metrics(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         struct daemon *d = userdata;
 
-        return metrics_reply(d, m, NULL, &d->metrics_json, &d->metrics_usec, error);
+        return metrics_reply(d, m, NULL, &d->metrics_json, &d->metrics_usec,
+                             method_manager_get_metrics, error);
 }
 
 static int method_get_history(sd_bus_message *m, void *userdata, sd_bus_error *error) {
@@ -667,6 +684,7 @@ int manager_register(struct daemon *d, sd_bus *bus) {
 }
 
 void manager_done(struct daemon *d) {
+        sampler_done(d);
         for (size_t i = 0; i < d->n_gpus; i++)
                 dgpu_free(d->gpus[i]);
         free(d->gpus);

@@ -289,6 +289,24 @@ static void test_libvirt(void **state) {
                           "hook_timeout_s)");
 }
 
+/* [metrics]: the sampler's period. */
+static void test_metrics(void **state) {
+        _cleanup_(config_freep) struct config *d = parse_ok("[gpu]\npower_cap = 500\n");
+        _cleanup_(config_freep) struct config *c = parse_ok("[metrics]\ninterval_ms = 250\n");
+
+        assert_int_equal(d->metrics_interval_ms, 1000);
+        assert_int_equal(c->metrics_interval_ms, 250);
+        expect_error("[metrics]\ninterval_ms = 0.5s\n", -EINVAL,
+                     NAME ":2: bad interval_ms \"0.5s\" (a whole number, 100..60000)");
+        expect_error("[metrics]\n[metrics]\n", -EINVAL,
+                     NAME ":2: section [metrics] given twice (first on line 1)");
+        expect_error("[metrics]\npoll_interval_ms = 100\n", -EINVAL,
+                     NAME ":2: unknown key \"poll_interval_ms\" in [metrics] (interval_ms)");
+        expect_error("[daemon]\ninterval_ms = 100\n", -EINVAL,
+                     NAME ":2: unknown key \"interval_ms\" in [daemon] (poll_interval_ms, "
+                          "history_max_kib)");
+}
+
 /* Both ends of every range are accepted, one past them is refused with -ERANGE. */
 static void test_ranges(void **state) {
         static const struct {
@@ -299,6 +317,7 @@ static void test_ranges(void **state) {
                 { "daemon", "history_max_kib", 16, 1048576 },
                 { "gpu", "num_vfs", 0, 65535 },
                 { "libvirt", "hook_timeout_s", 1, 600 },
+                { "metrics", "interval_ms", 100, 60000 },
         };
 
         for (size_t i = 0; i < ELEMENTSOF(ranges); i++)
@@ -316,6 +335,8 @@ static void test_ranges(void **state) {
                                 assert_int_equal(c->history_max_bytes, v * 1024);
                         else if (i == 3)
                                 assert_int_equal(c->hook_timeout_s, v);
+                        else if (i == 4)
+                                assert_int_equal(c->metrics_interval_ms, v);
                         else {
                                 assert_true(c->gpus[0].num_vfs_set);
                                 assert_int_equal(c->gpus[0].num_vfs, v);
@@ -387,15 +408,15 @@ static void test_errors(void **state) {
 
                 /* sections */
                 { "[gpus]\n", -EINVAL,
-                  ":1: unknown section [gpus] ([daemon], [gpu], [gpu all], [gpu BDF], [libvirt])" },
+                  ":1: unknown section [gpus] ([daemon], [gpu], [gpu all], [gpu BDF], [libvirt], [metrics])" },
                 { "# c\n\n[GPU]\n", -EINVAL,
-                  ":3: unknown section [GPU] ([daemon], [gpu], [gpu all], [gpu BDF], [libvirt])" },
+                  ":3: unknown section [GPU] ([daemon], [gpu], [gpu all], [gpu BDF], [libvirt], [metrics])" },
                 { "[]\n", -EINVAL,
-                  ":1: unknown section [] ([daemon], [gpu], [gpu all], [gpu BDF], [libvirt])" },
+                  ":1: unknown section [] ([daemon], [gpu], [gpu all], [gpu BDF], [libvirt], [metrics])" },
                 { "[gpu0000:05:00.0]\n", -EINVAL,
-                  ":1: unknown section [gpu0000:05:00.0] ([daemon], [gpu], [gpu all], [gpu BDF], [libvirt])" },
+                  ":1: unknown section [gpu0000:05:00.0] ([daemon], [gpu], [gpu all], [gpu BDF], [libvirt], [metrics])" },
                 { "[daemon x]\n", -EINVAL,
-                  ":1: unknown section [daemon x] ([daemon], [gpu], [gpu all], [gpu BDF], [libvirt])" },
+                  ":1: unknown section [daemon x] ([daemon], [gpu], [gpu all], [gpu BDF], [libvirt], [metrics])" },
                 { "[gpu 0000:05:00]\n", -EINVAL,
                   ":1: malformed PCI address \"0000:05:00\" in [gpu 0000:05:00] (DDDD:BB:DD.F or "
                   "BB:DD.F, e.g. 0000:05:00.0)" },
@@ -510,7 +531,7 @@ static void test_errors(void **state) {
                 { "[gpu]\nnum_vfs = x\n[bogus]\n", -EINVAL,
                   ":2: bad num_vfs \"x\" (a whole number, 0..65535)" },
                 { "[bogus]\nnum_vfs = x\n", -EINVAL,
-                  ":1: unknown section [bogus] ([daemon], [gpu], [gpu all], [gpu BDF], [libvirt])" },
+                  ":1: unknown section [bogus] ([daemon], [gpu], [gpu all], [gpu BDF], [libvirt], [metrics])" },
                 { "[gpu]\r\nnum_vfs = 1\r\nnum_vfs = 2\r\n", -EINVAL,
                   ":3: key \"num_vfs\" given twice in [gpu] (first on line 2)" },
         };
@@ -853,6 +874,7 @@ int main(void) {
                 cmocka_unit_test(test_merge),         cmocka_unit_test(test_unknown_gpus),
                 cmocka_unit_test(test_path),          cmocka_unit_test(test_load),
                 cmocka_unit_test(test_libvirt),
+                cmocka_unit_test(test_metrics),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

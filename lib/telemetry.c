@@ -282,6 +282,17 @@ _public_ int amdsmi_gpu_read_metrics(struct amdsmi_gpu *gpu,
         return r;
 }
 
+/* A table that cannot be parsed: logged with its path, and the reason for the caller. */
+static void report_invalid(struct amdsmi_ctx *ctx, const char *path, int r, const char *why,
+                           ssize_t n, char *ret_reason, size_t reason_size) {
+        char msg[256];
+
+        snprintf(msg, sizeof(msg), "%s%s", r == -EBADMSG ? "malformed table: " : "", why);
+        log_warning(ctx, "%s/%s: %s (%zd bytes)", ctx->sysfs_root, path, msg, n);
+        if (ret_reason && reason_size > 0)
+                snprintf(ret_reason, reason_size, "%s", msg);
+}
+
 _public_ int amdsmi_gpu_read_metrics_ext(struct amdsmi_gpu *gpu,
                                          struct amdsmi_gpu_metrics_ext *ret_metrics,
                                          char *ret_reason, size_t reason_size) {
@@ -305,11 +316,8 @@ _public_ int amdsmi_gpu_read_metrics_ext(struct amdsmi_gpu *gpu,
         /* every GPU this library knows has SMU 13.0.6 or 13.0.12: the T3 numbering */
         ret_metrics->ids = AMDSMI_METRICS_IDS_T3;
         r = amdsmi_gpu_metrics_parse_ext(buf, (size_t) n, ret_metrics, why, sizeof(why));
-        if (r < 0) {
-                log_warning(gpu->ctx, "%s/%s: %s (%zd bytes)", gpu->ctx->sysfs_root, path, why, n);
-                if (ret_reason && reason_size > 0)
-                        snprintf(ret_reason, reason_size, "%s", why);
-        }
+        if (r < 0)
+                report_invalid(gpu->ctx, path, r, why, n, ret_reason, reason_size);
         return r;
 }
 
@@ -348,10 +356,7 @@ _public_ int amdsmi_partition_read_metrics(struct amdsmi_partition *part,
                 return (int) n;
         }
         r = amdsmi_partition_metrics_parse(buf, (size_t) n, ret_metrics, why, sizeof(why));
-        if (r < 0) {
-                log_warning(ctx, "%s/%s: %s (%zd bytes)", ctx->sysfs_root, path, why, n);
-                if (ret_reason && reason_size > 0)
-                        snprintf(ret_reason, reason_size, "%s", why);
-        }
+        if (r < 0)
+                report_invalid(ctx, path, r, why, n, ret_reason, reason_size);
         return r;
 }

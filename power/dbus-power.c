@@ -1014,6 +1014,23 @@ static int method_apply(sd_bus_message *m, void *userdata, sd_bus_error *error) 
         return submit_change(m, g, "Apply", pj, flags, error);
 }
 
+int power_daemon_limit(struct cli *c, struct amdsmi_gpu *gpu, struct power_limit *ret) {
+        struct daemon *d = c->power_limit_userdata;
+        struct dgpu *g = d ? manager_find_gpu(d, amdsmi_gpu_get_bdf(gpu)) : NULL;
+        struct dgpu_power *p = g ? power_get(g) : NULL;
+        _cleanup_free_ struct power_view *v = malloc(sizeof(*v));
+
+        if (!g || !p)
+                return -ENODATA;
+        if (!v)
+                return -ENOMEM;
+        state_load_gpu(g, p);
+        power_view_read_device(gpu, AMDSMI_POWER_READ_NO_METRICS, v);
+        power_view_set_sources(v, g->bdf, &p->sources, p->applied_uw, p->applied_usec);
+        power_view_limit(v, ret);
+        return 0;
+}
+
 static int method_explain(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         struct dgpu *g = userdata;
         struct amdsmi_gpu *gpu = dgpu_handle(g);
@@ -1023,10 +1040,16 @@ static int method_explain(sd_bus_message *m, void *userdata, sd_bus_error *error
         json_object *o;
         int r;
 
+        struct sample_pair *pair;
+
         if (!gpu)
                 return bus_error_errno(error, -ENODEV, "GPU %s is gone", g->bdf);
         if (!p || !v)
                 return bus_error_errno(error, -ENOMEM, "out of memory");
+        /* the limiters: two gpu_metrics samples (held back only after a long idle) */
+        r = sampler_prepare(g->d, m, g->bdf, method_explain);
+        if (r != 0)
+                return r < 0 ? bus_error_errno(error, r, "out of memory") : 1;
         state_load_gpu(g, p);
         power_view_read_device(gpu, 0, v);
         power_view_set_sources(v, g->bdf, &p->sources, p->applied_uw, p->applied_usec);
@@ -1035,6 +1058,10 @@ static int method_explain(sd_bus_message *m, void *userdata, sd_bus_error *error
         json_object_put(c.errors);
         if (!o)
                 return bus_error_errno(error, -ENOMEM, "out of memory");
+        pair = sampler_samples(g->d) ? samples_get(g->d->samples, g->bdf) : NULL;
+        if (pair)
+                (void) sample_pair_update(pair, gpu, sampler_interval_usec(g->d));
+        power_gpu_object_add_limiters(o, v, pair);
         r = sd_bus_reply_method_return(
                 m, "s",
                 json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |

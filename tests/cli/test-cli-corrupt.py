@@ -228,12 +228,21 @@ class Corrupt(unittest.TestCase):
         self.metrics_case(b"", "EBADMSG", "malformed")
 
     def test_gpu_metrics_unknown_revision(self):
-        # content_revision 9 (byte 3 of the header): a layout this library does not know
+        # format_revision 2 (byte 2 of the header): a layout this library does not know
+        def fmt2(b):
+            b = bytearray(b)
+            b[2] = 2
+            return bytes(b)
+        self.metrics_case(fmt2, "EOPNOTSUPP", "unsupported", "revision", "2.")
+
+    def test_gpu_metrics_fixed_table_as_1_9(self):
+        # a fixed-layout table that says 1.9: its bytes are no records (the reason names
+        # where they stop making sense)
         def rev9(b):
             b = bytearray(b)
             b[3] = 9
             return bytes(b)
-        self.metrics_case(rev9, "EOPNOTSUPP", "unsupported", "revision", "1.9")
+        self.metrics_case(rev9, "EBADMSG", "malformed", "1.9", "offset")
 
     def test_gpu_metrics_size_lies(self):
         # structure_size (bytes 0-1 of the header) larger than the file

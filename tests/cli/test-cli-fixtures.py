@@ -97,6 +97,28 @@ GM_ARRAYS = {
 }
 # Objects that are null when every one of their values is unavailable.
 GM_NULLABLE_GROUPS = ("pcie", "xgmi")
+# Keys the fixed layouts (1.3 to 1.8) do not carry as fields of their own: the newer
+# temperatures (null), the counter width, the per-XCC arrays of the whole GPU (the
+# partitions' entries end to end) and how an attribute-encoded table was read (null);
+# checked by test_gpu_metrics_derived.
+GM_DERIVED = {
+    ("temperatures", "aid_c"), ("temperatures", "xcd_c"), ("temperatures", "mid_c"),
+    ("throttle", "accumulation_counter_bits"),
+    ("activity", "xcc_gfx_busy_pct"), ("activity", "xcc_gfx_busy_acc"),
+    ("throttle", "xcc_below_host_limit_ppt_acc"), ("throttle", "xcc_below_host_limit_thm_acc"),
+    ("throttle", "xcc_below_host_limit_total_acc"), ("throttle", "xcc_low_utilization_acc"),
+    ("attributes",),
+}
+# The per-XCC arrays of the whole GPU: CLI path -> the xcp_stats field of each partition
+# (v1.7's single gfx_below_host_limit_acc is the total one)
+GM_XCC = {
+    ("activity", "xcc_gfx_busy_pct"): "gfx_busy_inst",
+    ("activity", "xcc_gfx_busy_acc"): "gfx_busy_acc",
+    ("throttle", "xcc_below_host_limit_ppt_acc"): "gfx_below_host_limit_ppt_acc",
+    ("throttle", "xcc_below_host_limit_thm_acc"): "gfx_below_host_limit_thm_acc",
+    ("throttle", "xcc_below_host_limit_total_acc"): "gfx_below_host_limit_total_acc",
+    ("throttle", "xcc_low_utilization_acc"): "gfx_low_utilization_acc",
+}
 # Per-partition entries (xcp_stats[]): CLI key -> raw field of the entry.
 XCP_FIELDS = {
     "gfx_busy_pct": "gfx_busy_inst",
@@ -446,7 +468,7 @@ class FixtureTree(unittest.TestCase):
             for grp in GM_NULLABLE_GROUPS:
                 if got[grp] is None:
                     printed |= {p for p in list(GM_SCALARS) + list(GM_ARRAYS) if p[0] == grp}
-            self.assertEqual(printed - set(GM_SCALARS) - set(GM_ARRAYS), set(),
+            self.assertEqual(printed - set(GM_SCALARS) - set(GM_ARRAYS) - GM_DERIVED, set(),
                              "gpu_metrics keys this test does not know")
 
             for path, (names, factor) in GM_SCALARS.items():
@@ -484,6 +506,41 @@ class FixtureTree(unittest.TestCase):
             self.assertEqual({n for n in f if not n.startswith("padding")}
                              - shown - GM_NOT_SHOWN, set(),
                              "gpu_metrics fields the CLI does not show")
+
+        self.each_gpu("metric", check)
+
+    def test_gpu_metrics_derived(self):
+        def check(e, g):
+            gm, got = e["gpu_metrics"], g["gpu_metrics"]
+            if gm is None:
+                return
+            f, rev = gm["fields"], gm["content_revision"]
+            for key in ("aid_c", "xcd_c", "mid_c"):
+                self.assertIsNone(got["temperatures"][key])
+            self.assertIsNone(got["attributes"])
+            self.assertEqual(got["throttle"]["accumulation_counter_bits"],
+                             32 if rev >= 6 else None)
+            num = f.get("num_partition")
+            stats = f.get("xcp_stats", [])[:num if num is not None else 8]
+            for path, name in GM_XCC.items():
+                if rev == 7 and name == "gfx_below_host_limit_total_acc":
+                    name = "gfx_below_host_limit_acc"
+                want = []
+                for raw in stats:
+                    busy = na_array(raw.get("gfx_busy_inst")) or []
+                    acc = na_array(raw.get("gfx_busy_acc")) or []
+                    vals = na_array(raw.get(name)) or []
+                    for j in range(8):
+                        if (j < len(busy) and busy[j] is not None) or \
+                                (j < len(acc) and acc[j] is not None):
+                            want.append(vals[j] if j < len(vals) else None)
+                want = want[:8]
+                while want and want[-1] is None:
+                    want.pop()
+                val = got[path[0]][path[1]]
+                with self.subTest(field=".".join(path)):
+                    self.assertEqual(None if val is None else [exact(x) for x in val],
+                                     want or None)
 
         self.each_gpu("metric", check)
 
