@@ -487,8 +487,15 @@ _public_ int amdsmi_gpu_metrics_parse_ext(const void *buf, size_t len,
         int r;
 
         reason_clear(ret_reason, reason_size);
-        if (!buf || !m || m->size < sizeof(*m))
+        if (!buf || !m)
                 return -EINVAL;
+        if (m->size < sizeof(*m)) {
+                if (ret_reason && reason_size > 0)
+                        snprintf(ret_reason, reason_size,
+                                 "struct amdsmi_gpu_metrics_ext: size %u, at least %zu needed",
+                                 m->size, sizeof(*m));
+                return -EINVAL;
+        }
         r = dispatch(buf, len, &l, ret_reason, reason_size);
         if (r < 0)
                 return r;
@@ -544,8 +551,15 @@ _public_ int amdsmi_partition_metrics_parse(const void *buf, size_t len,
         uint16_t size;
 
         reason_clear(ret_reason, reason_size);
-        if (!buf || !pm || pm->size < sizeof(*pm))
+        if (!buf || !pm)
                 return -EINVAL;
+        if (pm->size < sizeof(*pm)) {
+                if (ret_reason && reason_size > 0)
+                        snprintf(ret_reason, reason_size,
+                                 "struct amdsmi_partition_metrics: size %u, at least %zu needed",
+                                 pm->size, sizeof(*pm));
+                return -EINVAL;
+        }
         if (len < 4)
                 return metrics_invalid(ret_reason, reason_size,
                                        "xcp_metrics: %zu bytes, shorter than the header", len);

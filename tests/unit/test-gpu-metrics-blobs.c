@@ -5,6 +5,11 @@
  * each blob (gpu_metrics_v1_N.json, "fields": spec field name -> value, list, or null for
  * all-ones), converted here to the library's units. The comparison goes both ways: every JSON
  * field must be known here, and every output field no JSON field names must be AMDSMI_NA.
+ *
+ * The attribute-encoded blobs (gpu_metrics_v1_9-*.bin, xcp_metrics_v1_1-*.bin, JSON "fields"
+ * keyed by the spec's attribute names) go the same way through amdsmi_gpu_metrics_parse_ext()
+ * and amdsmi_partition_metrics_parse(); the old amdsmi_gpu_metrics_parse() must give the same
+ * @c base for a 1.9 table, so old binaries keep working.
  */
 
 #include <errno.h>
@@ -117,6 +122,90 @@ static const struct mapping xcp_fields[] = {
         XCP("gfx_below_host_limit_thm_acc", gfx_below_host_limit_thm_acc),
         XCP("gfx_low_utilization_acc", gfx_low_utilization_acc),
         XCP("gfx_below_host_limit_total_acc", gfx_below_host_limit_total_acc),
+};
+
+/* gpu_metrics 1.9 attribute name -> struct amdsmi_gpu_metrics_ext (the comment of that struct:
+ * per-XCC arrays to the xcc_ members, JPEG/VCN to jpeg_busy_pct/vcn_busy_pct, the newer
+ * kernels' HBM/AID/XCD temperatures to temp_*; base.xcp and base.num_partition stay NA). */
+#define X(name, member, factor)                                                 \
+        { name, offsetof(struct amdsmi_gpu_metrics_ext, member),                \
+          MEMBER_N(struct amdsmi_gpu_metrics_ext, member), factor }
+
+static const struct mapping attr_gpu_fields[] = {
+        X("TEMPERATURE_HOTSPOT", base.temp_hotspot_mc, 1000),
+        X("TEMPERATURE_MEM", base.temp_mem_mc, 1000),
+        X("TEMPERATURE_VRSOC", base.temp_vrsoc_mc, 1000),
+        X("CURR_SOCKET_POWER", base.socket_power_uw, 1000000),
+        X("AVERAGE_GFX_ACTIVITY", base.gfx_activity_pct, 1),
+        X("AVERAGE_UMC_ACTIVITY", base.umc_activity_pct, 1),
+        X("MEM_MAX_BANDWIDTH", base.mem_max_bandwidth_bps, UINT64_C(1000000000)),
+        X("ENERGY_ACCUMULATOR", base.energy_accumulator, 1),
+        X("ENERGY_ACCUMULATOR", base.energy_uj, ENERGY_UJ),
+        X("SYSTEM_CLOCK_COUNTER", base.system_clock_counter_ns, 1),
+        X("ACCUMULATION_COUNTER", base.accumulation_counter, 1),
+        X("PROCHOT_RESIDENCY_ACC", base.prochot_residency_acc, 1),
+        X("PPT_RESIDENCY_ACC", base.ppt_residency_acc, 1),
+        X("SOCKET_THM_RESIDENCY_ACC", base.socket_thm_residency_acc, 1),
+        X("VR_THM_RESIDENCY_ACC", base.vr_thm_residency_acc, 1),
+        X("HBM_THM_RESIDENCY_ACC", base.hbm_thm_residency_acc, 1),
+        X("GFXCLK_LOCK_STATUS", base.gfxclk_lock_status, 1),
+        X("PCIE_LINK_WIDTH", base.pcie_link_width, 1),
+        X("PCIE_LINK_SPEED", base.pcie_link_speed_mts, 100),
+        X("XGMI_LINK_WIDTH", base.xgmi_link_width, 1),
+        X("XGMI_LINK_SPEED", base.xgmi_link_speed_gbps, 1),
+        X("GFX_ACTIVITY_ACC", base.gfx_activity_acc, 1),
+        X("MEM_ACTIVITY_ACC", base.mem_activity_acc, 1),
+        X("PCIE_BANDWIDTH_ACC", base.pcie_bandwidth_acc, 1),
+        X("PCIE_BANDWIDTH_INST", base.pcie_bandwidth_inst, 1),
+        X("PCIE_L0_TO_RECOV_COUNT_ACC", base.pcie_l0_to_recov_count_acc, 1),
+        X("PCIE_REPLAY_COUNT_ACC", base.pcie_replay_count_acc, 1),
+        X("PCIE_REPLAY_ROVER_COUNT_ACC", base.pcie_replay_rover_count_acc, 1),
+        X("PCIE_NAK_SENT_COUNT_ACC", base.pcie_nak_sent_count_acc, 1),
+        X("PCIE_NAK_RCVD_COUNT_ACC", base.pcie_nak_rcvd_count_acc, 1),
+        X("XGMI_READ_DATA_ACC", base.xgmi_read_data_kb, 1),
+        X("XGMI_WRITE_DATA_ACC", base.xgmi_write_data_kb, 1),
+        X("XGMI_LINK_STATUS", base.xgmi_link_status, 1),
+        X("FIRMWARE_TIMESTAMP", base.firmware_timestamp_ns, 10),
+        X("CURRENT_GFXCLK", base.gfxclk_hz, 1000000),
+        X("CURRENT_SOCCLK", base.socclk_hz, 1000000),
+        X("CURRENT_VCLK0", base.vclk0_hz, 1000000),
+        X("CURRENT_DCLK0", base.dclk0_hz, 1000000),
+        X("CURRENT_UCLK", base.uclk_hz, 1000000),
+        X("PCIE_LC_PERF_OTHER_END_RECOVERY", base.pcie_lc_perf_other_end_recovery, 1),
+        X("GFX_BUSY_INST", xcc_gfx_busy_inst_pct, 1),
+        X("JPEG_BUSY", jpeg_busy_pct, 1),
+        X("VCN_BUSY", vcn_busy_pct, 1),
+        X("GFX_BUSY_ACC", xcc_gfx_busy_acc, 1),
+        X("GFX_BELOW_HOST_LIMIT_PPT_ACC", xcc_below_host_limit_ppt_acc, 1),
+        X("GFX_BELOW_HOST_LIMIT_THM_ACC", xcc_below_host_limit_thm_acc, 1),
+        X("GFX_LOW_UTILIZATION_ACC", xcc_low_utilization_acc, 1),
+        X("GFX_BELOW_HOST_LIMIT_TOTAL_ACC", xcc_below_host_limit_total_acc, 1),
+        X("TEMPERATURE_HBM", temp_hbm_stack_mc, 1000),
+        X("TEMPERATURE_AID", temp_aid_mc, 1000),
+        X("TEMPERATURE_XCD", temp_xcd_mc, 1000),
+};
+
+/* xcp_metrics 1.1 attribute name -> struct amdsmi_partition_metrics */
+#define P(name, member, factor)                                                 \
+        { name, offsetof(struct amdsmi_partition_metrics, member),              \
+          MEMBER_N(struct amdsmi_partition_metrics, member), factor }
+
+static const struct mapping attr_partition_fields[] = {
+        P("CURRENT_GFXCLK", gfxclk_hz, 1000000),
+        P("CURRENT_SOCCLK", socclk_hz, 1000000),
+        P("CURRENT_VCLK0", vclk0_hz, 1000000),
+        P("CURRENT_DCLK0", dclk0_hz, 1000000),
+        P("CURRENT_UCLK", uclk_hz, 1000000),
+        P("GFX_BUSY_INST", xcp.gfx_busy_inst_pct, 1),
+        P("JPEG_BUSY", xcp.jpeg_busy_pct, 1),
+        P("VCN_BUSY", xcp.vcn_busy_pct, 1),
+        P("GFX_BUSY_ACC", xcp.gfx_busy_acc, 1),
+        P("GFX_BELOW_HOST_LIMIT_PPT_ACC", xcp.gfx_below_host_limit_ppt_acc, 1),
+        P("GFX_BELOW_HOST_LIMIT_THM_ACC", xcp.gfx_below_host_limit_thm_acc, 1),
+        P("GFX_LOW_UTILIZATION_ACC", xcp.gfx_low_utilization_acc, 1),
+        P("GFX_BELOW_HOST_LIMIT_TOTAL_ACC", xcp.gfx_below_host_limit_total_acc, 1),
+        P("ACCUMULATION_COUNTER", accumulation_counter, 1),
+        P("FIRMWARE_TIMESTAMP", firmware_timestamp_ns, 10),
 };
 
 static const char *const header_fields[] = {
@@ -327,6 +416,195 @@ static void test_blob_v1_8(void **state) {
         check_blob(8);
 }
 
+/* Compares the uint64_t members of [first, end) of two structures; prints every difference. */
+static void assert_u64_range_equal(const void *exp, const void *got, size_t first, size_t end) {
+        const uint64_t *e = (const uint64_t *) ((const uint8_t *) exp + first);
+        const uint64_t *g = (const uint64_t *) ((const uint8_t *) got + first);
+        unsigned bad = 0;
+
+        for (size_t i = 0; i < (end - first) / sizeof(uint64_t); i++)
+                if (e[i] != g[i]) {
+                        print_error("struct offset %zu: expected %" PRIu64 ", got %" PRIu64 "\n",
+                                    first + i * 8, e[i], g[i]);
+                        bad++;
+                }
+        assert_int_equal(bad, 0);
+}
+
+static unsigned type_bits(const char *type) {
+        return (unsigned) strtoul(type + 1, NULL, 10); /* "U32" -> 32 */
+}
+
+struct attr_blob {
+        void *data;
+        size_t size;
+        struct json_object *desc, *fields, *records;
+        unsigned acc_bits, residency_bits; /* from the records' types; 0 if absent */
+};
+
+static void load_attr_blob(const char *base, const struct mapping *map, size_t n,
+                           struct attr_blob *ret) {
+        const char *dir = getenv("METRICS_BLOBS_DIR");
+        struct json_object *v;
+        char path[4096];
+
+        if (!dir)
+                fail_msg("METRICS_BLOBS_DIR is not set (run through meson test)");
+        snprintf(path, sizeof(path), "%s/%s.bin", dir, base);
+        ret->data = read_file(path, &ret->size);
+        snprintf(path, sizeof(path), "%s/%s.json", dir, base);
+        ret->desc = json_object_from_file(path);
+        if (!ret->desc)
+                fail_msg("%s: %s", path, json_util_get_last_err());
+        assert_true(json_object_object_get_ex(ret->desc, "fields", &ret->fields));
+        assert_true(json_object_object_get_ex(ret->desc, "records", &ret->records));
+        assert_true(json_object_object_get_ex(ret->desc, "size", &v));
+        assert_int_equal(json_object_get_uint64(v), ret->size);
+
+        /* every attribute of the JSON is known here */
+        json_object_object_foreach(ret->fields, key, val) {
+                (void) val;
+                if (strcmp(key, "structure_size") != 0 && strcmp(key, "format_revision") != 0 &&
+                    strcmp(key, "content_revision") != 0 && strcmp(key, "attr_count") != 0 &&
+                    !is_known(key, map, n))
+                        fail_msg("%s: JSON attribute %s is not known to this test", base, key);
+        }
+
+        ret->acc_bits = ret->residency_bits = 0;
+        for (size_t i = 0; i < json_object_array_length(ret->records); i++) {
+                struct json_object *rec = json_object_array_get_idx(ret->records, i), *name, *type;
+                const char *nm;
+                unsigned bits;
+
+                assert_true(json_object_object_get_ex(rec, "name", &name));
+                assert_true(json_object_object_get_ex(rec, "type", &type));
+                nm = json_object_get_string(name);
+                bits = type_bits(json_object_get_string(type));
+                if (strcmp(nm, "ACCUMULATION_COUNTER") == 0)
+                        ret->acc_bits = bits;
+                if (strstr(nm, "_RESIDENCY_ACC") &&
+                    (ret->residency_bits == 0 || bits < ret->residency_bits))
+                        ret->residency_bits = bits;
+        }
+}
+
+static uint64_t json_field_u64(struct json_object *fields, const char *name) {
+        struct json_object *v;
+
+        assert_true(json_object_object_get_ex(fields, name, &v));
+        return json_object_get_uint64(v);
+}
+
+static void check_gpu_attr_blob(const char *base, bool with_nulls) {
+        static struct amdsmi_gpu_metrics_ext exp, got;
+        static struct amdsmi_gpu_metrics old;
+        const size_t n = sizeof(attr_gpu_fields) / sizeof(attr_gpu_fields[0]);
+        struct attr_blob b;
+        char reason[256] = "untouched";
+        unsigned n_null;
+
+        load_attr_blob(base, attr_gpu_fields, n, &b);
+
+        memset(&exp, 0xff, sizeof(exp));
+        exp.base.structure_size = json_field_u64(b.fields, "structure_size");
+        exp.base.format_revision = json_field_u64(b.fields, "format_revision");
+        exp.base.content_revision = json_field_u64(b.fields, "content_revision");
+        assert_int_equal(exp.base.format_revision, 1);
+        assert_int_equal(exp.base.content_revision, 9);
+        n_null = fill_expected(b.fields, attr_gpu_fields, n, &exp);
+
+        memset(&got, 0x5a, sizeof(got));
+        got.size = sizeof(got);
+        got.ids = AMDSMI_METRICS_IDS_T3;
+        assert_int_equal(amdsmi_gpu_metrics_parse_ext(b.data, b.size, &got, reason,
+                                                      sizeof(reason)), 0);
+        assert_string_equal(reason, "");
+        assert_int_equal(got.size, sizeof(got));
+        assert_int_equal(got.version, AMDSMI_GPU_METRICS_EXT_VERSION);
+        assert_int_equal(got.base.structure_size, exp.base.structure_size);
+        assert_int_equal(got.base.format_revision, 1);
+        assert_int_equal(got.base.content_revision, 9);
+        /* every uint64_t of base, then of the extension up to the counter widths */
+        assert_u64_range_equal(&exp, &got, offsetof(struct amdsmi_gpu_metrics_ext,
+                                                    base.temp_edge_mc),
+                               offsetof(struct amdsmi_gpu_metrics_ext,
+                                        accumulation_counter_bits));
+        assert_int_equal(got.accumulation_counter_bits, b.acc_bits);
+        assert_int_equal(got.residency_bits, b.residency_bits);
+        assert_int_equal(got.attr_count, json_field_u64(b.fields, "attr_count"));
+        assert_int_equal(got.unknown_attrs, 0);
+        assert_int_equal(got.clipped_attrs, 0);
+        if (with_nulls)
+                assert_true(n_null > 0);
+
+        /* the old entry point gives the same base part */
+        memset(&old, 0x5a, sizeof(old));
+        assert_int_equal(amdsmi_gpu_metrics_parse(b.data, b.size, &old), 0);
+        assert_metrics_equal(&got.base, &old);
+
+        json_object_put(b.desc);
+        free(b.data);
+}
+
+static void check_partition_attr_blob(const char *base) {
+        static struct amdsmi_partition_metrics exp, got;
+        const size_t n = sizeof(attr_partition_fields) / sizeof(attr_partition_fields[0]);
+        struct attr_blob b;
+        char reason[256] = "untouched";
+        unsigned n_null;
+
+        load_attr_blob(base, attr_partition_fields, n, &b);
+
+        memset(&exp, 0xff, sizeof(exp));
+        n_null = fill_expected(b.fields, attr_partition_fields, n, &exp);
+
+        memset(&got, 0x5a, sizeof(got));
+        got.size = sizeof(got);
+        assert_int_equal(amdsmi_partition_metrics_parse(b.data, b.size, &got, reason,
+                                                        sizeof(reason)), 0);
+        assert_string_equal(reason, "");
+        assert_int_equal(got.size, sizeof(got));
+        assert_int_equal(got.version, AMDSMI_PARTITION_METRICS_VERSION);
+        assert_int_equal(got.structure_size, json_field_u64(b.fields, "structure_size"));
+        assert_int_equal(got.format_revision, 1);
+        assert_int_equal(got.content_revision, 1);
+        assert_u64_range_equal(&exp, &got, offsetof(struct amdsmi_partition_metrics, gfxclk_hz),
+                               offsetof(struct amdsmi_partition_metrics,
+                                        accumulation_counter_bits));
+        assert_int_equal(got.accumulation_counter_bits, b.acc_bits);
+        assert_int_equal(got.attr_count, json_field_u64(b.fields, "attr_count"));
+        assert_int_equal(got.unknown_attrs, 0);
+        assert_int_equal(got.clipped_attrs, 0);
+        assert_true(n_null > 0);
+
+        json_object_put(b.desc);
+        free(b.data);
+}
+
+static void test_blob_v1_9_linux_6_19(void **state) {
+        check_gpu_attr_blob("gpu_metrics_v1_9-6.19", true);
+}
+
+static void test_blob_v1_9_linux_7_0(void **state) {
+        check_gpu_attr_blob("gpu_metrics_v1_9-7.0", true);
+}
+
+static void test_blob_v1_9_linux_7_1(void **state) {
+        check_gpu_attr_blob("gpu_metrics_v1_9-7.1", true);
+}
+
+static void test_blob_v1_9_spec_example(void **state) {
+        check_gpu_attr_blob("gpu_metrics_v1_9-spec-example", false);
+}
+
+static void test_blob_xcp_v1_1_linux_6_19(void **state) {
+        check_partition_attr_blob("xcp_metrics_v1_1-6.19");
+}
+
+static void test_blob_xcp_v1_1_linux_7_0(void **state) {
+        check_partition_attr_blob("xcp_metrics_v1_1-7.0");
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_blob_v1_3),
@@ -335,6 +613,12 @@ int main(void) {
                 cmocka_unit_test(test_blob_v1_6),
                 cmocka_unit_test(test_blob_v1_7),
                 cmocka_unit_test(test_blob_v1_8),
+                cmocka_unit_test(test_blob_v1_9_linux_6_19),
+                cmocka_unit_test(test_blob_v1_9_linux_7_0),
+                cmocka_unit_test(test_blob_v1_9_linux_7_1),
+                cmocka_unit_test(test_blob_v1_9_spec_example),
+                cmocka_unit_test(test_blob_xcp_v1_1_linux_6_19),
+                cmocka_unit_test(test_blob_xcp_v1_1_linux_7_0),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
