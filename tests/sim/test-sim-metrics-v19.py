@@ -308,6 +308,30 @@ class Encoding(unittest.TestCase):
             self.assertEqual(struct.unpack_from("<HBB", m.read(m.gpu(GPU0, "xcp/xcp_metrics"))),
                              (488, 1, 0))
 
+    def test_per_gpu(self):
+        """Revision and layout per GPU, over the kernel's; dump-machine keeps them."""
+        desc = json.loads(sim("dump-machine", "mi355x-8", check=True).stdout)
+        for g in desc["gpus"]:
+            g.pop("gpu_metrics_revision", None)
+            g.pop("gpu_metrics_layout", None)
+        desc["gpus"][1]["gpu_metrics_layout"] = "6.19"
+        desc["gpus"][2]["gpu_metrics_layout"] = "7.0"
+        desc["gpus"][3]["gpu_metrics_revision"] = 8
+        fd, machine = tempfile.mkstemp(prefix="amdsmi-v19.", suffix=".json")
+        self.addCleanup(os.unlink, machine)
+        with os.fdopen(fd, "w") as f:
+            json.dump(desc, f)
+        again = json.loads(sim("dump-machine", machine, check=True).stdout)["gpus"]
+        self.assertEqual([(g["gpu_metrics_revision"], g["gpu_metrics_layout"]) for g in again[:4]],
+                         [(9, "7.1"), (9, "6.19"), (9, "7.0"), (8, "7.1")])
+        bdfs = [g["bdf"] for g in desc["gpus"][:4]]
+        with CtlMount("--frozen", "-m", machine) as m:
+            sizes = [(len(m.read(m.gpu(b, "gpu_metrics"))),
+                      len(m.read(m.gpu(b, "xcp/xcp_metrics")))) for b in bdfs]
+            self.assertEqual(sizes, [(1218, 626), (1150, 594), (1154, 626), (3872, 488)])
+            self.assertEqual([m.state(b)[1]["gpu_metrics_layout"] for b in bdfs],
+                             ["7.1", "6.19", "7.0", None])
+
     def test_presets(self):
         names = [line.split()[0] for line in sim("list-machines", check=True).stdout.splitlines()]
         self.assertIn("mi300x-8-dkms", names)
