@@ -44,7 +44,7 @@ struct gpu_boot {
         bool in_reset;
         uint32_t cap_w, ppt1_cap_w;
         int64_t platform_limit_w;
-        unsigned metrics_rev;
+        unsigned metrics_rev, metrics_layout;
         struct sim_sensors sensors;
         int driver;
 };
@@ -333,6 +333,36 @@ int sim_set_sensor(struct sim_machine *m, const char *bdf, enum sim_sensor s, ui
         if (m->fs)
                 sim_telemetry_sync(m);
         sim_sensors_apply_pins(g);
+        unlock(m);
+        return 0;
+}
+
+int sim_set_limit(struct sim_machine *m, const char *bdf, enum sim_limiter l, unsigned pct) {
+        struct sim_gpu *g;
+
+        if (l < 0 || l >= _SIM_LIMITER_MAX)
+                return -EINVAL;
+        if (pct > 100)
+                return -ERANGE;
+        g = gpu_locked(m, bdf);
+        if (!g)
+                return -ENODEV;
+        /* the steps until now ran under the old share */
+        if (m->fs)
+                sim_telemetry_sync(m);
+        g->limit_pct[l] = pct;
+        unlock(m);
+        return 0;
+}
+
+int sim_set_accumulation_counter(struct sim_machine *m, const char *bdf, uint64_t value) {
+        struct sim_gpu *g = gpu_locked(m, bdf);
+
+        if (!g)
+                return -ENODEV;
+        if (m->fs)
+                sim_telemetry_sync(m);
+        g->tel.accumulation_counter = value;
         unlock(m);
         return 0;
 }
@@ -738,6 +768,8 @@ int sim_gpu_replug(struct sim_machine *m, const char *bdf) {
         g->ppt1_cap_w = b->ppt1_cap_w;
         g->platform_limit_w = b->platform_limit_w;
         g->metrics_rev = b->metrics_rev;
+        g->metrics_layout = b->metrics_layout;
+        memset(g->limit_pct, 0, sizeof(g->limit_pct));
         g->sensors = b->sensors;
         g->switch_error = 0;
         g->switch_error_always = false;
@@ -806,11 +838,18 @@ static json_object *limits(uint32_t cap, const struct sim_limits_w *l) {
         return o;
 }
 
+/* The kernel layout of revision 9 ("6.19", ...), null for the fixed-layout revisions. */
+static json_object *layout_name(unsigned rev, unsigned layout) {
+        if (rev != 9 || layout <= SIM_LAYOUT_UNSET || layout >= _SIM_LAYOUT_MAX)
+                return NULL;
+        return jstr(sim_metrics_layout_names[layout]);
+}
+
 static json_object *dump_gpu(struct sim_machine *m, struct sim_gpu *g) {
         const struct sim_telemetry *t = &g->tel;
         struct sim_control *ctl = m->control;
         json_object *o = json_object_new_object(), *power, *users, *procs, *sensors, *pinned,
-                    *nodes;
+                    *nodes, *limits_pct;
 
         json_object_object_add(o, "bdf", jstr(g->func->bdf));
         json_object_object_add(o, "index", ju64(g->index));
@@ -881,6 +920,15 @@ static json_object *dump_gpu(struct sim_machine *m, struct sim_gpu *g) {
                         json_object_array_add(pinned, jstr(sim_sensor_names[s]));
         json_object_object_add(sensors, "held", pinned);
         json_object_object_add(o, "sensors", sensors);
+
+        json_object_object_add(o, "gpu_metrics_revision", ju64(g->metrics_rev));
+        json_object_object_add(o, "gpu_metrics_layout",
+                               layout_name(g->metrics_rev, g->metrics_layout));
+        limits_pct = json_object_new_object();
+        for (int l = 0; l < _SIM_LIMITER_MAX; l++)
+                json_object_object_add(limits_pct, sim_limiter_names[l], ju64(g->limit_pct[l]));
+        json_object_object_add(o, "limiters_pct", limits_pct);
+        json_object_object_add(o, "accumulation_counter", ju64(t->accumulation_counter));
         return o;
 }
 
@@ -935,6 +983,9 @@ int sim_state_dump(struct sim_machine *m, char **ret_json) {
         json_object_object_add(o, "frozen", json_object_new_boolean(m->frozen));
         a = json_object_new_object();
         json_object_object_add(a, "gpu_metrics_revision", ju64(m->kernel.gpu_metrics_revision));
+        json_object_object_add(
+                a, "gpu_metrics_layout",
+                layout_name(m->kernel.gpu_metrics_revision, m->kernel.gpu_metrics_layout));
         json_object_object_add(a, "nps_compat",
                                jstr(m->kernel.nps_compat_newer ? "newer" : "older"));
         json_object_object_add(a, "dkms", json_object_new_boolean(m->kernel.dkms));
@@ -1016,6 +1067,7 @@ int sim_control_init(struct sim_machine *m) {
                         .ppt1_cap_w = g->ppt1_cap_w,
                         .platform_limit_w = g->platform_limit_w,
                         .metrics_rev = g->metrics_rev,
+                        .metrics_layout = g->metrics_layout,
                         .sensors = g->sensors,
                         .driver = g->func->driver,
                 };

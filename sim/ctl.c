@@ -414,6 +414,44 @@ static int cmd_sensor(struct request *r, char **a, int n) {
         return e < 0 ? gpu_error(r, e, bdf) : 0;
 }
 
+static int cmd_limit(struct request *r, char **a, int n) {
+        char bdf[16], names[128];
+        size_t len = 0;
+        uint64_t pct;
+        int l, e;
+
+        if ((e = parse_bdf(r, a[0], bdf, sizeof(bdf))) < 0)
+                return e;
+        for (l = 0; l < _SIM_LIMITER_MAX; l++)
+                if (streq(a[1], sim_limiter_names[l]))
+                        break;
+        if (l == _SIM_LIMITER_MAX) {
+                for (int i = 0; i < _SIM_LIMITER_MAX; i++)
+                        bprintf(names, sizeof(names), &len, "%s%s", i ? ", " : "",
+                                sim_limiter_names[i]);
+                return fail(r, -EINVAL, "unknown limiter \"%s\" (%s)", a[1], names);
+        }
+        if ((e = parse_u64(r, "PERCENT", a[2], 100, &pct)) < 0)
+                return e;
+        e = sim_set_limit(r->m, bdf, (enum sim_limiter) l, (unsigned) pct);
+        return e < 0 ? gpu_error(r, e, bdf) : 0;
+}
+
+static int cmd_counter(struct request *r, char **a, int n) {
+        char bdf[16];
+        uint64_t v;
+        int e;
+
+        if ((e = parse_bdf(r, a[0], bdf, sizeof(bdf))) < 0)
+                return e;
+        if (!streq(a[1], "accumulation"))
+                return fail(r, -EINVAL, "unknown counter \"%s\" (accumulation)", a[1]);
+        if ((e = parse_u64(r, "VALUE", a[2], UINT64_MAX, &v)) < 0)
+                return e;
+        e = sim_set_accumulation_counter(r->m, bdf, v);
+        return e < 0 ? gpu_error(r, e, bdf) : 0;
+}
+
 static int cmd_platform_limit(struct request *r, char **a, int n) {
         char bdf[16];
         uint64_t w = 0;
@@ -498,6 +536,9 @@ static const struct command {
         { "switch-error", NULL, "BDF ERRNO|none [once|always]", 2, 3, cmd_switch_error },
         { "sensor", NULL, "BDF NAME VALUE|auto", 3, 3, cmd_sensor },
         { "platform-limit", NULL, "BDF WATTS|none", 2, 2, cmd_platform_limit },
+        { "limit", NULL, "BDF ppt|socket_thermal|hbm_thermal|vr_thermal|prochot PERCENT", 3, 3,
+          cmd_limit },
+        { "counter", NULL, "BDF accumulation VALUE", 3, 3, cmd_counter },
         { "reset", NULL, "BDF begin|end", 2, 2, cmd_reset },
         { "unplug", NULL, "BDF", 1, 1, cmd_unplug },
         { "replug", NULL, "BDF", 1, 1, cmd_replug },

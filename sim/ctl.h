@@ -70,6 +70,16 @@
  *           *_busy_percent show them; vram_used_bytes (0..VRAM; auto: the value at load):
  *           mem_info_vram_used, KFD used_memory. ERANGE: out of range.
  *   platform-limit BDF WATTS|none     the BMC's power limit (1..4294 W), or none
+ *   limit BDF ppt|socket_thermal|hbm_thermal|vr_thermal|prochot PERCENT
+ *           From now on the limiter holds the GPU PERCENT (0..100) % of the time: its
+ *           gpu_metrics residency counter advances by exactly PERCENT % of the accumulation
+ *           counter's ticks (100 ticks per 100 ms step: PERCENT ticks per step), and for ppt and
+ *           the thermal ones the per-XCC GFX_BELOW_HOST_LIMIT_{PPT,THM,TOTAL}_ACC of every XCC
+ *           too (THM: the largest thermal share, TOTAL: the larger of PPT and THM). 0 gives the
+ *           counter back to its rule (ppt: power at the cap). ERANGE: over 100.
+ *   counter BDF accumulation VALUE
+ *           Sets the accumulation counter (0..2^64-1); it goes on from there. Tables that
+ *           carry it as u32 (v1.6 to v1.8, v1.9 of 6.19) show it modulo 2^32.
  *   reset BDF begin|end
  *           A GPU reset in progress: EPERM on current_compute_partition reads and writes
  *           (DKMS kernels) and current_memory_partition reads, EBUSY on pm and hwmon reads and
@@ -83,15 +93,19 @@
  *           The function comes back as at load: the description's state (modes, caps,
  *           platform limit, sensors, counted users), bound to the driver it had at load, new
  *           KFD nodes appended (generation_id moves). EEXIST: it is plugged in.
- *   dump    output: the state as JSON: "machine" (name, description, seed, frozen, kernel),
+ *   dump    output: the state as JSON: "machine" (name, description, seed, frozen, kernel
+ *           {gpu_metrics_revision, gpu_metrics_layout, nps_compat, dkms, partition_config}),
  *           "kfd" (generation_id, cpu_nodes, gpu_nodes), "gpus" (per GPU: bdf, product, role,
  *           present, driver, attached, compute_partition, available_compute_partitions,
  *           memory_partition, memory_partition_requested, memory_partition_armed,
  *           switch_time_ms, switching, switch_error, switch_error_always, kfd_lost, in_reset,
  *           kfd_gpu_ids, power {cap_w, cap_min_w, cap_max_w, cap_default_w, effective_cap_w,
  *           platform_limit_w, ppt1}, kfd_users {count, without_process, pids}, sensors {...,
- *           held}), "kfd_processes" (pid, comm, pasid, gpus [{bdf, vram_bytes}]), "faults"
- *           (path, kind errno|delay|no-effect, errno, ms, ops, once, hits)
+ *           held}, gpu_metrics_revision, gpu_metrics_layout (revision 9's: "6.19", "7.0", "7.1";
+ *           else null), limiters_pct {ppt, socket_thermal, hbm_thermal, vr_thermal, prochot},
+ *           accumulation_counter), "kfd_processes" (pid, comm, pasid, gpus [{bdf,
+ *           vram_bytes}]), "faults" (path, kind errno|delay|no-effect, errno, ms, ops, once,
+ *           hits)
  *   help    output: this command list
  *
  * EIO in a partition switch (switch-error BDF EIO): the state the kernel leaves

@@ -291,6 +291,22 @@ static void build_pm(struct sim_gpu *g, struct sim_node *d) {
                                 PM_THROTTLING_LOGGING));
 }
 
+/*
+ * health-and-control.md §3.2, §4.2: pcie_replay_count (not on a VF; the NAKs sent and received,
+ * which gpu_metrics reports as 0 too) and compute_reset_mask (amdgpu's gpu_recovery is on by
+ * default: "full"; the compute ring's soft recovery, not on SR-IOV; queue and pipe resets with
+ * MEC firmware 155 or later). On the PF amdgpu drives (a VF is left out here).
+ */
+static void build_reset_files(struct sim_gpu *g, struct sim_node *d) {
+        bool queue = g->prod->fw[SIM_FW_MEC] >= 155;
+
+        if (guest(g))
+                return;
+        sim_gpu_own(g, sim_text(d, "pcie_replay_count", 0444, "0"));
+        sim_gpu_own(g, sim_text(d, "compute_reset_mask", 0444, "soft %sfull",
+                                queue ? "queue pipe " : ""));
+}
+
 static void build_firmware(struct sim_gpu *g, struct sim_node *d) {
         struct sim_node *fw = sim_gpu_own(g, sim_mkdir(d, "fw_version"));
 
@@ -417,6 +433,7 @@ int sim_gpu_attach(struct sim_gpu *g) {
         build_partition_files(g, d);
         build_pm(g, d);
         build_firmware(g, d);
+        build_reset_files(g, d);
         build_drm(g);
         sim_xcp_metrics_refresh(g, true);
         build_hwmon(g);

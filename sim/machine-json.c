@@ -5,7 +5,9 @@
  *
  * A description:
  *   { "name", "description",
- *     "kernel": { "gpu_metrics_revision", "nps_compat": "newer"|"older", "dkms",
+ *     "kernel": { "gpu_metrics_revision" (3..9),
+ *                 "gpu_metrics_layout": "6.19"|"7.0"|"7.1" (revision 9's; default 7.1),
+ *                 "nps_compat": "newer"|"older", "dkms",
  *                 "partition_config", "amdgpu_sriov_configure" (synthetic),
  *                 "vfio_pci_enable_sriov", "vfio_pci_ids": "1002:74b5,..." or null,
  *                 "vf_power_limit" (a one-VF guest's power1_cap is writable) },
@@ -53,6 +55,7 @@ enum ftype {
         F_DRIVER,
         F_NPS_COMPAT, /* bool: "newer" (true) or "older" */
         F_LINK_SPEED, /* const char * from the table of link speeds */
+        F_LAYOUT,     /* unsigned enum sim_metrics_layout from "6.19", "7.0", "7.1" */
         F_OBJ,        /* nested object of fields of the same struct */
 };
 
@@ -167,7 +170,8 @@ static const struct field fields_product[] = {
 };
 
 static const struct field fields_kernel[] = {
-        RNG("gpu_metrics_revision", F_UINT, struct sim_kernel, gpu_metrics_revision, 3, 8),
+        RNG("gpu_metrics_revision", F_UINT, struct sim_kernel, gpu_metrics_revision, 3, 9),
+        FLD("gpu_metrics_layout", F_LAYOUT, struct sim_kernel, gpu_metrics_layout),
         FLD("nps_compat", F_NPS_COMPAT, struct sim_kernel, nps_compat_newer),
         FLD("dkms", F_BOOL, struct sim_kernel, dkms),
         FLD("partition_config", F_BOOL, struct sim_kernel, partition_config),
@@ -227,7 +231,8 @@ static const struct field fields_gpu[] = {
         FLD("ppt1_limits_w", F_LIMITS, struct sim_gpu_desc, ppt1_limits_w),
         RNG("ppt1_cap_w", F_UINT, struct sim_gpu_desc, ppt1_cap_w, 0, 4294),
         FLD("platform_limit_w", F_WATTS_NULL, struct sim_gpu_desc, platform_limit_w),
-        RNG("gpu_metrics_revision", F_UINT, struct sim_gpu_desc, metrics_rev, 3, 8),
+        RNG("gpu_metrics_revision", F_UINT, struct sim_gpu_desc, metrics_rev, 3, 9),
+        FLD("gpu_metrics_layout", F_LAYOUT, struct sim_gpu_desc, metrics_layout),
         RNG("vf_num", F_UINT, struct sim_gpu_desc, vf_num, 0, 64),
         OBJ("link", fields_gpu_link),
         OBJ("sensors", fields_gpu_sensors),
@@ -493,6 +498,13 @@ static int parse_value(struct jctx *c, const char *path, json_object *j, const s
                 *(bool *) dst = e == 1;
                 return 0;
         }
+        case F_LAYOUT:
+                /* names from index 1: SIM_LAYOUT_UNSET has none */
+                r = parse_enum(c, path, j, sim_metrics_layout_names + 1, _SIM_LAYOUT_MAX - 1, &e);
+                if (r < 0)
+                        return r;
+                *(unsigned *) dst = (unsigned) e + 1;
+                return 0;
         case F_LINK_SPEED:
                 r = parse_enum(c, path, j, link_speeds, ELEMENTSOF(link_speeds), &e);
                 if (r < 0)
@@ -674,6 +686,13 @@ static json_object *dump_value(const struct field *f, const void *base) {
                 return json_object_new_string(*(const bool *) src ? "newer" : "older");
         case F_LINK_SPEED:
                 return json_object_new_string(*(const char *const *) src);
+        case F_LAYOUT: {
+                unsigned l = *(const unsigned *) src;
+
+                return l > SIM_LAYOUT_UNSET && l < _SIM_LAYOUT_MAX
+                               ? json_object_new_string(sim_metrics_layout_names[l])
+                               : NULL;
+        }
         case F_LEVELS: {
                 const struct sim_levels *l = src;
 

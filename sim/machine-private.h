@@ -30,6 +30,7 @@ struct sim_gpu_desc {
         uint32_t ppt1_cap_w;
         int64_t platform_limit_w;                /* -1: none */
         unsigned metrics_rev;                    /* 0: the kernel's */
+        unsigned metrics_layout;                 /* SIM_LAYOUT_UNSET: the kernel's */
         const char *link_speed, *link_speed_max; /* NULL: 32.0 GT/s */
         unsigned link_width, link_width_max;     /* 0: x16 */
         struct sim_sensors sensors;              /* UINT_MAX (UINT64_MAX) members: derived */

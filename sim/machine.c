@@ -278,7 +278,10 @@ void sim_gpu_desc_init(struct sim_gpu_desc *d) {
 
 void sim_machine_desc_init(struct sim_machine_desc *md) {
         *md = (struct sim_machine_desc){
-                .kernel = { .gpu_metrics_revision = 7, .nps_compat_newer = true, .dkms = true },
+                .kernel = { .gpu_metrics_revision = 7,
+                            .gpu_metrics_layout = SIM_LAYOUT_7_1,
+                            .nps_compat_newer = true,
+                            .dkms = true },
                 .cpu = { .sockets = 2,
                          .cores_per_socket = 64,
                          .threads_per_core = 2,
@@ -322,6 +325,7 @@ void sim_gpu_desc_from_gpu(const struct sim_gpu *g, struct sim_gpu_desc *d) {
                 .ppt1_cap_w = g->ppt1_cap_w,
                 .platform_limit_w = g->platform_limit_w,
                 .metrics_rev = g->metrics_rev,
+                .metrics_layout = g->metrics_layout,
                 .link_speed = f->link_speed,
                 .link_speed_max = f->link_speed_max,
                 .link_width = f->link_width,
@@ -890,8 +894,10 @@ static int build_gpu(struct sim_machine *m, struct sim_gpu_desc *d, size_t idx,
                 return desc_fail(origin, sub, "0 W: use null for no platform limit");
         g->metrics_rev = d->metrics_rev ? d->metrics_rev : m->kernel.gpu_metrics_revision;
         snprintf(sub, sizeof(sub), "%s.gpu_metrics_revision", path);
-        if (sim_metrics_size(g->metrics_rev) == 0)
+        if (g->metrics_rev != 9 && sim_metrics_size(g->metrics_rev) == 0)
                 return desc_fail(origin, sub, "revision 1.%u is not emitted", g->metrics_rev);
+        /* the layout of revision 9's kernel (kept, unused, for the older revisions) */
+        g->metrics_layout = d->metrics_layout ? d->metrics_layout : m->kernel.gpu_metrics_layout;
 
         /* sensors at step 0 */
         g->sensors = d->sensors;

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "metrics.h"
 #include "util.h"
 
 struct sim_control;
@@ -139,6 +140,8 @@ struct sim_product {
 /* Where kernels differ, the machine picks (§2.3, §5.2, §2.5, §2.1). */
 struct sim_kernel {
         unsigned gpu_metrics_revision; /* default of each GPU */
+        unsigned gpu_metrics_layout;   /* enum sim_metrics_layout of revision 9, default of
+                                          each GPU (SIM_LAYOUT_UNSET: 7.1) */
         bool nps_compat_newer;         /* compatible-NPS sets (newer) or partition counts */
         bool dkms;                     /* ROCm/amdgpu: EPERM on partition files in reset */
         bool partition_config;         /* compute_partition_config/, vbios_build */
@@ -163,7 +166,21 @@ struct sim_sensors {
         uint64_t vram_used_bytes;
 };
 
-/* Living telemetry (telemetry.c). */
+/* Living telemetry (telemetry.c). The accumulation counter advances this many ticks per step
+ * of 100 ms (1 kHz); the residency and activity accumulators count in the same ticks. */
+#define SIM_ACC_TICKS_PER_STEP 100
+
+/* Limiters whose residency a share set through the control socket drives (sim_set_limit()). */
+enum sim_limiter {
+        SIM_LIMITER_PPT,
+        SIM_LIMITER_SOCKET_THERMAL,
+        SIM_LIMITER_HBM_THERMAL,
+        SIM_LIMITER_VR_THERMAL,
+        SIM_LIMITER_PROCHOT,
+        _SIM_LIMITER_MAX,
+};
+extern const char *const sim_limiter_names[_SIM_LIMITER_MAX];
+
 struct sim_telemetry {
         uint64_t step;
         unsigned power_w, junction_c, mem_c, vrsoc_c, sclk_mhz, mclk_mhz;
@@ -175,7 +192,8 @@ struct sim_telemetry {
         uint64_t pcie_bandwidth_acc, pcie_bandwidth_inst;
         uint64_t xgmi_read_acc[8], xgmi_write_acc[8];
         uint64_t gfx_busy_acc[SIM_MAX_XCP * 8]; /* per XCC, in GPU XCC order */
-        uint64_t gfx_below_host_limit_acc[SIM_MAX_XCP * 8];
+        uint64_t gfx_below_host_limit_acc[SIM_MAX_XCP * 8]; /* either limit (TOTAL) */
+        uint64_t gfx_below_ppt_acc[SIM_MAX_XCP * 8], gfx_below_thm_acc[SIM_MAX_XCP * 8];
 };
 
 struct sim_machine;
@@ -237,6 +255,7 @@ struct sim_gpu {
         uint64_t hive_id, unique_id;
         char *serial;
         unsigned metrics_rev;
+        unsigned metrics_layout; /* enum sim_metrics_layout, of revision 9 */
         struct sim_sensors sensors;
         /* SR-IOV: host-pf: the VFs gim enables (its vf_num); guests: the host's VF count of
          * the GPU, which decides the VF's share (prod is then the VF's view of host_prod) */
@@ -262,6 +281,7 @@ struct sim_gpu {
         bool switching;      /* a switch runs: the partition mutex is held */
         unsigned pinned;     /* 1 << enum sim_sensor: held at the value in @pin */
         struct sim_sensors pin;
+        unsigned limit_pct[_SIM_LIMITER_MAX]; /* share of each step a limiter holds, 0: none */
         /* nodes the driver created (removed at unbind) */
         struct sim_node **owned;
         size_t n_owned, cap_owned;
@@ -385,6 +405,12 @@ extern const char *const sim_sensor_names[_SIM_SENSOR_MAX];
 int sim_set_sensor(struct sim_machine *m, const char *bdf, enum sim_sensor s, uint64_t value,
                    bool automatic);
 uint64_t sim_sensor_max(const struct sim_gpu *g, enum sim_sensor s);
+/* From now on the limiter's residency counter (and for ppt and the thermal ones the per-XCC
+ * below-host-limit accumulators) advance by @pct % of the accumulation ticks; 0 gives them back
+ * to the rules of telemetry.c. -ERANGE: @pct over 100. */
+int sim_set_limit(struct sim_machine *m, const char *bdf, enum sim_limiter l, unsigned pct);
+/* Sets the accumulation counter's value (it goes on from there). */
+int sim_set_accumulation_counter(struct sim_machine *m, const char *bdf, uint64_t value);
 /* telemetry.c: writes the held sensors over what a step computed. */
 void sim_sensors_apply_pins(struct sim_gpu *g);
 

@@ -93,6 +93,11 @@ static void put32(struct writer *w, uint64_t v) {
         put(w, 4, v);
 }
 
+/* A counter the table carries as u32: the driver's u32 wraps, so the value modulo 2^32. */
+static void put32_counter(struct writer *w, uint64_t v) {
+        put(w, 4, v == SIM_METRICS_NA ? v : v & UINT32_MAX);
+}
+
 static void put64(struct writer *w, uint64_t v) {
         put(w, 8, v);
 }
@@ -179,8 +184,8 @@ static void write_v1_3(struct writer *w, const struct sim_metrics *m) {
 
         pad(w, 2); /* padding */
 
-        put32(w, m->gfx_activity_acc);
-        put32(w, m->mem_activity_acc);
+        put32_counter(w, m->gfx_activity_acc);
+        put32_counter(w, m->mem_activity_acc);
 
         put16_array(w, m->temperature_hbm, HBM_INSTANCES);
 
@@ -231,8 +236,8 @@ static void write_v1_4(struct writer *w, const struct sim_metrics *m, unsigned r
         put16(w, m->xgmi_link_width);
         put16(w, m->xgmi_link_speed);
 
-        put32(w, m->gfx_activity_acc);
-        put32(w, m->mem_activity_acc);
+        put32_counter(w, m->gfx_activity_acc);
+        put32_counter(w, m->mem_activity_acc);
 
         put64(w, m->pcie_bandwidth_acc);
         put64(w, m->pcie_bandwidth_inst);
@@ -323,12 +328,12 @@ static void write_v1_6(struct writer *w, const struct sim_metrics *m, unsigned r
         put64(w, m->system_clock_counter);
 
         at(w, 4, v1_7 ? 40 : 32);
-        put32(w, m->accumulation_counter);
-        put32(w, m->prochot_residency_acc);
-        put32(w, m->ppt_residency_acc);
-        put32(w, m->socket_thm_residency_acc);
-        put32(w, m->vr_thm_residency_acc);
-        put32(w, m->hbm_thm_residency_acc);
+        put32_counter(w, m->accumulation_counter);
+        put32_counter(w, m->prochot_residency_acc);
+        put32_counter(w, m->ppt_residency_acc);
+        put32_counter(w, m->socket_thm_residency_acc);
+        put32_counter(w, m->vr_thm_residency_acc);
+        put32_counter(w, m->hbm_thm_residency_acc);
 
         put32(w, m->gfxclk_lock_status);
 
@@ -337,8 +342,8 @@ static void write_v1_6(struct writer *w, const struct sim_metrics *m, unsigned r
         put16(w, m->xgmi_link_width);
         put16(w, m->xgmi_link_speed);
 
-        put32(w, m->gfx_activity_acc);
-        put32(w, m->mem_activity_acc);
+        put32_counter(w, m->gfx_activity_acc);
+        put32_counter(w, m->mem_activity_acc);
 
         put64(w, m->pcie_bandwidth_acc);
         put64(w, m->pcie_bandwidth_inst);

@@ -64,6 +64,11 @@ struct sim_metrics {
         uint64_t num_partition; /* v1.6+ */
         struct sim_xcp_stats xcp_stats[8];
         uint64_t pcie_lc_perf_other_end_recovery; /* v1.6+ */
+        /* v1.9: the per-XCC arrays of the whole GPU (not per partition): XCC i of the GPU at
+         * [i], JPEG and VCN engines of the whole GPU */
+        struct sim_xcp_stats gpu_xcc;
+        /* v1.9, Linux 7.1 (T3): per HBM stack, AID and XCD (13.0.12 fills them) */
+        uint64_t temperature_hbms[8], temperature_aids[4], temperature_xcds[8];
 };
 
 /* Sets every member to SIM_METRICS_NA (what the driver's 0xFF fill leaves). */
@@ -79,3 +84,41 @@ size_t sim_metrics_size(unsigned rev);
  * too small.
  */
 int sim_metrics_emit(const struct sim_metrics *m, unsigned rev, void *buf, size_t size);
+
+/*
+ * gpu_metrics v1.9 and xcp_metrics v1.1 (metrics-v19.c, spec gpu-metrics-v1.9.md): the
+ * attribute-encoded tables of format 1, in the record set of the SMU 13.0.6/13.0.12 class, as
+ * the kernel of each layout emits them.
+ */
+enum sim_metrics_layout {
+        SIM_LAYOUT_UNSET,
+        SIM_LAYOUT_6_19, /* ACCUMULATION_COUNTER u32: 47 attributes, 1150 bytes */
+        SIM_LAYOUT_7_0,  /* ACCUMULATION_COUNTER u64: 1154 bytes; xcp v1.1 grows to 15 */
+        SIM_LAYOUT_7_1,  /* + TEMPERATURE_HBM/AID/XCD (ids 48, 49, 50): 50, 1218 bytes */
+        _SIM_LAYOUT_MAX,
+};
+/* "6.19", "7.0", "7.1" (NULL for SIM_LAYOUT_UNSET) */
+extern const char *const sim_metrics_layout_names[_SIM_LAYOUT_MAX];
+
+/* The sizes of the layout's tables, 0 for an unknown layout. */
+size_t sim_metrics_v19_size(enum sim_metrics_layout layout);
+size_t sim_xcp_metrics_v11_size(enum sim_metrics_layout layout);
+
+/*
+ * Writes gpu_metrics v1.9 (format 1, content 9) of @layout: header, attr_count and the records
+ * in the spec's order, packed, little-endian, SIM_METRICS_NA as all-ones of the value's type,
+ * counters carried as u32 taken modulo 2^32.
+ * @return the number of bytes written (== structure_size), -EINVAL for an unknown layout,
+ * -ENOSPC if @size is too small.
+ */
+int sim_metrics_v19_emit(const struct sim_metrics *m, enum sim_metrics_layout layout, void *buf,
+                         size_t size);
+
+/*
+ * Writes xcp_metrics v1.1 (format 1, content 1) of one partition: @gfxclk its XCCs' clocks,
+ * @x its busy and accumulator arrays, the shared clocks, the accumulation counter and the
+ * firmware timestamp (7.0 and later) from @m.
+ */
+int sim_xcp_metrics_v11_emit(const struct sim_metrics *m, const uint64_t gfxclk[8],
+                             const struct sim_xcp_stats *x, enum sim_metrics_layout layout,
+                             void *buf, size_t size);

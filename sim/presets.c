@@ -7,6 +7,9 @@
  * illustrative). Firmware versions, VBIOS part numbers and FRU strings are plausible examples.
  * SR-IOV: the parts with a known VF ID (§1.2) have the capability, TotalVFs 8 (one VF per XCC
  * partition, gim's largest MI300X configuration; the hardware's own count is unverified).
+ * MI350X and MI355X have it too (gim supports MI35x VFs), with VF IDs that are UNVERIFIED
+ * (§1.2: not in pci.ids nor in the gim source read): 0x75b0 and 0x75b3, the PF's ID + 0x10,
+ * are placeholders that a host would read from sriov_vf_device.
  *
  * Machines are JSON descriptions in the format of `amdsmi-sim dump-machine`, written with
  * apostrophes for quotes so that they read as JSON here (no value contains one).
@@ -183,7 +186,7 @@ const struct sim_product sim_builtin_products[] = {
         {
                 .name = (char *) "MI350X",
                 .device_id = 0x75a0,
-                .vf_device_id = 0,
+                .vf_device_id = 0x75b0, /* UNVERIFIED */
                 .subsystem_vendor = 0x1002,
                 .subsystem_device = 0x75a0,
                 .revision = 0x02,
@@ -226,11 +229,12 @@ const struct sim_product sim_builtin_products[] = {
                 .max_engine_clk_mhz = 2200,
                 .kfd_capability = 0xa8a8a280,
                 .kfd_capability2 = 0x1,
+                .total_vfs = 8,
         },
         {
                 .name = (char *) "MI355X",
                 .device_id = 0x75a3,
-                .vf_device_id = 0,
+                .vf_device_id = 0x75b3, /* UNVERIFIED */
                 .subsystem_vendor = 0x1002,
                 .subsystem_device = 0x75a3,
                 .revision = 0x02,
@@ -273,6 +277,7 @@ const struct sim_product sim_builtin_products[] = {
                 .max_engine_clk_mhz = 2400,
                 .kfd_capability = 0xa8a8a280,
                 .kfd_capability2 = 0x1,
+                .total_vfs = 8,
         },
 };
 #pragma GCC diagnostic pop
@@ -304,6 +309,19 @@ const struct sim_preset sim_presets[] = {
                 "{ 'name': 'mi300x-8',"
                 " 'description': '8x MI300X, bare metal, one XGMI hive, SPX/NPS1 (the default)',"
                 " 'kernel': { 'gpu_metrics_revision': 7, 'nps_compat': 'newer', 'dkms': true },"
+                " " CPU_2S ","
+                " 'gpu_defaults': { 'product': 'MI300X', 'hive_id': '0x3f5a1c8e92b7d461' },"
+                " " GPUS_MI300X_BUSES " }",
+        },
+        {
+                /* the layout of the real DKMS capture (gpu-metrics-v1.9.md §5.2): v1.9 with a
+                 * u32 accumulation counter, 1150 bytes */
+                "mi300x-8-dkms",
+                "{ 'name': 'mi300x-8-dkms',"
+                " 'description': 'the mi300x-8 server with current AMD DKMS (ROCm 7.2):"
+                " gpu_metrics v1.9 in the Linux 6.19 layout, xcp_metrics v1.1',"
+                " 'kernel': { 'gpu_metrics_revision': 9, 'gpu_metrics_layout': '6.19',"
+                " 'nps_compat': 'newer', 'dkms': true },"
                 " " CPU_2S ","
                 " 'gpu_defaults': { 'product': 'MI300X', 'hive_id': '0x3f5a1c8e92b7d461' },"
                 " " GPUS_MI300X_BUSES " }",
@@ -342,8 +360,8 @@ const struct sim_preset sim_presets[] = {
                 "{ 'name': 'mi350x-8',"
                 " 'description':"
                 " '8x MI350X, bare metal, one XGMI hive, SPX/NPS1, newer kernel (PPT1)',"
-                " 'kernel': { 'gpu_metrics_revision': 8, 'nps_compat': 'newer', 'dkms': false,"
-                " 'partition_config': true },"
+                " 'kernel': { 'gpu_metrics_revision': 9, 'gpu_metrics_layout': '7.1',"
+                " 'nps_compat': 'newer', 'dkms': false, 'partition_config': true },"
                 " " CPU_2S ","
                 " 'gpu_defaults': { 'product': 'MI350X', 'hive_id': '0x52c4f1a09e3d7b68' },"
                 " " GPUS_MI350X_BUSES " }",
@@ -353,8 +371,8 @@ const struct sim_preset sim_presets[] = {
                 "{ 'name': 'mi355x-8',"
                 " 'description':"
                 " '8x MI355X, bare metal, one XGMI hive, SPX/NPS1, newer kernel (PPT1)',"
-                " 'kernel': { 'gpu_metrics_revision': 8, 'nps_compat': 'newer', 'dkms': false,"
-                " 'partition_config': true },"
+                " 'kernel': { 'gpu_metrics_revision': 9, 'gpu_metrics_layout': '7.1',"
+                " 'nps_compat': 'newer', 'dkms': false, 'partition_config': true },"
                 " " CPU_2S ","
                 " 'gpu_defaults': { 'product': 'MI355X', 'hive_id': '0x0b7de3261fa95c40' },"
                 " " GPUS_MI350X_BUSES " }",

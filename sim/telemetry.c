@@ -8,6 +8,13 @@
  * traffic, the gpu_metrics clocks) add what the step did: counters only move forward. The
  * value of step k depends only on the seed, the GPU and k, so a run is reproducible with
  * --seed; with --frozen time stays at step 0 and every value is the description's.
+ *
+ * The accumulation counter advances SIM_ACC_TICKS_PER_STEP (100) ticks per step, 1 kHz; the
+ * activity accumulators add their percentage per tick, the residency counters and the per-XCC
+ * below-host-limit accumulators the ticks their limiter held the GPU: all of a step's ticks when
+ * a rule says so (power at the cap: PPT; junction or memory within 10 °C of critical: socket or
+ * HBM thermal), or exactly the share set through the control socket (sim_set_limit()), which
+ * replaces the rule of that limiter.
  */
 #include <inttypes.h>
 
@@ -17,6 +24,15 @@
 #define TICK_NS 100000000ULL     /* one step: 100 ms */
 #define BOOT_NS 3600000000000ULL /* the driver's clock at step 0: one hour of uptime */
 #define MAX_CATCH_UP 100000      /* steps computed at once after a long idle time */
+#define TICKS SIM_ACC_TICKS_PER_STEP
+
+const char *const sim_limiter_names[_SIM_LIMITER_MAX] = {
+        [SIM_LIMITER_PPT] = "ppt",
+        [SIM_LIMITER_SOCKET_THERMAL] = "socket_thermal",
+        [SIM_LIMITER_HBM_THERMAL] = "hbm_thermal",
+        [SIM_LIMITER_VR_THERMAL] = "vr_thermal",
+        [SIM_LIMITER_PROCHOT] = "prochot",
+};
 
 static int noise(uint64_t h, int span) {
         return (int) (h % (uint64_t) (2 * span + 1)) - span;
@@ -45,9 +61,9 @@ void sim_telemetry_init(struct sim_machine *m) {
                         .mem_busy = g->sensors.mem_busy_percent,
                         /* an hour of history at the initial power */
                         .energy_acc = (uint64_t) g->sensors.power_w * 3600 * 65536,
-                        .accumulation_counter = 36000,
-                        .gfx_activity_acc = 36000ULL * g->sensors.gpu_busy_percent,
-                        .mem_activity_acc = 36000ULL * g->sensors.mem_busy_percent,
+                        .accumulation_counter = 36000ULL * TICKS,
+                        .gfx_activity_acc = 36000ULL * TICKS * g->sensors.gpu_busy_percent,
+                        .mem_activity_acc = 36000ULL * TICKS * g->sensors.mem_busy_percent,
                         .pcie_bandwidth_acc = k << 24,
                         .pcie_bandwidth_inst = 1 + g->sensors.gpu_busy_percent / 4,
                 };
@@ -56,8 +72,15 @@ void sim_telemetry_init(struct sim_machine *m) {
                         t->xgmi_write_acc[l] = g->hive_id ? (k << 31) + (uint64_t) l * 4096 : 0;
                 }
                 for (unsigned x = 0; x < g->prod->xcc; x++)
-                        t->gfx_busy_acc[x] = 36000ULL * g->sensors.gpu_busy_percent;
+                        t->gfx_busy_acc[x] = 36000ULL * TICKS * g->sensors.gpu_busy_percent;
         }
+}
+
+/* The ticks of one step limiter @l held the GPU: its share if one is set, else the rule's. */
+static unsigned held(const struct sim_gpu *g, enum sim_limiter l, bool rule) {
+        if (g->limit_pct[l])
+                return g->limit_pct[l] * TICKS / 100;
+        return rule ? TICKS : 0;
 }
 
 static void step(struct sim_machine *m, struct sim_gpu *g) {
@@ -65,6 +88,7 @@ static void step(struct sim_machine *m, struct sim_gpu *g) {
         struct sim_telemetry *t = &g->tel;
         uint64_t h = sim_hash3(m->seed, g->index, ++t->step);
         unsigned cap = sim_gpu_effective_cap_w(g), idle = p->idle_power_w, lo, target;
+        unsigned ppt, thm, hbm, vr;
         int v;
         bool limited;
 
@@ -76,7 +100,6 @@ static void step(struct sim_machine *m, struct sim_gpu *g) {
         target = idle + (cap > idle ? (cap - idle) * t->gpu_busy * 85 / 10000 : 0);
         v = (int) t->power_w + ((int) target - (int) t->power_w) / 4 + noise(h >> 16, 3);
         t->power_w = (unsigned) CLAMP(v, (int) lo, (int) cap);
-        limited = t->power_w >= cap;
 
         /* temperatures follow power */
         target = 35 + 55 * t->power_w / MAX(g->cap_limits_w.max, 1u);
@@ -94,15 +117,24 @@ static void step(struct sim_machine *m, struct sim_gpu *g) {
         t->mclk_mhz = p->mclk.mhz[t->mem_busy * p->mclk.n / 101];
         if (g->pinned)
                 sim_sensors_apply_pins(g); /* sensors set through the control socket */
+        limited = t->power_w >= cap;       /* a power held at the cap is at the cap */
 
         /* counters */
         t->energy_acc += (uint64_t) t->power_w * 65536 / 10; /* W x 0.1 s in 2^-16 J */
-        t->accumulation_counter++;
-        t->gfx_activity_acc += t->gpu_busy;
-        t->mem_activity_acc += t->mem_busy;
-        t->ppt_residency_acc += limited;
-        t->socket_thm_residency_acc += t->junction_c + 10 >= (unsigned) p->junction_crit_c;
-        t->hbm_thm_residency_acc += t->mem_c + 10 >= (unsigned) p->mem_crit_c;
+        t->accumulation_counter += TICKS;
+        t->gfx_activity_acc += (uint64_t) t->gpu_busy * TICKS;
+        t->mem_activity_acc += (uint64_t) t->mem_busy * TICKS;
+        ppt = held(g, SIM_LIMITER_PPT, limited);
+        thm = held(g, SIM_LIMITER_SOCKET_THERMAL,
+                   t->junction_c + 10 >= (unsigned) p->junction_crit_c);
+        t->socket_thm_residency_acc += thm;
+        hbm = held(g, SIM_LIMITER_HBM_THERMAL, t->mem_c + 10 >= (unsigned) p->mem_crit_c);
+        t->hbm_thm_residency_acc += hbm;
+        vr = held(g, SIM_LIMITER_VR_THERMAL, false);
+        t->vr_thm_residency_acc += vr;
+        t->prochot_residency_acc += held(g, SIM_LIMITER_PROCHOT, false);
+        t->ppt_residency_acc += ppt;
+        thm = MAX(thm, MAX(hbm, vr));
         t->pcie_bandwidth_inst = 1 + t->gpu_busy / 4;
         t->pcie_bandwidth_acc += t->pcie_bandwidth_inst;
         if (g->hive_id)
@@ -112,8 +144,10 @@ static void step(struct sim_machine *m, struct sim_gpu *g) {
                                 (uint64_t) t->gpu_busy * 768 + (h >> (l + 8) & 0xff);
                 }
         for (unsigned x = 0; x < p->xcc && x < SIM_MAX_XCP * 8; x++) {
-                t->gfx_busy_acc[x] += xcc_busy(g, x);
-                t->gfx_below_host_limit_acc[x] += limited;
+                t->gfx_busy_acc[x] += (uint64_t) xcc_busy(g, x) * TICKS;
+                t->gfx_below_ppt_acc[x] += ppt;
+                t->gfx_below_thm_acc[x] += thm;
+                t->gfx_below_host_limit_acc[x] += MAX(ppt, thm);
         }
 }
 
@@ -156,6 +190,19 @@ static unsigned pcie_speed_tenths(const char *s) {
         if (s)
                 sscanf(s, "%u.%u", &whole, &frac);
         return whole * 10 + frac;
+}
+
+/* XCC @gx of the GPU into slot @j of @x. */
+static void xcc_stats(const struct sim_gpu *g, struct sim_xcp_stats *x, unsigned j, unsigned gx) {
+        const struct sim_telemetry *t = &g->tel;
+
+        x->gfx_busy_inst[j] = xcc_busy(g, gx);
+        x->gfx_busy_acc[j] = t->gfx_busy_acc[gx];
+        x->gfx_below_host_limit_acc[j] = t->gfx_below_host_limit_acc[gx];
+        x->gfx_below_host_limit_ppt_acc[j] = t->gfx_below_ppt_acc[gx];
+        x->gfx_below_host_limit_thm_acc[j] = t->gfx_below_thm_acc[gx];
+        x->gfx_low_utilization_acc[j] = 0;
+        x->gfx_below_host_limit_total_acc[j] = t->gfx_below_host_limit_acc[gx];
 }
 
 static void fill_metrics(const struct sim_gpu *g, struct sim_metrics *mt) {
@@ -226,24 +273,34 @@ static void fill_metrics(const struct sim_gpu *g, struct sim_metrics *mt) {
         for (unsigned part = 0; part < parts && part < 8; part++) {
                 struct sim_xcp_stats *x = &mt->xcp_stats[part];
 
-                for (unsigned j = 0; j < xcc_pp && j < 8; j++) {
-                        unsigned gx = part * xcc_pp + j;
-                        uint64_t below = t->gfx_below_host_limit_acc[gx];
-
-                        x->gfx_busy_inst[j] = xcc_busy(g, gx);
-                        x->gfx_busy_acc[j] = t->gfx_busy_acc[gx];
-                        x->gfx_below_host_limit_acc[j] = below;
-                        x->gfx_below_host_limit_ppt_acc[j] = below;
-                        x->gfx_below_host_limit_thm_acc[j] = 0;
-                        x->gfx_low_utilization_acc[j] = 0;
-                        x->gfx_below_host_limit_total_acc[j] = below;
-                }
+                for (unsigned j = 0; j < xcc_pp && j < 8; j++)
+                        xcc_stats(g, x, j, part * xcc_pp + j);
                 for (unsigned j = 0; j < jpeg_pp && j < 40; j++)
                         x->jpeg_busy[j] = t->gpu_busy / 2;
                 for (unsigned j = 0; j < vcn_pp && j < 4; j++)
                         x->vcn_busy[j] = t->gpu_busy / 3;
         }
         mt->pcie_lc_perf_other_end_recovery = 0;
+
+        /* v1.9: the same per-XCC values, for the whole GPU */
+        for (unsigned gx = 0; gx < p->xcc && gx < 8; gx++)
+                xcc_stats(g, &mt->gpu_xcc, gx, gx);
+        for (unsigned j = 0; j < p->vcn * p->jpeg_per_vcn && j < 40; j++)
+                mt->gpu_xcc.jpeg_busy[j] = t->gpu_busy / 2;
+        for (unsigned j = 0; j < p->vcn && j < 4; j++)
+                mt->gpu_xcc.vcn_busy[j] = t->gpu_busy / 3;
+
+        /* T3: per HBM stack, AID and XCD, filled on SMU 13.0.12 (MI350X, MI355X: GC 9.5) only;
+         * the hottest of each is the sensor the others report (hotspot, memory) */
+        if (p->gc[0] == 9 && p->gc[1] >= 5) {
+                for (unsigned i = 0; i < 8; i++) {
+                        mt->temperature_hbms[i] = t->mem_c > i % 3 ? t->mem_c - i % 3 : 0;
+                        mt->temperature_xcds[i] = t->junction_c > i % 4 ? t->junction_c - i % 4 : 0;
+                }
+                for (unsigned i = 0; i < 4; i++)
+                        mt->temperature_aids[i] =
+                                t->junction_c > 2 + i % 2 ? t->junction_c - 2 - i % 2 : 0;
+        }
 }
 
 void sim_telemetry_metrics(const struct sim_gpu *g, struct sim_metrics *mt) {
@@ -259,6 +316,8 @@ static int metrics_show(struct sim_node *n, const struct sim_caller *c, char *bu
                 return r;
         sim_telemetry_sync(g->m);
         fill_metrics(g, &mt);
+        if (g->metrics_rev == 9)
+                return sim_metrics_v19_emit(&mt, g->metrics_layout, buf, SIM_PAGE_SIZE - 1);
         return sim_metrics_emit(&mt, g->metrics_rev, buf, SIM_PAGE_SIZE - 1);
 }
 

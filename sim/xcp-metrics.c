@@ -2,10 +2,14 @@
 /*
  * amdsmi-sim: the partition metrics file xcp/xcp_metrics (spec amdgpu-sysfs.md §5.5, §1.3):
  * struct amdgpu_partition_metrics_v1_0 (488 bytes, header format 1 content 0) of one compute
- * partition, under the partition's DRM parent (<pci>/xcp/ for partition 0,
- * devices/platform/amdgpu_xcp_K/xcp/ for the others). Newer kernels only (the machine's
- * partition_config generation), where the GPU has gpu_metrics, and only while the partition is
- * valid: what is visible follows a successful partition switch (not a failed one).
+ * partition, or v1.1 (attribute-encoded, format 1 content 1, spec gpu-metrics-v1.9.md §3) where
+ * the GPU serves gpu_metrics v1.9, in the same kernel's layout. Under the partition's DRM
+ * parent: the kernel adds the xcp kobject under xcp->ddev->dev, the primary device's for
+ * partition 0 (<pci>/xcp/) and the amdgpu_xcp_K platform device's for the others
+ * (devices/platform/amdgpu_xcp_K/xcp/), where each partition's renderD<minor>/device leads.
+ * Newer kernels only (the machine's partition_config generation, or a GPU serving v1.9), where
+ * the GPU has gpu_metrics, and only while the partition is valid: what is visible follows a
+ * successful partition switch (not a failed one).
  *
  * The values are the partition's share of the GPU's gpu_metrics: the clocks of its XCCs (the
  * shared SOC, VCN and memory clocks), and its xcp_stats entry.
@@ -48,6 +52,9 @@ static int xcp_metrics_show(struct sim_node *n, const struct sim_caller *c, char
                 gfxclk[j] = j < xcc_pp && part * xcc_pp + j < 8
                                     ? mt.current_gfxclk[part * xcc_pp + j]
                                     : SIM_METRICS_NA;
+        if (g->metrics_rev == 9)
+                return sim_xcp_metrics_v11_emit(&mt, gfxclk, x, g->metrics_layout, out,
+                                                SIM_PAGE_SIZE - 1);
         memset(buf, 0xff, PARTITION_METRICS_SIZE); /* what the firmware does not fill */
         put(buf, 0, 2, PARTITION_METRICS_SIZE); /* structure_size */
         put(buf, 2, 1, 1);                      /* format_revision */
@@ -74,7 +81,8 @@ void sim_xcp_metrics_refresh(struct sim_gpu *g, bool present) {
         struct sim_fs *fs = g->m->fs;
         struct sim_node *pci = sim_lookup(fs, g->func->path);
         unsigned parts = sim_gpu_parts(g);
-        bool newer = g->m->kernel.partition_config && sim_child(pci, "gpu_metrics");
+        bool newer = (g->m->kernel.partition_config || g->metrics_rev == 9) &&
+                     sim_child(pci, "gpu_metrics");
 
         for (unsigned p = 0; p < SIM_MAX_XCP; p++) {
                 struct sim_node *parent = pci, *xcp;

@@ -23,7 +23,7 @@ import unittest
 SIM = os.environ.get("AMDSMI_SIM", "")
 CLI = os.environ.get("AMDSMI_CLI", "")
 SCHEMA = os.environ.get("AMDSMI_SCHEMA", "")
-BAREMETAL_PRESETS = ["mi300x-8", "mi300x-8-bmc", "mi325x-8", "mi300a-4", "mi350x-8", "mi355x-8"]
+BAREMETAL_PRESETS = ["mi300x-8", "mi300x-8-dkms", "mi300x-8-bmc", "mi325x-8", "mi300a-4", "mi350x-8", "mi355x-8"]
 # SR-IOV (test-sim-sriov.py): gim hosts, VMs, and the synthetic amdgpu host with sriov_configure
 SRIOV_PRESETS = ["mi300x-gim-1vf", "mi300x-gim-8vf", "mi300x-guest-1vf", "mi300x-guest-multivf",
                  "mi300x-sriov"]

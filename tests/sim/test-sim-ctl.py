@@ -651,7 +651,19 @@ class XcpMetrics(unittest.TestCase):
         return sorted(out)
 
     def test_partition_metrics(self):
-        with CtlMount("--frozen", "-m", "mi355x-8") as m:
+        # v1.0: mi355x-8 with the kernel of gpu_metrics v1.8 (the preset serves v1.9 and
+        # xcp_metrics v1.1: test-sim-metrics-v19.py)
+        desc = json.loads(subprocess.run([SIM, "dump-machine", "mi355x-8"], check=True,
+                                         capture_output=True, text=True).stdout)
+        desc["kernel"]["gpu_metrics_revision"] = 8
+        for g in desc["gpus"]:
+            g.pop("gpu_metrics_revision", None)
+            g.pop("gpu_metrics_layout", None)
+        fd, machine = tempfile.mkstemp(suffix=".json")
+        self.addCleanup(os.unlink, machine)
+        with os.fdopen(fd, "w") as f:
+            json.dump(desc, f)
+        with CtlMount("--frozen", "-m", machine) as m:
             files = self.files(m)
             self.assertEqual(len(files), 8)                    # SPX: partition 0 of each GPU
             pm = m.gpu(GPU0, "xcp/xcp_metrics")

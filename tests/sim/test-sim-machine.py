@@ -140,8 +140,14 @@ class Machine(unittest.TestCase):
                  "gpus[0].numa_node: 2, but the machine has 2 NUMA nodes")
         self.bad(variant(lambda d: d["gpus"][0].update(hive_id="12")),
                  "gpus[0].hive_id: \"12\" is not a 64-bit hexadecimal number")
-        self.bad(variant(lambda d: d["gpus"][0].update(gpu_metrics_revision=9)),
-                 "gpus[0].gpu_metrics_revision: 9 is out of range [3, 8]")
+        self.bad(variant(lambda d: d["gpus"][0].update(gpu_metrics_revision=10)),
+                 "gpus[0].gpu_metrics_revision: 10 is out of range [3, 9]")
+        self.bad(variant(lambda d: d["kernel"].update(gpu_metrics_revision=2)),
+                 "kernel.gpu_metrics_revision: 2 is out of range [3, 9]")
+        self.bad(variant(lambda d: d["gpus"][0].update(gpu_metrics_layout="6.18")),
+                 "gpus[0].gpu_metrics_layout: \"6.18\" is not one of 6.19 7.0 7.1")
+        self.bad(variant(lambda d: d["kernel"].update(gpu_metrics_layout=7)),
+                 "kernel.gpu_metrics_layout")
         self.bad(variant(lambda d: d["gpus"][0].update(ppt1_cap_w=1000)),
                  "gpus[0].ppt1_cap_w: a MI300X has no PPT1 limit")
         self.bad(variant(lambda d: d["kernel"].update(nps_compat="newest")),

@@ -9,6 +9,12 @@
  * revision carries (per spec §5.4) gets the emitted value in the library's unit (§5.3 and the
  * public header). The parsed result must then equal it member by member, so a field that the
  * parser fills but the revision lacks is caught as well.
+ *
+ * Revision 1.9 (sim/metrics-v19.c, attribute-encoded) in each of its layouts goes through
+ * amdsmi_gpu_metrics_parse_ext() the same way: the base structure as for the fixed tables
+ * (without num_partition and xcp_stats), the whole GPU's per-XCC arrays, media engines and the
+ * T3 temperatures in the extension, and the counter widths; xcp_metrics v1.1 through
+ * amdsmi_partition_metrics_parse().
  */
 
 #include <errno.h>
@@ -29,7 +35,7 @@
 #define REV_MAX 8
 
 #define REVS(lo, hi) ((((1u << ((hi) + 1)) - 1) >> (lo)) << (lo))
-#define ALL REVS(3, 8)
+#define ALL REVS(3, 9)
 
 /* Unit conversions, spec unit -> library unit. */
 enum conv {
@@ -65,7 +71,7 @@ static const struct mapping top[] = {
         MAPN(temperature_hbm, temp_hbm_mc, 4, X1000, REVS(3, 3)),
 
         MAP(average_socket_power, socket_power_uw, X1E6, REVS(3, 3)),
-        MAP(curr_socket_power, socket_power_uw, X1E6, REVS(4, 8)),
+        MAP(curr_socket_power, socket_power_uw, X1E6, REVS(4, 9)),
         MAP(energy_accumulator, energy_accumulator, X1, ALL),
         MAP(energy_accumulator, energy_uj, ENERGY_UJ, ALL),
 
@@ -76,30 +82,30 @@ static const struct mapping top[] = {
         MAPN(jpeg_activity, jpeg_activity_pct, 32, X1, REVS(5, 5)),
         MAP(gfx_activity_acc, gfx_activity_acc, X1, ALL),
         MAP(mem_activity_acc, mem_activity_acc, X1, ALL),
-        MAP(mem_max_bandwidth, mem_max_bandwidth_bps, X1E9, REVS(7, 8)),
+        MAP(mem_max_bandwidth, mem_max_bandwidth_bps, X1E9, REVS(7, 9)),
 
         MAP(system_clock_counter, system_clock_counter_ns, X1, ALL),
         MAP(firmware_timestamp, firmware_timestamp_ns, X10, ALL),
 
         MAP(throttle_status, throttle_status, X1, REVS(3, 5)),
         MAP(indep_throttle_status, indep_throttle_status, X1, REVS(3, 3)),
-        MAP(gfxclk_lock_status, gfxclk_lock_status, X1, REVS(4, 8)),
-        MAP(accumulation_counter, accumulation_counter, X1, REVS(6, 8)),
-        MAP(prochot_residency_acc, prochot_residency_acc, X1, REVS(6, 8)),
-        MAP(ppt_residency_acc, ppt_residency_acc, X1, REVS(6, 8)),
-        MAP(socket_thm_residency_acc, socket_thm_residency_acc, X1, REVS(6, 8)),
-        MAP(vr_thm_residency_acc, vr_thm_residency_acc, X1, REVS(6, 8)),
-        MAP(hbm_thm_residency_acc, hbm_thm_residency_acc, X1, REVS(6, 8)),
+        MAP(gfxclk_lock_status, gfxclk_lock_status, X1, REVS(4, 9)),
+        MAP(accumulation_counter, accumulation_counter, X1, REVS(6, 9)),
+        MAP(prochot_residency_acc, prochot_residency_acc, X1, REVS(6, 9)),
+        MAP(ppt_residency_acc, ppt_residency_acc, X1, REVS(6, 9)),
+        MAP(socket_thm_residency_acc, socket_thm_residency_acc, X1, REVS(6, 9)),
+        MAP(vr_thm_residency_acc, vr_thm_residency_acc, X1, REVS(6, 9)),
+        MAP(hbm_thm_residency_acc, hbm_thm_residency_acc, X1, REVS(6, 9)),
 
         /* v1.3 has the first instance of each clock only */
         MAP(current_gfxclk[0], gfxclk_hz[0], X1E6, ALL),
-        MAPN(current_gfxclk[1], gfxclk_hz[1], 7, X1E6, REVS(4, 8)),
+        MAPN(current_gfxclk[1], gfxclk_hz[1], 7, X1E6, REVS(4, 9)),
         MAP(current_socclk[0], socclk_hz[0], X1E6, ALL),
-        MAPN(current_socclk[1], socclk_hz[1], 3, X1E6, REVS(4, 8)),
+        MAPN(current_socclk[1], socclk_hz[1], 3, X1E6, REVS(4, 9)),
         MAP(current_vclk0[0], vclk0_hz[0], X1E6, ALL),
-        MAPN(current_vclk0[1], vclk0_hz[1], 3, X1E6, REVS(4, 8)),
+        MAPN(current_vclk0[1], vclk0_hz[1], 3, X1E6, REVS(4, 9)),
         MAP(current_dclk0[0], dclk0_hz[0], X1E6, ALL),
-        MAPN(current_dclk0[1], dclk0_hz[1], 3, X1E6, REVS(4, 8)),
+        MAPN(current_dclk0[1], dclk0_hz[1], 3, X1E6, REVS(4, 9)),
         MAP(current_uclk, uclk_hz, X1E6, ALL),
         MAP(average_gfxclk_frequency, avg_gfxclk_hz, X1E6, REVS(3, 3)),
         MAP(average_socclk_frequency, avg_socclk_hz, X1E6, REVS(3, 3)),
@@ -118,22 +124,22 @@ static const struct mapping top[] = {
 
         MAP(pcie_link_width, pcie_link_width, X1, ALL),
         MAP(pcie_link_speed, pcie_link_speed_mts, X100, ALL),
-        MAP(pcie_bandwidth_acc, pcie_bandwidth_acc, X1, REVS(4, 8)),
-        MAP(pcie_bandwidth_inst, pcie_bandwidth_inst, X1, REVS(4, 8)),
-        MAP(pcie_l0_to_recov_count_acc, pcie_l0_to_recov_count_acc, X1, REVS(4, 8)),
-        MAP(pcie_replay_count_acc, pcie_replay_count_acc, X1, REVS(4, 8)),
-        MAP(pcie_replay_rover_count_acc, pcie_replay_rover_count_acc, X1, REVS(4, 8)),
-        MAP(pcie_nak_sent_count_acc, pcie_nak_sent_count_acc, X1, REVS(5, 8)),
-        MAP(pcie_nak_rcvd_count_acc, pcie_nak_rcvd_count_acc, X1, REVS(5, 8)),
-        MAP(pcie_lc_perf_other_end_recovery, pcie_lc_perf_other_end_recovery, X1, REVS(6, 8)),
+        MAP(pcie_bandwidth_acc, pcie_bandwidth_acc, X1, REVS(4, 9)),
+        MAP(pcie_bandwidth_inst, pcie_bandwidth_inst, X1, REVS(4, 9)),
+        MAP(pcie_l0_to_recov_count_acc, pcie_l0_to_recov_count_acc, X1, REVS(4, 9)),
+        MAP(pcie_replay_count_acc, pcie_replay_count_acc, X1, REVS(4, 9)),
+        MAP(pcie_replay_rover_count_acc, pcie_replay_rover_count_acc, X1, REVS(4, 9)),
+        MAP(pcie_nak_sent_count_acc, pcie_nak_sent_count_acc, X1, REVS(5, 9)),
+        MAP(pcie_nak_rcvd_count_acc, pcie_nak_rcvd_count_acc, X1, REVS(5, 9)),
+        MAP(pcie_lc_perf_other_end_recovery, pcie_lc_perf_other_end_recovery, X1, REVS(6, 9)),
 
-        MAP(xgmi_link_width, xgmi_link_width, X1, REVS(4, 8)),
-        MAP(xgmi_link_speed, xgmi_link_speed_gbps, X1, REVS(4, 8)),
-        MAPN(xgmi_read_data_acc, xgmi_read_data_kb, 8, X1, REVS(4, 8)),
-        MAPN(xgmi_write_data_acc, xgmi_write_data_kb, 8, X1, REVS(4, 8)),
-        MAPN(xgmi_link_status, xgmi_link_status, 8, X1, REVS(7, 8)),
+        MAP(xgmi_link_width, xgmi_link_width, X1, REVS(4, 9)),
+        MAP(xgmi_link_speed, xgmi_link_speed_gbps, X1, REVS(4, 9)),
+        MAPN(xgmi_read_data_acc, xgmi_read_data_kb, 8, X1, REVS(4, 9)),
+        MAPN(xgmi_write_data_acc, xgmi_write_data_kb, 8, X1, REVS(4, 9)),
+        MAPN(xgmi_link_status, xgmi_link_status, 8, X1, REVS(7, 9)),
 
-        MAP(num_partition, num_partition, X1, REVS(6, 8)),
+        MAP(num_partition, num_partition, X1, REVS(6, 8)), /* not in v1.9 */
 };
 
 #define XMAPN(s, l, n, revs) { #s, offsetof(struct sim_xcp_stats, s), \
@@ -349,12 +355,191 @@ static void test_max_values(void **state) {
                 check_rev(&m, rev);
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* v1.9 and xcp_metrics v1.1 */
+
+static const char *const layout_names[] = { "", "6.19", "7.0", "7.1" };
+
+static void expect_array(const char *what, unsigned layout, const uint64_t *sim,
+                         const uint64_t *lib, size_t n, enum conv conv) {
+        for (size_t i = 0; i < n; i++) {
+                uint64_t w = convert(sim[i], conv);
+
+                if (w != lib[i])
+                        fail_msg("v1.9 %s, %s[%zu]: expected %#llx, parsed %#llx",
+                                 layout_names[layout], what, i, (unsigned long long) w,
+                                 (unsigned long long) lib[i]);
+        }
+}
+
+static void check_v19(const struct sim_metrics *m, enum sim_metrics_layout layout) {
+        static uint8_t table[SIM_METRICS_MAX_SIZE];
+        static struct amdsmi_gpu_metrics_ext got;
+        struct amdsmi_gpu_metrics want;
+        struct sim_metrics wm = *m;
+        char reason[256];
+        uint64_t na[40];
+        int n;
+
+        memset(na, 0xff, sizeof(na));
+        n = sim_metrics_v19_emit(m, layout, table, sizeof(table));
+        assert_int_equal(n, sim_metrics_v19_size(layout));
+
+        memset(&got, 0, sizeof(got));
+        got.size = sizeof(got);
+        got.ids = AMDSMI_METRICS_IDS_T3;
+        if (amdsmi_gpu_metrics_parse_ext(table, (size_t) n, &got, reason, sizeof(reason)) != 0)
+                fail_msg("v1.9 %s: %s", layout_names[layout], reason);
+
+        /* the u32 accumulation counter of 6.19 is the counter modulo 2^32 */
+        if (layout == SIM_LAYOUT_6_19 && wm.accumulation_counter != SIM_METRICS_NA)
+                wm.accumulation_counter &= UINT32_MAX;
+        memset(&want, 0xff, sizeof(want));
+        want.structure_size = (uint16_t) n;
+        want.format_revision = 1;
+        want.content_revision = 9;
+        apply(top, sizeof(top) / sizeof(top[0]), 9, &wm, &want);
+        assert_int_equal(got.base.structure_size, want.structure_size);
+        assert_int_equal(got.base.format_revision, 1);
+        assert_int_equal(got.base.content_revision, 9);
+        for (size_t off = LIB_FIRST; off < sizeof(want); off += 8) {
+                uint64_t w = get(&want, off), g = get(&got.base, off);
+
+                if (w != g)
+                        fail_msg("v1.9 %s, %s (library offset %zu): expected %#llx, parsed %#llx",
+                                 layout_names[layout], name_of(off), off, (unsigned long long) w,
+                                 (unsigned long long) g);
+        }
+
+        expect_array("gfx_busy_inst", layout, m->gpu_xcc.gfx_busy_inst, got.xcc_gfx_busy_inst_pct,
+                     8, X1);
+        expect_array("gfx_busy_acc", layout, m->gpu_xcc.gfx_busy_acc, got.xcc_gfx_busy_acc, 8, X1);
+        expect_array("gfx_below_host_limit_ppt_acc", layout,
+                     m->gpu_xcc.gfx_below_host_limit_ppt_acc, got.xcc_below_host_limit_ppt_acc, 8,
+                     X1);
+        expect_array("gfx_below_host_limit_thm_acc", layout,
+                     m->gpu_xcc.gfx_below_host_limit_thm_acc, got.xcc_below_host_limit_thm_acc, 8,
+                     X1);
+        expect_array("gfx_low_utilization_acc", layout, m->gpu_xcc.gfx_low_utilization_acc,
+                     got.xcc_low_utilization_acc, 8, X1);
+        expect_array("gfx_below_host_limit_total_acc", layout,
+                     m->gpu_xcc.gfx_below_host_limit_total_acc, got.xcc_below_host_limit_total_acc,
+                     8, X1);
+        expect_array("jpeg_busy", layout, m->gpu_xcc.jpeg_busy, got.jpeg_busy_pct, 40, X1);
+        expect_array("vcn_busy", layout, m->gpu_xcc.vcn_busy, got.vcn_busy_pct, 4, X1);
+        if (layout >= SIM_LAYOUT_7_1) {
+                expect_array("temperature_hbm", layout, m->temperature_hbms, got.temp_hbm_stack_mc,
+                             8, X1000);
+                expect_array("temperature_aid", layout, m->temperature_aids, got.temp_aid_mc, 4,
+                             X1000);
+                expect_array("temperature_xcd", layout, m->temperature_xcds, got.temp_xcd_mc, 8,
+                             X1000);
+        } else {
+                expect_array("temperature_hbm", layout, na, got.temp_hbm_stack_mc, 8, X1);
+                expect_array("temperature_aid", layout, na, got.temp_aid_mc, 4, X1);
+                expect_array("temperature_xcd", layout, na, got.temp_xcd_mc, 8, X1);
+        }
+        expect_array("temperature_mid", layout, na, got.temp_mid_mc, 4, X1);
+        assert_int_equal(got.accumulation_counter_bits, layout == SIM_LAYOUT_6_19 ? 32 : 64);
+        assert_int_equal(got.residency_bits, 32);
+        assert_int_equal(got.attr_count, layout >= SIM_LAYOUT_7_1 ? 50 : 47);
+        assert_int_equal(got.unknown_attrs, 0);
+        assert_int_equal(got.clipped_attrs, 0);
+}
+
+static void check_xcp_v11(const struct sim_metrics *m, unsigned part,
+                          enum sim_metrics_layout layout) {
+        static uint8_t table[SIM_METRICS_MAX_SIZE];
+        static struct amdsmi_partition_metrics got;
+        const struct sim_xcp_stats *x = &m->xcp_stats[part];
+        char reason[256];
+        int n;
+
+        n = sim_xcp_metrics_v11_emit(m, m->current_gfxclk, x, layout, table, sizeof(table));
+        assert_int_equal(n, sim_xcp_metrics_v11_size(layout));
+        memset(&got, 0, sizeof(got));
+        got.size = sizeof(got);
+        if (amdsmi_partition_metrics_parse(table, (size_t) n, &got, reason, sizeof(reason)) != 0)
+                fail_msg("xcp v1.1 %s: %s", layout_names[layout], reason);
+        assert_int_equal(got.structure_size, n);
+        assert_int_equal(got.format_revision, 1);
+        assert_int_equal(got.content_revision, 1);
+        assert_int_equal(got.attr_count, layout == SIM_LAYOUT_6_19 ? 13 : 15);
+        assert_int_equal(got.unknown_attrs, 0);
+        expect_array("xcp gfxclk", layout, m->current_gfxclk, got.gfxclk_hz, 8, X1E6);
+        expect_array("xcp socclk", layout, m->current_socclk, got.socclk_hz, 4, X1E6);
+        expect_array("xcp vclk0", layout, m->current_vclk0, got.vclk0_hz, 4, X1E6);
+        expect_array("xcp dclk0", layout, m->current_dclk0, got.dclk0_hz, 4, X1E6);
+        expect_array("xcp uclk", layout, &m->current_uclk, &got.uclk_hz, 1, X1E6);
+        expect_array("xcp gfx_busy_inst", layout, x->gfx_busy_inst, got.xcp.gfx_busy_inst_pct, 8,
+                     X1);
+        expect_array("xcp jpeg_busy", layout, x->jpeg_busy, got.xcp.jpeg_busy_pct, 40, X1);
+        expect_array("xcp vcn_busy", layout, x->vcn_busy, got.xcp.vcn_busy_pct, 4, X1);
+        expect_array("xcp gfx_busy_acc", layout, x->gfx_busy_acc, got.xcp.gfx_busy_acc, 8, X1);
+        expect_array("xcp below_ppt", layout, x->gfx_below_host_limit_ppt_acc,
+                     got.xcp.gfx_below_host_limit_ppt_acc, 8, X1);
+        expect_array("xcp below_thm", layout, x->gfx_below_host_limit_thm_acc,
+                     got.xcp.gfx_below_host_limit_thm_acc, 8, X1);
+        expect_array("xcp low_util", layout, x->gfx_low_utilization_acc,
+                     got.xcp.gfx_low_utilization_acc, 8, X1);
+        expect_array("xcp below_total", layout, x->gfx_below_host_limit_total_acc,
+                     got.xcp.gfx_below_host_limit_total_acc, 8, X1);
+        if (layout == SIM_LAYOUT_6_19) {
+                assert_true(got.accumulation_counter == AMDSMI_NA);
+                assert_true(got.firmware_timestamp_ns == AMDSMI_NA);
+        } else {
+                expect_array("xcp accumulation_counter", layout, &m->accumulation_counter,
+                             &got.accumulation_counter, 1, X1);
+                expect_array("xcp firmware_timestamp", layout, &m->firmware_timestamp,
+                             &got.firmware_timestamp_ns, 1, X10);
+        }
+}
+
+static void check_v19_all(const struct sim_metrics *m) {
+        for (unsigned l = SIM_LAYOUT_6_19; l < _SIM_LAYOUT_MAX; l++) {
+                check_v19(m, (enum sim_metrics_layout) l);
+                for (unsigned part = 0; part < 8; part++)
+                        check_xcp_v11(m, part, (enum sim_metrics_layout) l);
+        }
+}
+
+static void test_v19_distinct(void **state) {
+        struct sim_metrics m;
+
+        fill_distinct(&m);
+        check_v19_all(&m);
+        /* a counter past 2^32: 6.19 carries it modulo 2^32, 7.0 and xcp v1.1 whole */
+        m.accumulation_counter = UINT64_C(0x1c1c2c3c4);
+        check_v19_all(&m);
+}
+
+static void test_v19_all_na(void **state) {
+        struct sim_metrics m;
+
+        sim_metrics_init(&m);
+        check_v19_all(&m);
+}
+
+static void test_v19_max_values(void **state) {
+        struct sim_metrics m;
+
+        fill_distinct(&m);
+        m.temperature_hotspot = 0xfffe;
+        m.curr_socket_power = 0xfffe;
+        m.ppt_residency_acc = 0xfffffffe;
+        m.accumulation_counter = UINT64_MAX - 1;
+        m.gpu_xcc.gfx_busy_acc[7] = UINT64_MAX - 1;
+        m.temperature_xcds[7] = 0xfffe;
+        m.gpu_xcc.jpeg_busy[39] = SIM_METRICS_NA;
+        check_v19_all(&m);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_distinct),
-                cmocka_unit_test(test_all_na),
-                cmocka_unit_test(test_some_na),
-                cmocka_unit_test(test_max_values),
+                cmocka_unit_test(test_distinct),       cmocka_unit_test(test_all_na),
+                cmocka_unit_test(test_some_na),        cmocka_unit_test(test_max_values),
+                cmocka_unit_test(test_v19_distinct),   cmocka_unit_test(test_v19_all_na),
+                cmocka_unit_test(test_v19_max_values),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

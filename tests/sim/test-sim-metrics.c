@@ -550,8 +550,85 @@ static void test_absent_fields_ignored(void **state) {
         }
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* v1.9 and xcp_metrics v1.1 (gpu-metrics-v1.9.md) */
+
+static void test_v19_sizes(void **state) {
+        static const size_t gpu[] = { 0, 1150, 1154, 1218 }, xcp[] = { 0, 594, 626, 626 };
+        struct sim_metrics m;
+
+        sim_metrics_init(&m);
+        for (unsigned l = SIM_LAYOUT_6_19; l < _SIM_LAYOUT_MAX; l++) {
+                assert_int_equal(sim_metrics_v19_size(l), gpu[l]);
+                assert_int_equal(sim_xcp_metrics_v11_size(l), xcp[l]);
+                memset(buf, GUARD, sizeof(buf));
+                assert_int_equal(sim_metrics_v19_emit(&m, l, buf, sizeof(buf)), (int) gpu[l]);
+                CHECK(0, 2, gpu[l]); /* structure_size: the blob's length */
+                CHECK(2, 1, 1);
+                CHECK(3, 1, 9);
+                CHECK(4, 4, l == SIM_LAYOUT_7_1 ? 50 : 47);
+                assert_int_equal(buf[gpu[l]], GUARD); /* nothing past it */
+                memset(buf, GUARD, sizeof(buf));
+                assert_int_equal(sim_xcp_metrics_v11_emit(&m, m.current_gfxclk, &m.gpu_xcc, l, buf,
+                                                          sizeof(buf)),
+                                 (int) xcp[l]);
+                CHECK(0, 2, xcp[l]);
+                CHECK(3, 1, 1);
+                CHECK(4, 4, l == SIM_LAYOUT_6_19 ? 13 : 15);
+                assert_int_equal(buf[xcp[l]], GUARD);
+                /* one byte short */
+                assert_int_equal(sim_metrics_v19_emit(&m, l, buf, gpu[l] - 1), -ENOSPC);
+                assert_int_equal(sim_xcp_metrics_v11_emit(&m, m.current_gfxclk, &m.gpu_xcc, l, buf,
+                                                          xcp[l] - 1),
+                                 -ENOSPC);
+        }
+        assert_int_equal(sim_metrics_v19_emit(&m, SIM_LAYOUT_UNSET, buf, sizeof(buf)), -EINVAL);
+        assert_int_equal(sim_metrics_v19_emit(&m, _SIM_LAYOUT_MAX, buf, sizeof(buf)), -EINVAL);
+        assert_int_equal(sim_metrics_v19_size(_SIM_LAYOUT_MAX), 0);
+}
+
+/* The value offsets the spec computes for the 6.19 layout (§2.1), and the 7.0 shift. */
+static void test_v19_offsets(void **state) {
+        struct sim_metrics m;
+
+        sim_metrics_init(&m);
+        m.temperature_hotspot = 42;
+        m.curr_socket_power = 750;
+        m.accumulation_counter = UINT64_C(0x154536484); /* past 2^32 */
+        m.ppt_residency_acc = 0x12345678;
+        for (unsigned i = 0; i < 8; i++) {
+                m.current_gfxclk[i] = 2100 - i;
+                m.gpu_xcc.gfx_busy_inst[i] = 90 + i;
+                m.gpu_xcc.gfx_below_host_limit_total_acc[i] = UINT64_C(0x0102030405060700) + i;
+        }
+
+        assert_int_equal(sim_metrics_v19_emit(&m, SIM_LAYOUT_6_19, buf, sizeof(buf)), 1150);
+        CHECK(8, 8, 0x02200001); /* TEMPERATURE_HOTSPOT: TEMP_1, U16, id 0, 1 instance */
+        CHECK(16, 2, 42);
+        CHECK(46, 2, 750);
+        CHECK(116, 8, 0x00402401); /* ACCUMULATION_COUNTER: NONE, U32, id 9, 1 */
+        CHECK(124, 4, 0x54536484); /* modulo 2^32 */
+        CHECK(148, 4, 0x12345678);
+        for (unsigned i = 0; i < 8; i++) {
+                CHECK(560 + 2 * i, 2, 2100 - i);
+                CHECK(654 + 4 * i, 4, 90 + i);
+                CHECK(1086 + 8 * i, 8, UINT64_C(0x0102030405060700) + i);
+        }
+        CHECK(1078, 8, 0x0060bc08); /* TOTAL_ACC: NONE, U64, id 47, 8 instances */
+
+        /* 7.0: the counter is u64, everything after it 4 bytes later */
+        assert_int_equal(sim_metrics_v19_emit(&m, SIM_LAYOUT_7_0, buf, sizeof(buf)), 1154);
+        CHECK(116, 8, 0x00602401);
+        CHECK(124, 8, UINT64_C(0x154536484));
+        CHECK(152, 4, 0x12345678);
+        CHECK(564, 2, 2100);
+        CHECK(1090, 8, UINT64_C(0x0102030405060700));
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_v19_sizes),
+                cmocka_unit_test(test_v19_offsets),
                 cmocka_unit_test(test_sizes),
                 cmocka_unit_test(test_header),
                 cmocka_unit_test(test_bad_revision),

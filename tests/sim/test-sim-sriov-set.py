@@ -224,9 +224,9 @@ class SetNumVfs(unittest.TestCase):
             self.assertIn(GPU0, rep["message"])
             self.assertEqual(m.hits(numvfs), 0)
             self.check_vfs(m, GPU0, 2)
-        with SriovMount("-m", "mi350x-8") as m:
+        with SriovMount("-m", "mi300a-4") as m:
             # no VF device ID known: no SR-IOV capability in the simulator
-            out = m.probe("set", GPU0, 1)
+            out = m.probe("set", "0000:01:00.0", 1)
             rep = self.check_report(out, -errno.EOPNOTSUPP, "preflight", config="none")
             self.assertIn("no SR-IOV capability", rep["message"])
 

@@ -102,16 +102,16 @@ class Sriov(unittest.TestCase):
         self.assertEqual(os.listdir(m.path("kernel/iommu_groups/%s/devices" % group)), [vf])
         return vf, group
 
-    def check_pf_sriov(self, m, pf, num):
+    def check_pf_sriov(self, m, pf, num, vf_device=0x74b5):
         d = m.gpu(pf)
         for f, mode in SRIOV_FILES.items():
             self.assertEqual(self.mode(m, d + "/" + f), mode, f)
         self.assertEqual([m.value(d + "/" + f) for f in
                           ("sriov_totalvfs", "sriov_numvfs", "sriov_offset", "sriov_stride",
                            "sriov_vf_device", "sriov_vf_total_msix")],
-                         ["8", str(num), "16", "1", "74b5", "0"])
+                         ["8", str(num), "16", "1", "%x" % vf_device, "0"])
         ctrl, total, numvfs, offset, stride, did = sriov_cap(m.read(d + "/config"))
-        self.assertEqual((total, numvfs, offset, stride, did), (8, num, 16, 1, 0x74b5))
+        self.assertEqual((total, numvfs, offset, stride, did), (8, num, 16, 1, vf_device))
         self.assertEqual(ctrl & 1, 1 if num else 0)     # VF Enable
         links = sorted(f for f in os.listdir(m.path(d)) if f.startswith("virtfn"))
         self.assertEqual(links, sorted("virtfn%d" % i for i in range(num)))
@@ -260,8 +260,12 @@ class Sriov(unittest.TestCase):
         with Mount("-m", "mi300x-8") as m:
             self.check_pf_sriov(m, GPU0, 0)
             self.assertEqual(m.value("module/vfio_pci/parameters/enable_sriov"), "N")
-        with Mount("-m", "mi350x-8") as m:
-            self.assertFalse(self.exists(m, m.gpu(GPU0, "sriov_numvfs")))  # no known VF ID
+        # MI350X/MI355X: gim supports their VFs; the VF IDs are placeholders (unverified)
+        for name, did in (("mi350x-8", 0x75b0), ("mi355x-8", 0x75b3)):
+            with self.subTest(machine=name), Mount("-m", name) as m:
+                self.check_pf_sriov(m, GPU0, 0, did)
+        with Mount("-m", "mi300a-4") as m:
+            self.assertFalse(self.exists(m, "bus/pci/devices/0000:01:00.0/sriov_numvfs"))  # no VF ID
 
     # ---------------------------------------------------------------------------------------
     # sriov_numvfs (virtualization.md §2.2)
