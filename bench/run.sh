@@ -67,6 +67,30 @@ fi
 
 median() { sed -n 's/.*median \([0-9]*\) us.*/\1/p'; }
 
+# gpu_metrics 1.9 (attribute-encoded, Linux 6.19 / AMD DKMS) against 1.8 on the same 8 x MI300X
+# server: plain snapshots of the simulator's mi300x-8-dkms and of the same machine serving
+# 1.8, alternated so that both see the same machine noise.
+echo "== gpu_metrics 1.9 against 1.8, whole process (8 x MI300X, plain snapshot trees)"
+"$B/sim/amdsmi-sim" dump-machine mi300x-8-dkms |
+        /usr/bin/python3 -c 'import json, sys; m = json.load(sys.stdin); m["name"] = "mi300x-8-v18"; m["kernel"]["gpu_metrics_revision"] = 8; json.dump(m, sys.stdout)' \
+        > "$PW/mi300x-8-v18.json"
+"$B/sim/amdsmi-sim" snapshot --frozen -m mi300x-8-dkms "$PW/v19" >/dev/null
+"$B/sim/amdsmi-sim" snapshot --frozen -m "$PW/mi300x-8-v18.json" "$PW/v18" >/dev/null
+v18=() v19=()
+for round in 1 2 3; do
+        out=$(AMDSMI_SYSFS_ROOT=$PW/v18 "$EXEC" -n "$RUNS" -l "amdsmi metric --json, 8 GPUs, gpu_metrics 1.8 (round $round)" -- "$AMDSMI" metric --json)
+        echo "$out"
+        v18+=("$(echo "$out" | median)")
+        out=$(AMDSMI_SYSFS_ROOT=$PW/v19 "$EXEC" -n "$RUNS" -l "amdsmi metric --json, 8 GPUs, gpu_metrics 1.9 (round $round)" -- "$AMDSMI" metric --json)
+        echo "$out"
+        v19+=("$(echo "$out" | median)")
+done
+a=$(printf '%s\n' "${v18[@]}" | sort -n | sed -n 2p)
+b=$(printf '%s\n' "${v19[@]}" | sort -n | sed -n 2p)
+if [ -n "$a" ] && [ -n "$b" ] && [ "$a" -gt 0 ]; then
+        echo "ratio: amdsmi metric --json 1.9 / 1.8 = $(awk -v a="$b" -v b="$a" 'BEGIN { printf "%.2f", a / b }')x (median of 3 rounds' medians: $b us / $a us; budget 1.1x)"
+fi
+
 if command -v rocm-smi >/dev/null && [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; then
         echo "== peers on the same tree, bind-mounted over /sys in a private mount namespace"
         out=$(unshare -m bash -c '
