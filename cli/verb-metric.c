@@ -359,6 +359,26 @@ static json_object *metrics_xgmi(const struct amdsmi_gpu_metrics *m) {
         return o;
 }
 
+/* One partition's busy values and accumulators (gpu_metrics.partitions[]). */
+static json_object *xcp_entry(size_t partition, const struct amdsmi_xcp_metrics *x) {
+        json_object *e = json_object_new_object();
+
+        if (!e)
+                return NULL;
+        json_set(e, "partition", json_object_new_uint64(partition));
+        json_set(e, "gfx_busy_pct", U64_ARRAY(x->gfx_busy_inst_pct, 0));
+        json_set(e, "jpeg_busy_pct", U64_ARRAY(x->jpeg_busy_pct, 0));
+        json_set(e, "vcn_busy_pct", U64_ARRAY(x->vcn_busy_pct, 0));
+        json_set(e, "gfx_busy_acc", U64_ARRAY(x->gfx_busy_acc, 0));
+        json_set(e, "gfx_below_host_limit_acc", U64_ARRAY(x->gfx_below_host_limit_acc, 0));
+        json_set(e, "gfx_below_host_limit_ppt_acc", U64_ARRAY(x->gfx_below_host_limit_ppt_acc, 0));
+        json_set(e, "gfx_below_host_limit_thm_acc", U64_ARRAY(x->gfx_below_host_limit_thm_acc, 0));
+        json_set(e, "gfx_low_utilization_acc", U64_ARRAY(x->gfx_low_utilization_acc, 0));
+        json_set(e, "gfx_below_host_limit_total_acc",
+                 U64_ARRAY(x->gfx_below_host_limit_total_acc, 0));
+        return e;
+}
+
 static json_object *metrics_partitions(struct cli *c, size_t index,
                                        const struct amdsmi_gpu_metrics *m) {
         json_object *a;
@@ -374,22 +394,9 @@ static json_object *metrics_partitions(struct cli *c, size_t index,
 
                 if (!select_match_partition(&c->matches[index], (unsigned) i))
                         continue;
-                e = json_object_new_object();
+                e = xcp_entry(i, x);
                 if (!e)
                         break;
-                json_set(e, "partition", json_object_new_uint64(i));
-                json_set(e, "gfx_busy_pct", U64_ARRAY(x->gfx_busy_inst_pct, 0));
-                json_set(e, "jpeg_busy_pct", U64_ARRAY(x->jpeg_busy_pct, 0));
-                json_set(e, "vcn_busy_pct", U64_ARRAY(x->vcn_busy_pct, 0));
-                json_set(e, "gfx_busy_acc", U64_ARRAY(x->gfx_busy_acc, 0));
-                json_set(e, "gfx_below_host_limit_acc", U64_ARRAY(x->gfx_below_host_limit_acc, 0));
-                json_set(e, "gfx_below_host_limit_ppt_acc",
-                         U64_ARRAY(x->gfx_below_host_limit_ppt_acc, 0));
-                json_set(e, "gfx_below_host_limit_thm_acc",
-                         U64_ARRAY(x->gfx_below_host_limit_thm_acc, 0));
-                json_set(e, "gfx_low_utilization_acc", U64_ARRAY(x->gfx_low_utilization_acc, 0));
-                json_set(e, "gfx_below_host_limit_total_acc",
-                         U64_ARRAY(x->gfx_below_host_limit_total_acc, 0));
                 json_object_array_add(a, e);
         }
         return a;
@@ -403,7 +410,6 @@ static json_object *partitions_from_files(struct cli *c, size_t index, struct am
         for (size_t i = 0; i < n; i++) {
                 struct amdsmi_partition *part = amdsmi_gpu_get_partition(gpu, i);
                 struct amdsmi_partition_metrics pm = { .size = sizeof(pm) };
-                const struct amdsmi_xcp_metrics *x = &pm.xcp;
                 char field[64], why[160];
                 json_object *e;
                 int r;
@@ -420,24 +426,11 @@ static json_object *partitions_from_files(struct cli *c, size_t index, struct am
                 }
                 if (!a)
                         a = json_object_new_array();
-                e = json_object_new_object();
+                e = xcp_entry(i, &pm.xcp);
                 if (!a || !e) {
                         json_object_put(e);
                         break;
                 }
-                json_set(e, "partition", json_object_new_uint64(i));
-                json_set(e, "gfx_busy_pct", U64_ARRAY(x->gfx_busy_inst_pct, 0));
-                json_set(e, "jpeg_busy_pct", U64_ARRAY(x->jpeg_busy_pct, 0));
-                json_set(e, "vcn_busy_pct", U64_ARRAY(x->vcn_busy_pct, 0));
-                json_set(e, "gfx_busy_acc", U64_ARRAY(x->gfx_busy_acc, 0));
-                json_set(e, "gfx_below_host_limit_acc", NULL);
-                json_set(e, "gfx_below_host_limit_ppt_acc",
-                         U64_ARRAY(x->gfx_below_host_limit_ppt_acc, 0));
-                json_set(e, "gfx_below_host_limit_thm_acc",
-                         U64_ARRAY(x->gfx_below_host_limit_thm_acc, 0));
-                json_set(e, "gfx_low_utilization_acc", U64_ARRAY(x->gfx_low_utilization_acc, 0));
-                json_set(e, "gfx_below_host_limit_total_acc",
-                         U64_ARRAY(x->gfx_below_host_limit_total_acc, 0));
                 json_set(e, "source", json_object_new_string("xcp_metrics"));
                 json_set(e, "xcp_metrics_revision", json_object_new_uint64(pm.content_revision));
                 json_set(e, "gfx_clock_mhz", U64_ARRAY(pm.gfxclk_hz, MICRO));
