@@ -777,20 +777,30 @@ static void prime_samples(struct cli *c) {
 /* GPUs whose limiters need a second sample take them from amdsmid, whose sampler has them:
  * one call for all. */
 static void limiters_from_daemon(struct cli *c, json_object *gpus) {
-        json_object *doc = NULL, *dgpus;
-        bool wanted = false;
+        json_object *doc = NULL, *dgpus, *one = NULL;
+        size_t wanted = 0;
+        int r;
 
         for (size_t i = 0; i < json_object_array_length(gpus); i++) {
-                json_object *l = json_path_get(json_object_array_get_idx(gpus, i), "limiters.status");
+                json_object *g = json_object_array_get_idx(gpus, i);
+                json_object *l = json_path_get(g, "limiters.status");
 
-                if (l && strcmp(json_object_get_string(l), "one_sample") == 0)
-                        wanted = true;
+                if (l && strcmp(json_object_get_string(l), "one_sample") == 0) {
+                        wanted++;
+                        one = g;
+                }
                 json_object_put(l);
         }
-        if (!wanted || c->direct || !cli_daemon_running(c))
+        if (wanted == 0 || c->direct || !cli_daemon_running(c))
                 return;
-        if (cli_bus_call(c, AMDSMI_BUS_PATH, NULL, AMDSMI_BUS_IFACE_MANAGER, "GetMetrics", 10000,
-                         &doc, NULL, NULL) < 0 ||
+        /* one GPU: its own document (amdsmid samples only it); more: the whole server's */
+        if (wanted == 1 && json_object_object_get_ex(one, "bdf", &dgpus))
+                r = cli_bus_call(c, NULL, json_object_get_string(dgpus), AMDSMI_BUS_IFACE_GPU,
+                                 "GetMetrics", 10000, &doc, NULL, NULL);
+        else
+                r = cli_bus_call(c, AMDSMI_BUS_PATH, NULL, AMDSMI_BUS_IFACE_MANAGER, "GetMetrics",
+                                 10000, &doc, NULL, NULL);
+        if (r < 0 ||
             !json_object_object_get_ex(doc, "gpus", &dgpus)) {
                 json_object_put(doc);
                 return;
