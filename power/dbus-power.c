@@ -91,6 +91,7 @@ struct dgpu_power {
         /* what the last refresh saw */
         bool seen;
         bool can_apply, gim, has_record, model_known, apml_file;
+        char binding_key[POWER_KEY_MAX]; /* the VM whose cap binds, "" when no VM binds */
         uint64_t device_uw, model_uw, default_uw;
 
         /* applying again */
@@ -624,6 +625,9 @@ static char **power_refresh(struct dgpu *g, struct amdsmi_gpu *gpu) {
         src = power_view_effective_source(v);
         if (free_and_strdup(&g->effective_source, src ? src : "") > 0)
                 (void) strv_extend(&changed, "EffectiveSource");
+        snprintf(p->binding_key, sizeof(p->binding_key), "%s",
+                 v->expl_error == 0 && v->expl.binding == POWER_SOURCE_VM ? v->expl.binding_key
+                                                                          : "");
 
         p->can_apply = power_control_can_apply(v->info.control);
         p->gim = v->info.control == AMDSMI_POWER_CONTROL_GIM;
@@ -1014,20 +1018,19 @@ static int method_apply(sd_bus_message *m, void *userdata, sd_bus_error *error) 
         return submit_change(m, g, "Apply", pj, flags, error);
 }
 
+/* From what the last refresh saw (the periodic check, and every change, refresh the GPU):
+ * a metrics document reads no power file for it. */
 int power_daemon_limit(struct cli *c, struct amdsmi_gpu *gpu, struct power_limit *ret) {
         struct daemon *d = c->power_limit_userdata;
         struct dgpu *g = d ? manager_find_gpu(d, amdsmi_gpu_get_bdf(gpu)) : NULL;
         struct dgpu_power *p = g ? power_get(g) : NULL;
-        _cleanup_free_ struct power_view *v = malloc(sizeof(*v));
 
-        if (!g || !p)
+        if (!g || !p || !p->seen)
                 return -ENODATA;
-        if (!v)
-                return -ENOMEM;
-        state_load_gpu(g, p);
-        power_view_read_device(gpu, AMDSMI_POWER_READ_NO_METRICS, v);
-        power_view_set_sources(v, g->bdf, &p->sources, p->applied_uw, p->applied_usec);
-        power_view_limit(v, ret);
+        *ret = (struct power_limit){ .cap_uw = g->cap_uw ? g->cap_uw : AMDSMI_NA };
+        snprintf(ret->source, sizeof(ret->source), "%s", g->effective_source ? g->effective_source : "");
+        if (strcmp(ret->source, "vm") == 0)
+                snprintf(ret->key, sizeof(ret->key), "%s", p->binding_key);
         return 0;
 }
 
