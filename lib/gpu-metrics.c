@@ -369,6 +369,17 @@ int metrics_invalid(char *reason, size_t reason_size, const char *fmt, ...) {
         return -EBADMSG;
 }
 
+/* A versioned structure whose caller's @size is below this library's first version. */
+static int check_struct_size(const char *name, uint32_t size, size_t need, char *reason,
+                             size_t reason_size) {
+        if (size >= need)
+                return 0;
+        if (reason && reason_size > 0)
+                snprintf(reason, reason_size, "struct %s: size %u, at least %zu needed", name, size,
+                         need);
+        return -EINVAL;
+}
+
 static void reason_clear(char *reason, size_t reason_size) {
         if (reason && reason_size > 0)
                 reason[0] = '\0';
@@ -489,13 +500,10 @@ _public_ int amdsmi_gpu_metrics_parse_ext(const void *buf, size_t len,
         reason_clear(ret_reason, reason_size);
         if (!buf || !m)
                 return -EINVAL;
-        if (m->size < sizeof(*m)) {
-                if (ret_reason && reason_size > 0)
-                        snprintf(ret_reason, reason_size,
-                                 "struct amdsmi_gpu_metrics_ext: size %u, at least %zu needed",
-                                 m->size, sizeof(*m));
-                return -EINVAL;
-        }
+        r = check_struct_size("amdsmi_gpu_metrics_ext", m->size, sizeof(*m), ret_reason,
+                              reason_size);
+        if (r < 0)
+                return r;
         if (m->ids != AMDSMI_METRICS_IDS_T3 && m->ids != AMDSMI_METRICS_IDS_MID) {
                 if (ret_reason && reason_size > 0)
                         snprintf(ret_reason, reason_size,
@@ -555,17 +563,15 @@ _public_ int amdsmi_partition_metrics_parse(const void *buf, size_t len,
         struct amdsmi_partition_metrics *pm = ret_metrics;
         const uint8_t *p = buf;
         uint16_t size;
+        int r;
 
         reason_clear(ret_reason, reason_size);
         if (!buf || !pm)
                 return -EINVAL;
-        if (pm->size < sizeof(*pm)) {
-                if (ret_reason && reason_size > 0)
-                        snprintf(ret_reason, reason_size,
-                                 "struct amdsmi_partition_metrics: size %u, at least %zu needed",
-                                 pm->size, sizeof(*pm));
-                return -EINVAL;
-        }
+        r = check_struct_size("amdsmi_partition_metrics", pm->size, sizeof(*pm), ret_reason,
+                              reason_size);
+        if (r < 0)
+                return r;
         if (len < 4)
                 return metrics_invalid(ret_reason, reason_size,
                                        "xcp_metrics: %zu bytes, shorter than the header", len);
