@@ -172,6 +172,29 @@ class Mount:
         return int(self.value("class/kfd/kfd/topology/generation_id"))
 
 
+class CtlMount(Mount):
+    """A mounted simulator with its control socket at a known path."""
+
+    def __init__(self, *args):
+        self.sock_dir = tempfile.mkdtemp(prefix="amdsmi-sim-ctl.")
+        self.sock = os.path.join(self.sock_dir, "ctl.sock")
+        super().__init__("--ctl", self.sock, *args)
+
+    def __exit__(self, *exc):
+        super().__exit__(*exc)
+        shutil.rmtree(self.sock_dir, ignore_errors=True)
+        return False
+
+    def ctl(self, *args, check=True):
+        """amdsmi-sim ctl --socket SOCK ARGS: the CompletedProcess; with @check, exit 0."""
+        p = subprocess.run([SIM, "ctl", "--socket", self.sock] + [str(a) for a in args],
+                           capture_output=True, text=True, timeout=60)
+        if check and p.returncode != 0:
+            raise AssertionError("ctl %s: exit %d: %s" % (" ".join(map(str, args)),
+                                                          p.returncode, p.stderr))
+        return p
+
+
 def vf_bdf(pf, i):
     """VF i of @pf in the simulator's layout: devfn + offset 16 + stride 1 * i
     (virtualization.md §2.3)."""

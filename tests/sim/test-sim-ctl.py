@@ -23,33 +23,15 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from simtest import CLI, GPU0, GPU1, SIM, Mount, main, metrics_field  # noqa: E402
+import simtest  # noqa: E402
+from simtest import CLI, GPU0, GPU1, SIM, main, metrics_field  # noqa: E402
 
 CCP = "current_compute_partition"
 PROC = "class/kfd/kfd/proc"
 
 
-class CtlMount(Mount):
-    """A mounted simulator with its control socket at a known path."""
-
-    def __init__(self, *args):
-        self.sock_dir = tempfile.mkdtemp(prefix="amdsmi-sim-ctl.")
-        self.sock = os.path.join(self.sock_dir, "ctl.sock")
-        super().__init__("--ctl", self.sock, *args)
-
-    def __exit__(self, *exc):
-        super().__exit__(*exc)
-        shutil.rmtree(self.sock_dir, ignore_errors=True)
-        return False
-
-    def ctl(self, *args, check=True):
-        """amdsmi-sim ctl --socket SOCK ARGS: the CompletedProcess; with @check, exit 0."""
-        p = subprocess.run([SIM, "ctl", "--socket", self.sock] + [str(a) for a in args],
-                           capture_output=True, text=True, timeout=60)
-        if check and p.returncode != 0:
-            raise AssertionError("ctl %s: exit %d: %s" % (" ".join(map(str, args)),
-                                                          p.returncode, p.stderr))
-        return p
+class CtlMount(simtest.CtlMount):
+    """simtest's CtlMount, with raw requests on the socket."""
 
     def raw(self, *requests):
         """Sends raw request bytes on one connection; returns everything the server sent."""

@@ -10,7 +10,6 @@ library's parser nor the simulator's encoder is used.
 
 import json
 import os
-import shutil
 import struct
 import subprocess
 import sys
@@ -20,7 +19,8 @@ import unittest
 from fractions import Fraction
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from simtest import GPU0, MI300X_BDFS, SIM, Mount, main, sim, vf_bdf  # noqa: E402
+import simtest  # noqa: E402
+from simtest import GPU0, MI300X_BDFS, Mount, main, sim, vf_bdf  # noqa: E402
 
 # --- the spec, as this test reads it ------------------------------------------------------------
 
@@ -161,24 +161,8 @@ def machine_file(test, preset, **kernel):
     return path
 
 
-class CtlMount(Mount):
-    def __init__(self, *args):
-        self.sock_dir = tempfile.mkdtemp(prefix="amdsmi-v19-ctl.")
-        self.sock = os.path.join(self.sock_dir, "ctl.sock")
-        super().__init__("--ctl", self.sock, *args)
-
-    def __exit__(self, *exc):
-        super().__exit__(*exc)
-        shutil.rmtree(self.sock_dir, ignore_errors=True)
-        return False
-
-    def ctl(self, *args, check=True):
-        p = subprocess.run([SIM, "ctl", "--socket", self.sock] + [str(a) for a in args],
-                           capture_output=True, text=True, timeout=60)
-        if check and p.returncode != 0:
-            raise AssertionError("ctl %s: exit %d: %s" % (" ".join(map(str, args)),
-                                                          p.returncode, p.stderr))
-        return p
+class CtlMount(simtest.CtlMount):
+    """simtest's CtlMount, with the dump of one GPU."""
 
     def state(self, bdf=GPU0):
         doc = json.loads(self.ctl("dump").stdout)
