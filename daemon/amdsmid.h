@@ -124,7 +124,6 @@ struct daemon {
         /* sampler.c: the last two gpu_metrics samples of each GPU */
         struct samples *samples;        /* NULL until a first consumer */
         sd_event_source *sampler_timer;
-        sd_event_source *sampler_settle;
         uint64_t sampler_used_usec;     /* the last consumer (CLOCK_MONOTONIC) */
         struct pending *sampler_pending; /* replies held for a second sample */
         bool sampler_replaying;

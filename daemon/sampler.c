@@ -30,6 +30,8 @@
 
 struct pending {
         struct pending *next;
+        struct daemon *d;
+        sd_event_source *timer; /* SAMPLER_SETTLE_MS after this request's first samples */
         sd_bus_message *m;
         char bdf[16];           /* the GPU of a per-GPU method; "" for the manager */
         sampler_reply_fn fn;
@@ -121,48 +123,50 @@ void sampler_use(struct daemon *d) {
 }
 
 static void pending_free(struct pending *p) {
+        sd_event_source_unref(p->timer);
         sd_bus_message_unref(p->m);
         free(p);
 }
 
-static int on_settled(sd_event_source *s, uint64_t usec, void *userdata) {
-        struct daemon *d = userdata;
-        struct pending *list = d->sampler_pending;
-
-        d->sampler_pending = NULL;
-        d->sampler_settle = sd_event_source_unref(d->sampler_settle);
-        /* the second sample of every GPU a held request concerns, then the replies */
-        for (struct pending *p = list; p; p = p->next)
-                FOREACH_REQUEST_GPU(d, p->bdf, gpu)
-                        take(d, gpu, SAMPLER_SETTLE_MS * 1000 / 2);
-        d->sampler_replaying = true;
-        while (list) {
-                struct pending *p = list;
-                sd_bus_error error = SD_BUS_ERROR_NULL;
-                void *target = d;
-                int r;
-
-                list = p->next;
-                if (p->bdf[0]) {
-                        struct dgpu *g = manager_find_gpu(d, p->bdf);
-
-                        target = g && g->present ? g : NULL;
+static void pending_unlink(struct daemon *d, struct pending *p) {
+        for (struct pending **i = &d->sampler_pending; *i; i = &(*i)->next)
+                if (*i == p) {
+                        *i = p->next;
+                        break;
                 }
-                if (!target)
-                        r = bus_error_errno(&error, -ENODEV, "GPU %s is gone", p->bdf);
-                else
-                        r = p->fn(p->m, target, &error);
-                if (r < 0 || sd_bus_error_is_set(&error))
-                        (void) sd_bus_reply_method_error(p->m, &error);
-                sd_bus_error_free(&error);
-                pending_free(p);
+}
+
+static int on_settled(sd_event_source *s, uint64_t usec, void *userdata) {
+        struct pending *p = userdata;
+        struct daemon *d = p->d;
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        void *target = d;
+        int r;
+
+        pending_unlink(d, p);
+        /* the second sample of every GPU the request concerns (one a later request read
+         * moments ago serves), then the reply */
+        FOREACH_REQUEST_GPU(d, p->bdf, gpu)
+                take(d, gpu, SAMPLER_SETTLE_MS * 1000 / 2);
+        if (p->bdf[0]) {
+                struct dgpu *g = manager_find_gpu(d, p->bdf);
+
+                target = g && g->present ? g : NULL;
         }
+        d->sampler_replaying = true;
+        if (!target)
+                r = bus_error_errno(&error, -ENODEV, "GPU %s is gone", p->bdf);
+        else
+                r = p->fn(p->m, target, &error);
         d->sampler_replaying = false;
+        if (r < 0 || sd_bus_error_is_set(&error))
+                (void) sd_bus_reply_method_error(p->m, &error);
+        sd_bus_error_free(&error);
+        pending_free(p);
         return 0;
 }
 
 int sampler_prepare(struct daemon *d, sd_bus_message *m, const char *bdf, sampler_reply_fn fn) {
-        uint64_t now = now_usec(CLOCK_MONOTONIC);
         struct pending *p;
         bool ready = true;
         int r;
@@ -173,7 +177,7 @@ int sampler_prepare(struct daemon *d, sd_bus_message *m, const char *bdf, sample
         if (!bdf)
                 bdf = "";
         FOREACH_REQUEST_GPU(d, bdf, gpu)
-                if (!pair_ready(d, gpu, now)) {
+                if (!pair_ready(d, gpu, now_usec(CLOCK_MONOTONIC))) {
                         take(d, gpu, 0);
                         ready = false;
                 }
@@ -183,16 +187,18 @@ int sampler_prepare(struct daemon *d, sd_bus_message *m, const char *bdf, sample
         p = calloc(1, sizeof(*p));
         if (!p)
                 return -ENOMEM;
+        p->d = d;
         p->m = sd_bus_message_ref(m);
         snprintf(p->bdf, sizeof(p->bdf), "%s", bdf);
         p->fn = fn;
-        if (!d->sampler_settle) {
-                r = sd_event_add_time_relative(d->event, &d->sampler_settle, CLOCK_MONOTONIC,
-                                               SAMPLER_SETTLE_MS * 1000, 1000, on_settled, d);
-                if (r < 0) {
-                        pending_free(p);
-                        return 0; /* answer now, with one sample */
-                }
+        /* counted from now, after the first samples: a relative timer would count from the
+         * start of this loop iteration, and slow first reads would eat the settle time */
+        r = sd_event_add_time(d->event, &p->timer, CLOCK_MONOTONIC,
+                              now_usec(CLOCK_MONOTONIC) + SAMPLER_SETTLE_MS * 1000, 1000,
+                              on_settled, p);
+        if (r < 0) {
+                pending_free(p);
+                return 0; /* answer now, with one sample */
         }
         p->next = d->sampler_pending;
         d->sampler_pending = p;
@@ -206,7 +212,6 @@ void sampler_done(struct daemon *d) {
                 d->sampler_pending = p->next;
                 pending_free(p);
         }
-        d->sampler_settle = sd_event_source_unref(d->sampler_settle);
         d->sampler_timer = sd_event_source_unref(d->sampler_timer);
         if (d->samples)
                 samples_clear(d->samples);

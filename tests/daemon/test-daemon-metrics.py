@@ -51,6 +51,21 @@ class Sampler(unittest.TestCase):
             whole = metrics(d)
             self.assertEqual({g["limiters"]["status"] for g in whole["gpus"]}, {"measured"})
 
+    def test_slow_first_reads_still_settle(self):
+        # first samples that take long to read (150 ms each) still get their full settle time
+        # before the second: the held reply's timer counts from after them, not from when
+        # the call came in
+        with Daemon() as d:
+            bdfs = [g["bdf"] for g in d.describe()["gpus"]]
+            self.assertGreater(len(bdfs), 2)
+            for bdf in bdfs:
+                sim_ctl(d, "delay", "bus/pci/devices/%s/gpu_metrics" % bdf, 150, "once", "read")
+            whole = metrics(d)
+            status = {g["bdf"]: g["limiters"]["status"] for g in whole["gpus"]}
+            self.assertEqual(set(status.values()), {"measured"}, status)
+            for g in whole["gpus"]:
+                self.assertGreaterEqual(g["limiters"]["interval_s"], 0.1, g["limiters"])
+
     def test_power_limit_source(self):
         # a host cap below the idle power: the power limiter holds the GPU all the time, and
         # the document says which source set that cap
