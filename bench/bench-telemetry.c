@@ -17,7 +17,7 @@
 
 #include <json-c/json.h>
 
-#include "cli.h"
+#include "documents.h"
 
 static double now_us(clockid_t clock) {
         struct timespec ts;
@@ -37,20 +37,23 @@ static double median(double *v, size_t n) {
 }
 
 static size_t document(struct amdsmi_ctx *ctx, struct amdsmi_gpu *gpu) {
-        struct cli c = { .command = "metric", .format = OUTPUT_JSON, .quiet = true };
+        struct report rep = { .command = "metric", .keep_field_errors = true };
+        struct gpu_set set = {};
+        struct doc_query q = { .report = &rep, .set = &set };
         json_object *doc;
         size_t len = 0;
 
-        snprintf(c.hostname, sizeof(c.hostname), "bench");
-        if (cli_attach(&c, ctx, amdsmi_gpu_get_bdf(gpu)) == 0) {
-                doc = metric_document(&c);
+        snprintf(rep.hostname, sizeof(rep.hostname), "bench");
+        if (gpu_set_attach(&set, ctx, amdsmi_gpu_get_bdf(gpu)) == 0) {
+                doc = metric_document(&q);
                 if (doc) {
                         len = strlen(json_object_to_json_string_ext(
                                 doc, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
                         json_object_put(doc);
                 }
         }
-        cli_detach(&c);
+        gpu_set_clear(&set);
+        report_clear(&rep);
         return len;
 }
 

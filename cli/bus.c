@@ -66,13 +66,13 @@ int cli_change_route(struct cli *c) {
                                         "amdsmid is running: --direct would bypass it "
                                         "(its locks, its desired state); add --force to do "
                                         "it anyway");
-                if (!c->dry_run && geteuid() != 0)
+                if (!c->report.dry_run && geteuid() != 0)
                         return cli_fail(c, -EACCES, "--direct changes need root");
                 return CLI_ROUTE_DIRECT;
         }
         if (running)
                 return CLI_ROUTE_DAEMON;
-        if (c->dry_run)
+        if (c->report.dry_run)
                 return CLI_ROUTE_DIRECT;
         if (geteuid() != 0)
                 return cli_fail(c, -EACCES,

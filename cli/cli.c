@@ -6,30 +6,39 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "documents.h"
 #include "exit-codes.h"
 
 _Static_assert(OUTPUT_NA == AMDSMI_NA, "OUTPUT_NA must be the library's AMDSMI_NA");
 
-int cli_fail(struct cli *c, int r, const char *format, ...) {
-        va_list ap;
-        char *msg = NULL;
+static void print_line(struct report *r, enum report_line kind, const char *text) {
+        struct cli *c = cli_of_report(r);
 
-        va_start(ap, format);
-        if (vasprintf(&msg, format, ap) < 0)
-                msg = NULL;
-        va_end(ap);
+        switch (kind) {
+        case REPORT_FAILURE:
+        case REPORT_FIELD_ERROR:
+        case REPORT_NOTE:
+                fprintf(stderr, "amdsmi: %s\n", text);
+                break;
+        case REPORT_SAY:
+                if (c->format == OUTPUT_TABLE)
+                        printf("%s\n", text);
+                break;
+        case REPORT_TEXT:
+                if (c->format == OUTPUT_TABLE)
+                        fputs(text, stdout);
+                break;
+        }
+}
 
-        if (!c->quiet)
-                fprintf(stderr, "amdsmi: %s\n", msg ? msg : strerror(r < 0 ? -r : r));
-        if (!c->error_message)
-                c->error_message = msg;
-        else
-                free(msg);
-        return r;
+void cli_report_init(struct cli *c) {
+        c->report.print = print_line;
+        c->report.keep_field_errors = c->format == OUTPUT_JSON;
 }
 
 int cli_authorise_change(struct cli *c) {
@@ -51,33 +60,9 @@ int cli_check_change_selection(struct cli *c, const char *why) {
         return 0;
 }
 
-json_object *cli_errno_json(int r) {
-        char buf[32];
-
-        return r == 0 ? NULL : json_object_new_string(errno_name(r, buf, sizeof(buf)));
-}
-
-void cli_say(struct cli *c, json_object *entry, const char *format, ...) {
-        json_object *lines = NULL;
-        char *msg = NULL;
-        va_list ap;
-
-        va_start(ap, format);
-        if (vasprintf(&msg, format, ap) < 0)
-                msg = NULL;
-        va_end(ap);
-        if (!msg)
-                return;
-        if (c->format == OUTPUT_TABLE)
-                printf("%s\n", msg);
-        if (entry && json_object_object_get_ex(entry, "messages", &lines))
-                json_object_array_add(lines, json_object_new_string(msg));
-        free(msg);
-}
-
 int cli_emit_change(struct cli *c, json_object *gpus, int r, const struct column_def *csv,
                     size_t n_csv) {
-        json_object *doc, *res;
+        json_object *doc;
 
         if (c->format == OUTPUT_CSV) {
                 struct columns cols = {};
@@ -95,63 +80,13 @@ int cli_emit_change(struct cli *c, json_object *gpus, int r, const struct column
         if (c->format != OUTPUT_JSON)
                 return r;
 
-        doc = cli_document(c, json_object_get(gpus));
-        res = json_object_new_object();
-        if (!doc || !res) {
-                json_object_put(doc);
-                json_object_put(res);
+        doc = report_change_document(&c->report, json_object_get(gpus), r);
+        if (!doc)
                 return cli_fail(c, -ENOMEM, "out of memory");
-        }
-        json_set(doc, "dry_run", json_object_new_boolean(c->dry_run));
-        json_set(res, "exit_code", json_object_new_int(exit_code_from_errno(r)));
-        json_set(res, "errno", cli_errno_json(r));
-        json_set(res, "message", r == 0 ? NULL : json_string_or_null(c->error_message));
-        json_set(doc, "result", res);
         (void) cli_print_json(c, doc);
         json_object_put(doc);
         c->json_printed = true;
         return r;
-}
-
-static const char *field_error_message(int r) {
-        switch (r) {
-        case -ENOMSG:
-                return "empty value (the SMU query failed)";
-        case -EBADMSG:
-                return "malformed value";
-        default:
-                return strerror(r < 0 ? -r : r);
-        }
-}
-
-static void add_error(struct cli *c, json_object *e) {
-        if (!e)
-                return;
-        if (!c->errors)
-                c->errors = json_object_new_array();
-        if (!c->errors) {
-                json_object_put(e);
-                return;
-        }
-        json_object_array_add(c->errors, e);
-}
-
-void cli_field_error(struct cli *c, int gpu, const char *field, int r) {
-        cli_field_error_msg(c, gpu, field, r, NULL);
-}
-
-void cli_field_error_msg(struct cli *c, int gpu, const char *field, int r, const char *msg) {
-        if (!msg)
-                msg = field_error_message(r);
-
-        if (c->format == OUTPUT_JSON) {
-                add_error(c, error_entry_new(gpu, field, r, msg));
-                return;
-        }
-        if (gpu >= 0)
-                fprintf(stderr, "amdsmi: GPU %d: %s: %s\n", gpu, field, msg);
-        else
-                fprintf(stderr, "amdsmi: %s: %s\n", field, msg);
 }
 
 _printf_(3, 0) static void log_handler(struct amdsmi_ctx *ctx, int priority, const char *format,
@@ -167,25 +102,8 @@ _printf_(3, 0) static void log_handler(struct amdsmi_ctx *ctx, int priority, con
         }
         if (vasprintf(&msg, format, args) < 0)
                 return;
-        add_error(c, error_entry_new(-1, NULL, 0, msg));
+        report_add_error(&c->report, error_entry_new(-1, NULL, 0, msg));
         free(msg);
-}
-
-void sanitize_key(const char *in, char *out, size_t len) {
-        size_t n = 0;
-
-        if (len == 0)
-                return;
-        for (; in && *in && n + 1 < len; in++) {
-                char ch = *in;
-
-                if (ch >= 'A' && ch <= 'Z')
-                        ch = (char) (ch - 'A' + 'a');
-                if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9')))
-                        ch = '_';
-                out[n++] = ch;
-        }
-        out[n] = '\0';
 }
 
 static int resolve(struct cli *c) {
@@ -194,7 +112,7 @@ static int resolve(struct cli *c) {
         size_t n, failed = 0;
         int r;
 
-        n = amdsmi_ctx_get_gpu_count(c->ctx);
+        n = amdsmi_ctx_get_gpu_count(c->set.ctx);
         targets = calloc(n ? n : 1, sizeof(*targets));
         matches = calloc(n ? n : 1, sizeof(*matches));
         if (!targets || !matches) {
@@ -209,7 +127,7 @@ static int resolve(struct cli *c) {
                 if (c->selection.items[i].partition != SELECT_NO_PARTITION)
                         need_partitions = true;
         for (size_t i = 0; i < n; i++) {
-                struct amdsmi_gpu *gpu = amdsmi_ctx_get_gpu(c->ctx, i);
+                struct amdsmi_gpu *gpu = amdsmi_ctx_get_gpu(c->set.ctx, i);
 
                 targets[i].bdf = gpu ? amdsmi_gpu_get_bdf(gpu) : NULL;
                 targets[i].n_partitions =
@@ -249,17 +167,17 @@ static int resolve(struct cli *c) {
                 free(matches);
                 return r;
         }
-        free(c->matches);
-        c->matches = matches;
-        c->n_gpus = n;
+        free(c->set.matches);
+        c->set.matches = matches;
+        c->set.n_gpus = n;
         return 0;
 }
 
 static int enumerate(struct cli *c) {
-        const char *root = amdsmi_ctx_get_sysfs_root(c->ctx);
+        const char *root = amdsmi_ctx_get_sysfs_root(c->set.ctx);
         int r;
 
-        r = amdsmi_ctx_enumerate(c->ctx);
+        r = amdsmi_ctx_enumerate(c->set.ctx);
         if (r == 0 || r == -ENOENT)
                 return cli_fail(c, r == 0 ? -ENODEV : r, "no AMD GPU found under %s", root);
         if (r < 0)
@@ -270,97 +188,14 @@ static int enumerate(struct cli *c) {
 int cli_open(struct cli *c) {
         int r;
 
-        r = amdsmi_ctx_new(&c->ctx);
+        r = amdsmi_ctx_new(&c->set.ctx);
         if (r < 0)
                 return cli_fail(c, r, "cannot create the library context: %s", strerror(-r));
-        amdsmi_ctx_set_log_fn(c->ctx, log_handler, c);
-        if (amdsmi_ctx_get_log_priority(c->ctx) < AMDSMI_LOG_WARNING)
-                amdsmi_ctx_set_log_priority(c->ctx, AMDSMI_LOG_WARNING);
+        amdsmi_ctx_set_log_fn(c->set.ctx, log_handler, c);
+        if (amdsmi_ctx_get_log_priority(c->set.ctx) < AMDSMI_LOG_WARNING)
+                amdsmi_ctx_set_log_priority(c->set.ctx, AMDSMI_LOG_WARNING);
 
         return enumerate(c);
-}
-
-int cli_attach(struct cli *c, struct amdsmi_ctx *ctx, const char *bdf) {
-        size_t n = amdsmi_ctx_get_gpu_count(ctx);
-        struct select_match *matches;
-        bool found = false;
-
-        matches = calloc(n ? n : 1, sizeof(*matches));
-        if (!matches)
-                return -ENOMEM;
-        for (size_t i = 0; i < n; i++) {
-                struct amdsmi_gpu *gpu = amdsmi_ctx_get_gpu(ctx, i);
-
-                if (!gpu || (bdf && strcmp(amdsmi_gpu_get_bdf(gpu), bdf) != 0))
-                        continue;
-                matches[i] = (struct select_match){ .selected = true, .all_partitions = true };
-                found = true;
-        }
-        if (bdf && !found) {
-                free(matches);
-                return -ENOENT;
-        }
-        free(c->matches);
-        c->matches = matches;
-        c->n_gpus = n;
-        c->ctx = ctx;
-        return 0;
-}
-
-void cli_detach(struct cli *c) {
-        c->ctx = NULL; /* the caller's */
-        free(c->matches);
-        c->matches = NULL;
-        free(c->error_message);
-        c->error_message = NULL;
-        json_object_put(c->errors);
-        c->errors = NULL;
-}
-
-void cli_begin_sample(struct cli *c) {
-        clock_gettime(CLOCK_REALTIME, &c->sample_time);
-}
-
-static json_object *take_errors(struct cli *c) {
-        json_object *e = c->errors;
-
-        c->errors = NULL;
-        return e ? e : json_object_new_array();
-}
-
-json_object *cli_document(struct cli *c, json_object *gpus) {
-        json_object *doc = document_new(c->command, &c->sample_time, c->hostname);
-
-        if (!doc) {
-                json_object_put(gpus);
-                return NULL;
-        }
-        json_set(doc, "gpus", gpus ? gpus : json_object_new_array());
-        json_set(doc, "errors", take_errors(c));
-        return doc;
-}
-
-json_object *cli_error_document(struct cli *c, int r) {
-        json_object *doc, *err;
-        char buf[32];
-
-        if (c->sample_time.tv_sec == 0)
-                cli_begin_sample(c);
-        doc = document_new(c->command, &c->sample_time, c->hostname);
-        err = json_object_new_object();
-        if (!doc || !err) {
-                json_object_put(doc);
-                json_object_put(err);
-                return NULL;
-        }
-        json_set(err, "errno", json_object_new_string(errno_name(r, buf, sizeof(buf))));
-        json_set(err, "message",
-                 json_object_new_string(c->error_message ? c->error_message
-                                                         : strerror(r < 0 ? -r : r)));
-        json_set(err, "exit_code", json_object_new_int(exit_code_from_errno(r)));
-        json_set(doc, "error", err);
-        json_set(doc, "errors", take_errors(c));
-        return doc;
 }
 
 int cli_print_json(struct cli *c, json_object *doc) {
@@ -389,7 +224,7 @@ int cli_emit(struct cli *c, json_object *gpus, const struct columns *cols) {
                         for (size_t i = 0; r >= 0 && i < cols->n; i++)
                                 r = columns_add(&with_time, cols->v[i].name, cols->v[i].header,
                                                 cols->v[i].path, cols->v[i].flags);
-                        format_timestamp(&c->sample_time, stamp, sizeof(stamp));
+                        format_timestamp(&c->report.sample_time, stamp, sizeof(stamp));
                         for (size_t i = 0; r >= 0 && i < json_object_array_length(gpus); i++)
                                 json_set(json_object_array_get_idx(gpus, i), "timestamp",
                                          json_object_new_string(stamp));
@@ -411,33 +246,11 @@ int cli_emit(struct cli *c, json_object *gpus, const struct columns *cols) {
         columns_free(&with_time);
         json_object_put(gpus);
         /* In tables and CSV the collected errors were already printed on stderr. */
-        json_object_put(c->errors);
-        c->errors = NULL;
+        json_object_put(c->report.errors);
+        c->report.errors = NULL;
         if (r < 0)
                 return cli_fail(c, r, "cannot format the output: %s", strerror(-r));
         return 0;
-}
-
-void cli_add_partition_modes(struct cli *c, int index, struct amdsmi_gpu *gpu, json_object *obj,
-                             bool from_topology) {
-        enum amdsmi_compute_mode cm;
-        enum amdsmi_memory_mode mm;
-        int r = -ENODATA;
-
-        if (from_topology)
-                r = amdsmi_gpu_get_topology_compute_mode(gpu, &cm);
-        if (r == -ENODATA)
-                r = amdsmi_gpu_read_compute_mode(gpu, &cm);
-        if (r < 0 && r != -ENODATA)
-                cli_field_error(c, index, "compute_mode", r);
-        json_set(obj, "compute_mode",
-                 r < 0 ? NULL : json_object_new_string(amdsmi_compute_mode_to_string(cm)));
-
-        r = amdsmi_gpu_read_memory_mode(gpu, &mm);
-        if (r < 0 && r != -ENODATA)
-                cli_field_error(c, index, "memory_mode", r);
-        json_set(obj, "memory_mode",
-                 r < 0 ? NULL : json_object_new_string(amdsmi_memory_mode_to_string(mm)));
 }
 
 static void timespec_add_ns(struct timespec *t, uint64_t ns) {
@@ -467,7 +280,7 @@ static int flush_stdout(struct cli *c) {
 
 /* Enumerates again when a partition switch rebuilt the KFD topology. */
 static int refresh_topology(struct cli *c) {
-        if (amdsmi_ctx_check_topology(c->ctx) != -ESTALE)
+        if (amdsmi_ctx_check_topology(c->set.ctx) != -ESTALE)
                 return 0;
         return enumerate(c);
 }
@@ -555,30 +368,20 @@ finish:
         return r;
 }
 
-json_object *cli_partition_count(struct cli *c, int index, struct amdsmi_gpu *gpu) {
-        int r = amdsmi_gpu_get_partitions_error(gpu);
-
-        if (r < 0) {
-                cli_field_error(c, index, "partition_count", r);
-                return NULL;
-        }
-        return json_object_new_uint64(amdsmi_gpu_get_partition_count(gpu));
+void cli_doc_query(struct cli *c, struct doc_query *q) {
+        *q = (struct doc_query){
+                .report = &c->report,
+                .set = &c->set,
+                .samples = c->samples,
+                .samples_max_age_usec = c->samples_max_age_usec,
+                .power_limit = c->power_limit,
+                .power_limit_userdata = c,
+        };
 }
 
-int cli_collect_gpus(struct cli *c, cli_gpu_fn gpu_fn, json_object **ret) {
-        json_object *gpus = json_object_new_array();
+int cli_collect_gpus(struct cli *c, doc_gpu_fn gpu_fn, json_object **ret) {
+        struct doc_query q;
 
-        if (!gpus)
-                return cli_fail(c, -ENOMEM, "out of memory");
-        FOREACH_SELECTED_GPU(c, i, gpu) {
-                json_object *o = gpu_fn(c, i, gpu);
-
-                if (!o) {
-                        json_object_put(gpus);
-                        return cli_fail(c, -ENOMEM, "out of memory");
-                }
-                json_object_array_add(gpus, o);
-        }
-        *ret = gpus;
-        return 0;
+        cli_doc_query(c, &q);
+        return doc_collect(&q, gpu_fn, ret);
 }

@@ -382,7 +382,7 @@ static int parse_argv(struct cli *c, int argc, char **argv, const struct verb **
                         break;
                 case ARG_DRY_RUN:
                         bit = OPT_DRY_RUN;
-                        c->dry_run = true;
+                        c->report.dry_run = true;
                         break;
                 case ARG_FORCE:
                         bit = OPT_FORCE;
@@ -544,9 +544,9 @@ static int parse_argv(struct cli *c, int argc, char **argv, const struct verb **
                         static char command[64];
 
                         snprintf(command, sizeof(command), "%s %s", verb->name, verb->sub);
-                        c->command = command;
+                        c->report.command = command;
                 } else if (verb)
-                        c->command = verb->name;
+                        c->report.command = verb->name;
                 else
                         USAGE(c, r, "unknown verb '%s' (verbs: %s)", name, verb_names());
                 /* the one positional argument of verbs that take one (sriov bind VF) */
@@ -575,30 +575,30 @@ static int parse_argv(struct cli *c, int argc, char **argv, const struct verb **
                 return cli_fail(c, -EINVAL, "missing verb (verbs: %s); see --help", verb_names());
         /* a verb's positional argument is required: no verb runs without it */
         if (verb->arg && !c->argument)
-                return cli_fail(c, -EINVAL, "'%s' needs a %s: amdsmi %s %s", c->command,
-                                verb->arg, c->command, verb->arg);
+                return cli_fail(c, -EINVAL, "'%s' needs a %s: amdsmi %s %s", c->report.command,
+                                verb->arg, c->report.command, verb->arg);
         for (size_t i = 0; i < n_given; i++) {
                 if (verb->options & given[i].bit)
                         continue;
                 if (given[i].bit == OPT_WATCH)
                         return cli_fail(c, -EINVAL, "--watch is not supported by '%s'",
-                                        c->command);
+                                        c->report.command);
                 if (given[i].bit & (OPT_COMPUTE | OPT_MEMORY) &&
                     verb->options & (OPT_COMPUTE_PARTITION | OPT_MEMORY_PARTITION))
                         return cli_fail(c, -EINVAL,
                                         "option '%s' is not valid for '%s' (use %s)",
-                                        given[i].spelling, c->command,
+                                        given[i].spelling, c->report.command,
                                         given[i].bit == OPT_COMPUTE ? "-C/--compute-partition"
                                                                     : "-M/--memory-partition");
                 if (given[i].bit & (OPT_COMPUTE_PARTITION | OPT_MEMORY_PARTITION) &&
                     verb->options & (OPT_COMPUTE | OPT_MEMORY))
                         return cli_fail(c, -EINVAL,
                                         "option '%s' is not valid for '%s' (use %s)",
-                                        given[i].spelling, c->command,
+                                        given[i].spelling, c->report.command,
                                         given[i].bit == OPT_COMPUTE_PARTITION ? "--compute"
                                                                               : "--memory");
                 return cli_fail(c, -EINVAL, "option '%s' is not valid for '%s'",
-                                given[i].spelling, c->command);
+                                given[i].spelling, c->report.command);
         }
         if (count_arg && c->interval_ns == 0 && !(verb->options & OPT_COUNT))
                 return cli_fail(c, -EINVAL, "--count needs --watch");
@@ -618,10 +618,11 @@ int main(int argc, char **argv) {
 
         /* the power slice answers what the power limiter of `metric` ran against */
         c.power_limit = power_cli_limit;
-        if (gethostname(c.hostname, sizeof(c.hostname) - 1) < 0)
-                c.hostname[0] = '\0';
+        report_set_hostname(&c.report);
+        cli_report_init(&c);
 
         r = parse_argv(&c, argc, argv, &verb);
+        cli_report_init(&c); /* the format is known */
         if (r == 0)
                 r = verb->fn(&c);
 
@@ -638,10 +639,9 @@ int main(int argc, char **argv) {
         }
 
         cli_bus_close(&c);
-        amdsmi_ctx_unref(c.ctx);
+        amdsmi_ctx_unref(c.set.ctx);
         selection_clear(&c.selection);
-        free(c.matches);
-        free(c.error_message);
-        json_object_put(c.errors);
+        gpu_set_clear(&c.set);
+        report_clear(&c.report);
         return r < 0 ? exit_code_from_errno(r) : EXIT_OK;
 }

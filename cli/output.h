@@ -24,39 +24,13 @@
 
 #include <json-c/json.h>
 
-#define OUTPUT_SCHEMA "amdsmi/1"
-
-/* A u64 field with no value (the library's AMDSMI_NA). */
-#define OUTPUT_NA UINT64_MAX
+#include "json-util.h"
 
 enum output_format {
         OUTPUT_TABLE,
         OUTPUT_JSON,
         OUTPUT_CSV,
 };
-
-/*
- * Writes @v / 10^@pow10 as an exact decimal: no exponent, no trailing zeros after the point,
- * no point for whole numbers ("139.5", "41", "-0.25", "0.000001"). @pow10 <= 18.
- * @return 0, or -ENOBUFS if @len is too small (32 bytes always suffice).
- */
-int format_scaled_u64(uint64_t v, unsigned pow10, char *buf, size_t len);
-int format_scaled_i64(int64_t v, unsigned pow10, char *buf, size_t len);
-
-/*
- * JSON numbers for a value in library units scaled by 10^-@pow10: an integer when the result
- * is whole, else a double serialised exactly as format_scaled_*() writes it.
- * json_scaled_u64() returns NULL (JSON null) for OUTPUT_NA.
- */
-json_object *json_scaled_i64(int64_t v, unsigned pow10);
-json_object *json_scaled_u64(uint64_t v, unsigned pow10);
-
-/* An integer, or NULL (JSON null) for OUTPUT_NA. */
-json_object *json_u64_or_null(uint64_t v);
-/* A string, or NULL (JSON null) for NULL. */
-json_object *json_string_or_null(const char *s);
-/* "0x%0*x" as a string: PCI IDs, 64-bit identifiers. */
-json_object *json_hex(uint64_t v, int digits);
 
 /* Looks up @path in @root. @return a new reference, or NULL if absent or null. */
 json_object *json_path_get(json_object *root, const char *path);
@@ -126,15 +100,3 @@ int output_csv_rows(FILE *f, const struct columns *cols, json_object *rows);
 
 /* Prints a document followed by a newline: pretty (2-space indent), or on one line. */
 int output_json(FILE *f, json_object *doc, bool compact);
-
-/* RFC 3339 UTC with milliseconds: "2025-01-31T08:15:02.123Z". @len >= 32. */
-int format_timestamp(const struct timespec *ts, char *buf, size_t len);
-
-/* {"schema", "timestamp", "hostname", "command"}: the head of every document. */
-json_object *document_new(const char *command, const struct timespec *ts, const char *hostname);
-
-/*
- * An entry of "errors": {"gpu": @gpu or null if < 0, "field": @field or null, "errno":
- * "EINVAL" or null if @r is 0, "message": @message}.
- */
-json_object *error_entry_new(int gpu, const char *field, int r, const char *message);

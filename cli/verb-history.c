@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * amdsmi history: the changes recorded in the state directory's history.jsonl (daemon/history.h),
+ * amdsmi history: the changes recorded in the state directory's history.jsonl (core/history.h),
  * read from the file. -g filters by GPU: PCI addresses match the recorded ones directly (also
  * of GPUs that are gone); indexes are resolved against this machine's GPUs, and a partition
  * selector stands for its GPU (changes are recorded per GPU). -n keeps the last N entries
@@ -91,7 +91,7 @@ static int selected_bdfs(struct cli *c, char ***ret) {
                 free(indexes.items);
                 if (r < 0)
                         return r;
-                nl = reallocarray(l, n + c->n_gpus + 1, sizeof(char *));
+                nl = reallocarray(l, n + c->set.n_gpus + 1, sizeof(char *));
                 if (!nl)
                         return cli_fail(c, -ENOMEM, "out of memory");
                 l = nl;
@@ -216,13 +216,13 @@ static int emit(struct cli *c, json_object *entries, unsigned skipped, const cha
         int r;
 
         if (c->format == OUTPUT_JSON) {
-                doc = document_new(c->command, &c->sample_time, c->hostname);
+                doc = document_new(c->report.command, &c->report.sample_time, c->report.hostname);
                 if (!doc)
                         return cli_fail(c, -ENOMEM, "out of memory");
                 json_set(doc, "entries", json_object_get(entries));
                 json_set(doc, "skipped", json_object_new_uint64(skipped));
-                json_set(doc, "errors", c->errors ? c->errors : json_object_new_array());
-                c->errors = NULL;
+                json_set(doc, "errors", c->report.errors ? c->report.errors : json_object_new_array());
+                c->report.errors = NULL;
                 r = cli_print_json(c, doc);
                 json_object_put(doc);
                 return r;

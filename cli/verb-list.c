@@ -7,6 +7,7 @@
 
 #include "bus-errors.h"
 #include "cli.h"
+#include "documents.h"
 
 static const struct column_def list_columns[] = {
         { "gpu", "GPU", "gpu", 0 },
@@ -19,25 +20,6 @@ static const struct column_def list_columns[] = {
         { "memory_mode", "MEMORY", "memory_mode", 0 },
         { "unique_id", "UNIQUE ID", "unique_id", 0 },
 };
-
-static json_object *list_gpu(struct cli *c, size_t index, struct amdsmi_gpu *gpu) {
-        json_object *o = json_object_new_object();
-
-        if (!o)
-                return NULL;
-        json_set(o, "gpu", json_object_new_uint64(index));
-        json_set(o, "bdf", json_object_new_string(amdsmi_gpu_get_bdf(gpu)));
-        json_set(o, "product", json_object_new_string(amdsmi_gpu_get_product(gpu)));
-        json_set(o, "role",
-                 json_object_new_string(amdsmi_role_to_string(amdsmi_gpu_get_role(gpu))));
-        json_set(o, "driver",
-                 json_object_new_string(amdsmi_driver_to_string(amdsmi_gpu_get_driver(gpu))));
-        json_set(o, "partition_count", cli_partition_count(c, (int) index, gpu));
-        cli_add_partition_modes(c, (int) index, gpu, o, true);
-        json_set(o, "unique_id",
-                 json_string_or_null(amdsmi_gpu_get_string(gpu, AMDSMI_STRING_UNIQUE_ID)));
-        return o;
-}
 
 static int list_sample(struct cli *c) {
         struct columns cols = {};
@@ -57,15 +39,6 @@ static int list_sample(struct cli *c) {
         r = cli_emit(c, gpus, &cols);
         columns_free(&cols);
         return r;
-}
-
-json_object *list_document(struct cli *c) {
-        json_object *gpus;
-
-        cli_begin_sample(c);
-        if (cli_collect_gpus(c, list_gpu, &gpus) != 0)
-                return NULL;
-        return cli_document(c, gpus);
 }
 
 /* Whether amdsmid's Describe() document has the shape this code reads: an object whose "gpus"

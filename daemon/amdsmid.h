@@ -87,7 +87,7 @@ struct dgpu {
 };
 
 struct pending;
-struct cli;
+
 struct power_limit;
 struct samples;
 
@@ -160,7 +160,7 @@ void sampler_done(struct daemon *d);
 
 /* power/dbus-power.c: what the power limiter of @gpu ran against, from amdsmid's model
  * (c->power_limit of the documents amdsmid builds; c->power_limit_userdata is the daemon) */
-int power_daemon_limit(struct cli *c, struct amdsmi_gpu *gpu, struct power_limit *ret);
+int power_daemon_limit(void *userdata, struct amdsmi_gpu *gpu, struct power_limit *ret);
 
 /* daemon/manager.c */
 int manager_register(struct daemon *d, sd_bus *bus); /* the vtables on @bus */
@@ -337,7 +337,7 @@ void power_vm_done(struct daemon *d, const char *pf);
 extern const sd_bus_vtable vm_manager_vtable[];
 int vm_pf_holder(const char *pf, const char **ret_name, const char **ret_vf);
 void vm_recover(const struct intent *i);
-/* What libvirt shows (sriov/libvirt-watch.c): the domains running now, a domain gone. */
+/* What libvirt shows (sriov/dbus-libvirt-watch.c): the domains running now, a domain gone. */
 struct watch_domain;
 void vm_reconcile(struct daemon *d, const struct watch_domain *doms, size_t n);
 void vm_domain_gone(struct daemon *d, const char *uuid, const char *name);

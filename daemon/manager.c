@@ -12,7 +12,7 @@
 #include <syslog.h>
 
 #include "amdsmid.h"
-#include "cli.h"
+#include "documents.h"
 #include "amdsmid-conf.h"
 #include "history.h"
 
@@ -295,26 +295,29 @@ static json_object *cached_entry(struct dgpu *g) {
 }
 
 static int build_describe(struct daemon *d, char **ret) {
-        struct cli c = { .command = "list", .format = OUTPUT_JSON, .quiet = true };
+        struct report rep = { .command = "list", .keep_field_errors = true };
+        struct gpu_set set = {};
+        struct doc_query q = { .report = &rep, .set = &set };
         json_object *doc, *gpus, *daemon;
         int r;
 
-        snprintf(c.hostname, sizeof(c.hostname), "%s", d->hostname);
-        r = cli_attach(&c, d->ctx, NULL);
+        snprintf(rep.hostname, sizeof(rep.hostname), "%s", d->hostname);
+        r = gpu_set_attach(&set, d->ctx, NULL);
         if (r < 0)
                 return r;
         /* a GPU under change is not read (its partition files wait until the change ends):
          * it keeps its entry of the last document */
-        for (size_t i = 0; i < c.n_gpus; i++) {
+        for (size_t i = 0; i < set.n_gpus; i++) {
                 struct amdsmi_gpu *gpu = amdsmi_ctx_get_gpu(d->ctx, i);
                 struct dgpu *g = gpu ? manager_find_gpu(d, amdsmi_gpu_get_bdf(gpu)) : NULL;
 
                 if (g && g->busy > 0)
-                        c.matches[i].selected = false;
+                        set.matches[i].selected = false;
         }
-        doc = list_document(&c);
+        doc = list_document(&q);
         if (!doc) {
-                cli_detach(&c);
+                gpu_set_clear(&set);
+                report_clear(&rep);
                 return -ENOMEM;
         }
         /* what the daemon adds: the object of each GPU and whether a change is under way */
@@ -322,12 +325,12 @@ static int build_describe(struct daemon *d, char **ret) {
                 json_object *all = json_object_new_array();
                 size_t k = 0;
 
-                for (size_t i = 0; all && i < c.n_gpus; i++) {
+                for (size_t i = 0; all && i < set.n_gpus; i++) {
                         struct amdsmi_gpu *gpu = amdsmi_ctx_get_gpu(d->ctx, i);
                         struct dgpu *g = gpu ? manager_find_gpu(d, amdsmi_gpu_get_bdf(gpu)) : NULL;
                         json_object *o;
 
-                        if (c.matches[i].selected)
+                        if (set.matches[i].selected)
                                 o = json_object_get(json_object_array_get_idx(gpus, k++));
                         else if (g && g->describe_entry)
                                 o = json_object_get(g->describe_entry);
@@ -337,7 +340,7 @@ static int build_describe(struct daemon *d, char **ret) {
                                 continue;
                         if (!o)
                                 continue;
-                        if (g && c.matches[i].selected) {
+                        if (g && set.matches[i].selected) {
                                 json_object_object_add(o, "object_path",
                                                        json_object_new_string(g->path));
                                 json_object_put(g->describe_entry);
@@ -351,7 +354,8 @@ static int build_describe(struct daemon *d, char **ret) {
                 if (all)
                         json_object_object_add(doc, "gpus", all);
         }
-        cli_detach(&c);
+        gpu_set_clear(&set);
+        report_clear(&rep);
         daemon = json_object_new_object();
         json_object_object_add(daemon, "version", json_object_new_string(amdsmi_version()));
         json_object_object_add(daemon, "config",
@@ -388,10 +392,11 @@ static int method_describe(sd_bus_message *m, void *userdata, sd_bus_error *erro
 static int metrics_reply(struct daemon *d, sd_bus_message *m, const char *bdf, char **cache,
                          uint64_t *stamp, sampler_reply_fn again, sd_bus_error *error) {
         uint64_t now = now_usec(CLOCK_MONOTONIC);
-        struct cli c = {
-                .command = "metric",
-                .format = OUTPUT_JSON,
-                .quiet = true,
+        struct report rep = { .command = "metric", .keep_field_errors = true };
+        struct gpu_set set = {};
+        struct doc_query q = {
+                .report = &rep,
+                .set = &set,
                 /* the sampler's samples: the limiters, and no second read of a fresh one */
                 .samples = sampler_samples(d),
                 .samples_max_age_usec = sampler_interval_usec(d),
@@ -410,14 +415,13 @@ static int metrics_reply(struct daemon *d, sd_bus_message *m, const char *bdf, c
         if (r != 0)
                 return r < 0 ? bus_error_errno(error, r, "out of memory") : 1;
         now = now_usec(CLOCK_MONOTONIC);
-        snprintf(c.hostname, sizeof(c.hostname), "%s", d->hostname);
-        r = cli_attach(&c, d->ctx, bdf);
-        if (r < 0) {
-                cli_detach(&c);
+        snprintf(rep.hostname, sizeof(rep.hostname), "%s", d->hostname);
+        r = gpu_set_attach(&set, d->ctx, bdf);
+        if (r < 0)
                 return bus_error_errno(error, -ENODEV, "GPU %s is gone", bdf);
-        }
-        doc = metric_document(&c);
-        cli_detach(&c);
+        doc = metric_document(&q);
+        gpu_set_clear(&set);
+        report_clear(&rep);
         if (!doc)
                 return bus_error_errno(error, -ENOMEM, "out of memory");
         s = strdup(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));

@@ -30,6 +30,7 @@
 #include "amdsmid-conf.h"
 #include "bus-errors.h"
 #include "cli.h"
+#include "documents.h"
 #include "exit-codes.h"
 #include "history.h"
 #include "partition-json.h"
@@ -69,7 +70,7 @@ static json_object *share_object(const struct amdsmi_engine_share *s) {
         return o;
 }
 
-static json_object *partition_partitions(struct cli *c, size_t index, struct amdsmi_gpu *gpu) {
+static json_object *partition_partitions(const struct doc_query *q, size_t index, struct amdsmi_gpu *gpu) {
         size_t n = amdsmi_gpu_get_partition_count(gpu);
         json_object *a;
 
@@ -85,7 +86,7 @@ static json_object *partition_partitions(struct cli *c, size_t index, struct amd
                 if (!p)
                         continue;
                 pi = amdsmi_partition_get_index(p);
-                if (!select_match_partition(&c->matches[index], pi))
+                if (!select_match_partition(&q->set->matches[index], pi))
                         continue;
                 e = json_object_new_object();
                 if (!e)
@@ -104,7 +105,7 @@ static json_object *partition_partitions(struct cli *c, size_t index, struct amd
         return a;
 }
 
-static json_object *partition_gpu(struct cli *c, size_t index, struct amdsmi_gpu *gpu) {
+static json_object *partition_gpu(const struct doc_query *q, size_t index, struct amdsmi_gpu *gpu) {
         json_object *o = json_object_new_object();
         enum amdsmi_compute_mode cm;
         enum amdsmi_memory_mode mm, pending;
@@ -125,32 +126,32 @@ static json_object *partition_gpu(struct cli *c, size_t index, struct amdsmi_gpu
 
         r = amdsmi_gpu_read_compute_mode(gpu, &cm);
         if (r < 0 && r != -ENODATA)
-                cli_field_error(c, idx, "compute_mode", r);
+                report_field_error(q->report, idx, "compute_mode", r);
         json_set(o, "compute_mode", r < 0 ? NULL : json_string_or_null(compute_name(cm)));
 
         r = amdsmi_gpu_read_memory_mode(gpu, &mm);
         if (r < 0 && r != -ENODATA)
-                cli_field_error(c, idx, "memory_mode", r);
+                report_field_error(q->report, idx, "memory_mode", r);
         json_set(o, "memory_mode", r < 0 ? NULL : json_string_or_null(memory_name(mm)));
 
         r = amdsmi_gpu_read_pending_memory_mode(gpu, &pending);
         if (r < 0 && r != -ENODATA && r != -EOPNOTSUPP)
-                cli_field_error(c, idx, "memory_pending", r);
+                report_field_error(q->report, idx, "memory_pending", r);
         json_set(o, "memory_pending", r < 0 ? NULL : json_string_or_null(memory_name(pending)));
 
         r = amdsmi_gpu_get_supported_compute_modes(gpu, &mask);
         if (r < 0 && r != -ENODATA)
-                cli_field_error(c, idx, "supported_compute_modes", r);
+                report_field_error(q->report, idx, "supported_compute_modes", r);
         json_set(o, "supported_compute_modes", r < 0 ? NULL : compute_array(mask));
 
         r = amdsmi_gpu_read_available_compute_modes(gpu, &mask);
         if (r < 0 && r != -ENODATA)
-                cli_field_error(c, idx, "available_compute_modes", r);
+                report_field_error(q->report, idx, "available_compute_modes", r);
         json_set(o, "available_compute_modes", r < 0 ? NULL : compute_array(mask));
 
         r = amdsmi_gpu_read_available_memory_modes(gpu, &mask);
         if (r < 0 && r != -ENODATA)
-                cli_field_error(c, idx, "available_memory_modes", r);
+                report_field_error(q->report, idx, "available_memory_modes", r);
         json_set(o, "available_memory_modes", r < 0 ? NULL : memory_array(mask));
         json_set(o, "memory_changeable", r < 0 ? NULL : json_object_new_boolean(r > 0));
 
@@ -164,14 +165,14 @@ static json_object *partition_gpu(struct cli *c, size_t index, struct amdsmi_gpu
                 r = amdsmi_gpu_plan_partition(gpu, AMDSMI_COMPUTE_UNKNOWN, AMDSMI_MEMORY_UNKNOWN,
                                               0, &plan);
                 if (r < 0)
-                        cli_field_error(c, idx, "vf_count", r);
+                        report_field_error(q->report, idx, "vf_count", r);
                 json_set(o, "vf_count", r < 0 ? NULL : json_object_new_uint64(plan.vfs_before));
         } else
                 json_set(o, "vf_count", NULL);
 
         r = amdsmi_gpu_read_engine_shares(gpu, &es);
         if (r < 0 && r != -ENODATA)
-                cli_field_error(c, idx, "engine_shares", r);
+                report_field_error(q->report, idx, "engine_shares", r);
         if (r < 0)
                 json_set(o, "engine_shares", NULL);
         else {
@@ -186,8 +187,8 @@ static json_object *partition_gpu(struct cli *c, size_t index, struct amdsmi_gpu
                 json_set(o, "engine_shares", s);
         }
 
-        json_set(o, "partition_count", cli_partition_count(c, idx, gpu));
-        json_set(o, "partitions", partition_partitions(c, index, gpu));
+        json_set(o, "partition_count", gpu_partition_count(q->report, idx, gpu));
+        json_set(o, "partitions", partition_partitions(q, index, gpu));
         return o;
 }
 
@@ -346,8 +347,8 @@ static int partition_sample(struct cli *c) {
                 break;
         }
         json_object_put(gpus);
-        json_object_put(c->errors); /* already on stderr */
-        c->errors = NULL;
+        json_object_put(c->report.errors); /* already on stderr */
+        c->report.errors = NULL;
         if (r < 0)
                 return cli_fail(c, r, "cannot format the output: %s", strerror(-r));
         return 0;
@@ -380,7 +381,7 @@ static int emit_change_document(struct partition_run *run) {
                 { "stages", NULL, "reports[].stage", 0 },
                 { "result", NULL, "result", 0 },
         };
-        struct cli *c = run->c;
+        struct cli *c = cli_of_report(run->report);
         size_t n = json_object_array_length(run->gpus);
         int r = run->result;
 
@@ -389,7 +390,7 @@ static int emit_change_document(struct partition_run *run) {
         /* CSV rows say whether it was a dry run; the JSON says it once, at the top */
         for (size_t i = 0; c->format == OUTPUT_CSV && i < n; i++)
                 json_set(json_object_array_get_idx(run->gpus, i), "dry_run",
-                         json_object_new_boolean(c->dry_run));
+                         json_object_new_boolean(c->report.dry_run));
         r = cli_emit_change(c, run->gpus, r, csv, ELEMENTSOF(csv));
         for (size_t i = 0; c->format == OUTPUT_CSV && i < n; i++)
                 json_object_object_del(json_object_array_get_idx(run->gpus, i), "dry_run");
@@ -448,7 +449,11 @@ static int change_begin(struct cli *c, struct partition_run *run) {
         if (r < 0)
                 return r;
         cli_begin_sample(c);
-        r = partition_run_init(run, c);
+        r = partition_run_init(run, &c->report, &c->set,
+                               &(struct partition_change){ .compute = c->compute,
+                                                           .memory = c->memory,
+                                                           .force = c->force,
+                                                           .timeout_ms = c->timeout_ms });
         if (r < 0)
                 return cli_fail(c, r, "out of memory");
         run->remote = route == CLI_ROUTE_DAEMON;
@@ -484,7 +489,7 @@ static json_object *take_key(json_object *o, const char *key) {
 /* Prints amdsmid's answer as the in-process change would have printed it and adds the GPU's
  * element to the document. */
 static void daemon_entry(struct partition_run *run, size_t index, json_object *entry, int r) {
-        struct cli *c = run->c;
+        struct cli *c = cli_of_report(run->report);
         json_object *diag = take_key(entry, PARTITION_REPLY_DIAGNOSTICS);
         json_object *pending = take_key(entry, PARTITION_REPLY_RELOAD_PENDING);
         json_object *covered = take_key(entry, PARTITION_REPLY_COVERED);
@@ -511,7 +516,7 @@ static void daemon_entry(struct partition_run *run, size_t index, json_object *e
                 cli_fail(c, r, "GPU %zu: %s", index, strerror(-r));
         if (r < 0)
                 partition_run_fail(run, r);
-        if (pending && json_object_get_boolean(pending) && !c->dry_run)
+        if (pending && json_object_get_boolean(pending) && !c->report.dry_run)
                 run->reload_pending = true;
         for (size_t i = 0; covered && i < json_object_array_length(covered); i++) {
                 const char *s = json_object_get_string(json_object_array_get_idx(covered, i));
@@ -531,11 +536,11 @@ static void daemon_entry(struct partition_run *run, size_t index, json_object *e
  * whole command stops (amdsmid refused the caller, as in-process changes refuse non-root). */
 static int daemon_one(struct partition_run *run, size_t index, struct amdsmi_gpu *gpu,
                       bool reset, bool *ret_abort) {
-        struct cli *c = run->c;
+        struct cli *c = cli_of_report(run->report);
         const char *bdf = amdsmi_gpu_get_bdf(gpu);
         const char *compute = compute_name(c->compute) ?: "";
         const char *memory = memory_name(c->memory) ?: "";
-        uint64_t flags = (c->dry_run ? AMDSMI_BUS_FLAG_DRY_RUN : 0) |
+        uint64_t flags = (c->report.dry_run ? AMDSMI_BUS_FLAG_DRY_RUN : 0) |
                          (c->force ? AMDSMI_BUS_FLAG_FORCE : 0);
         _cleanup_free_ char *message = NULL;
         json_object *reply = NULL, *entry;
@@ -671,7 +676,7 @@ int partition_cli_reset(struct cli *c) {
         if (r < 0)
                 return r;
         /* the context describes the old driver instance now */
-        if (!c->dry_run && amdsmi_ctx_enumerate(c->ctx) < 0)
+        if (!c->report.dry_run && amdsmi_ctx_enumerate(c->set.ctx) < 0)
                 fprintf(stderr, "amdsmi: cannot enumerate the GPUs again after the reload\n");
         return change_end(&run);
 }

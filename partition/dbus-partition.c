@@ -35,7 +35,8 @@
 
 #include "amdsmid-conf.h"
 #include "amdsmid.h"
-#include "cli.h"
+#include "gpu-set.h"
+#include "report.h"
 #include "history.h"
 #include "partition-json.h"
 
@@ -158,31 +159,32 @@ static void note_blockers(struct pjob *pj, json_object *entry, int r) {
 
 static int job_run(struct job *j, struct amdsmi_ctx *ctx) {
         struct pjob *pj = j->userdata;
-        struct cli c = {
+        struct report rep = {
                 .command = pj->kind == PJOB_RELOAD ? "reset" : "partition set",
-                .format = OUTPUT_JSON,
-                .quiet = true,
+                .keep_field_errors = true,
+                .dry_run = !!(j->flags & AMDSMI_BUS_FLAG_DRY_RUN),
+        };
+        struct partition_change ch = {
                 .compute = pj->compute,
                 .memory = pj->memory,
-                .dry_run = !!(j->flags & AMDSMI_BUS_FLAG_DRY_RUN),
                 .force = !!(j->flags & AMDSMI_BUS_FLAG_FORCE),
                 .timeout_ms = pj->timeout_ms,
         };
+        struct gpu_set set = {};
         struct partition_run run = {};
         json_object *entry = NULL, *covered;
         int r;
 
-        r = cli_attach(&c, ctx, pj->bdf);
+        r = gpu_set_attach(&set, ctx, pj->bdf);
         if (r < 0) {
-                free(c.matches);
                 (void) asprintf(&j->message, "GPU %s is gone", pj->bdf);
                 return r == -ENOENT ? -ENODEV : r;
         }
-        r = partition_run_init(&run, &c);
+        r = partition_run_init(&run, &rep, &set, &ch);
         if (r < 0)
                 goto finish;
         run.in_daemon = true;
-        FOREACH_SELECTED_GPU(&c, i, gpu) {
+        FOREACH_GPU_IN_SET(&set, i, gpu) {
                 entry = partition_entry_new(i, gpu);
                 if (!entry) {
                         r = -ENOMEM;
@@ -217,10 +219,8 @@ static int job_run(struct job *j, struct amdsmi_ctx *ctx) {
 finish:
         json_object_put(entry);
         partition_run_done(&run);
-        c.ctx = NULL; /* the job's */
-        free(c.matches);
-        free(c.error_message);
-        json_object_put(c.errors);
+        gpu_set_clear(&set); /* (the context is the job's) */
+        report_clear(&rep);
         if (r < 0 && !j->message)
                 (void) asprintf(&j->message, "%s", strerror(-r));
         /* a plan that the change would refuse is still an answer */

@@ -14,7 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "gpu-set.h"
+#include "report.h"
 #include "exit-codes.h"
 #include "gpu-lock.h"
 #include "partition-json.h"
@@ -63,9 +64,9 @@ static void memory_list(uint32_t mask, char *buf, size_t len) {
                 snprintf(buf, len, "none");
 }
 
-static int gpu_index_of_bdf(struct cli *c, const char *bdf) {
-        for (size_t i = 0; i < c->n_gpus; i++) {
-                struct amdsmi_gpu *g = amdsmi_ctx_get_gpu(c->ctx, i);
+static int gpu_index_of_bdf(const struct gpu_set *set, const char *bdf) {
+        for (size_t i = 0; i < set->n_gpus; i++) {
+                struct amdsmi_gpu *g = amdsmi_ctx_get_gpu(set->ctx, i);
 
                 if (g && strcmp(amdsmi_gpu_get_bdf(g), bdf) == 0)
                         return (int) i;
@@ -75,9 +76,10 @@ static int gpu_index_of_bdf(struct cli *c, const char *bdf) {
 
 /* ---- the run ---------------------------------------------------------------------------- */
 
-int partition_run_init(struct partition_run *run, struct cli *c) {
-        *run = (struct partition_run){ .c = c };
-        run->max_covered = c->n_gpus + AMDSMI_PLAN_MAX_HIVE;
+int partition_run_init(struct partition_run *run, struct report *report, const struct gpu_set *set,
+                       const struct partition_change *ch) {
+        *run = (struct partition_run){ .report = report, .set = set, .ch = *ch };
+        run->max_covered = set->n_gpus + AMDSMI_PLAN_MAX_HIVE;
         run->gpus = json_object_new_array();
         run->covered = calloc(run->max_covered, sizeof(*run->covered));
         run->covered_by = calloc(run->max_covered, sizeof(int));
@@ -121,7 +123,7 @@ int partition_fail(struct partition_run *run, int r, const char *format, ...) {
         if (vasprintf(&msg, format, ap) < 0)
                 msg = NULL;
         va_end(ap);
-        cli_fail(run->c, r, "%s", msg ? msg : strerror(r < 0 ? -r : r));
+        report_fail(run->report, r, "%s", msg ? msg : strerror(r < 0 ? -r : r));
         if (msg) {
                 if (run->in_daemon)
                         collect(run, msg);
@@ -143,8 +145,8 @@ void partition_diag(struct partition_run *run, const char *format, ...) {
                 return;
         if (run->in_daemon)
                 collect(run, msg);
-        else if (!run->c->quiet)
-                fprintf(stderr, "amdsmi: %s\n", msg);
+        else
+                report_note(run->report, "%s", msg);
         free(msg);
 }
 
@@ -169,7 +171,7 @@ static int lock_gpus(struct partition_run *run, struct gpu_lock *locks, const ch
         int r;
 
         /* amdsmid's job holds the locks of its GPUs already */
-        if (run->c->dry_run || run->in_daemon)
+        if (run->report->dry_run || run->in_daemon)
                 return 0;
         r = gpu_locks_acquire(locks, bdfs, n, busy, &holder);
         if (r == -EBUSY) {
@@ -235,12 +237,12 @@ static json_object *report_object(const char *operation, const struct amdsmi_par
                 return NULL;
         json_set(o, "operation", json_object_new_string(operation));
         json_set(o, "stage", json_string_or_null(amdsmi_change_stage_to_string(ch->stage)));
-        json_set(o, "error", cli_errno_json(ch->error));
+        json_set(o, "error", report_errno_json(ch->error));
         json_set(o, "message", json_object_new_string(ch->message));
         json_set(o, "changed", json_object_new_boolean(ch->changed));
         json_set(o, "reload_required", json_object_new_boolean(ch->reload_required));
         json_set(o, "rolled_back", json_object_new_boolean(ch->rolled_back));
-        json_set(o, "rollback_error", cli_errno_json(ch->rollback_error));
+        json_set(o, "rollback_error", report_errno_json(ch->rollback_error));
         json_set(o, "kfd_lost", json_object_new_boolean(ch->kfd_lost));
         json_set(o, "compute_before", json_string_or_null(compute_name(ch->compute_before)));
         json_set(o, "compute_after", json_string_or_null(compute_name(ch->compute_after)));
@@ -275,7 +277,7 @@ static json_object *report_object(const char *operation, const struct amdsmi_par
                 if (!e)
                         break;
                 json_set(e, "bdf", json_object_new_string(m->bdf));
-                json_set(e, "error", cli_errno_json(m->error));
+                json_set(e, "error", report_errno_json(m->error));
                 json_set(e, "compute_mode",
                          m->error ? NULL : json_string_or_null(compute_name(m->compute)));
                 json_set(e, "memory_mode",
@@ -337,7 +339,7 @@ json_object *partition_entry_new(size_t index, struct amdsmi_gpu *gpu) {
 }
 
 void partition_entry_result(json_object *e, int r) {
-        json_set(e, "result", cli_errno_json(r));
+        json_set(e, "result", report_errno_json(r));
 }
 
 char *partition_entry_summary(json_object *entry, bool reload) {
@@ -428,7 +430,7 @@ static void say_plan(struct partition_run *run, json_object *entry, int index,
         char minors[128] = "", mem[32] = "N/A";
         size_t n = 0;
 
-        cli_say(run->c, entry, "GPU %d (%s, %s): compute %s -> %s, memory %s -> %s%s", index,
+        report_say(run->report, entry, "GPU %d (%s, %s): compute %s -> %s, memory %s -> %s%s", index,
                 amdsmi_gpu_get_bdf(gpu), amdsmi_gpu_get_product(gpu),
                 compute_name(p->compute_before) ?: "N/A", compute_name(p->compute_after) ?: "N/A",
                 memory_name(p->memory_before) ?: "N/A", memory_name(p->memory_after) ?: "N/A",
@@ -436,7 +438,7 @@ static void say_plan(struct partition_run *run, json_object *entry, int index,
         if (p->memory_per_partition_after != AMDSMI_NA)
                 snprintf(mem, sizeof(mem), "%" PRIu64 " MiB", p->memory_per_partition_after >> 20);
         if (p->partitions_after > 0)
-                cli_say(run->c, entry,
+                report_say(run->report, entry,
                         "  partitions %u -> %u, %u XCC%s per partition, memory %s per partition",
                         p->partitions_before, p->partitions_after, p->xcc_per_partition_after,
                         p->xcc_per_partition_after == 1 ? "" : "s", mem);
@@ -444,7 +446,7 @@ static void say_plan(struct partition_run *run, json_object *entry, int index,
                 n += (size_t) snprintf(minors + n, sizeof(minors) - n, "%srenderD%d",
                                        i ? " " : "", p->invalidated_render_minors[i]);
         if (n > 0)
-                cli_say(run->c, entry, "  render nodes that stop existing: %s", minors);
+                report_say(run->report, entry, "  render nodes that stop existing: %s", minors);
         if (p->n_affected_bdfs > 1) {
                 char bdfs[AMDSMI_PLAN_MAX_HIVE * 17] = "";
 
@@ -452,10 +454,10 @@ static void say_plan(struct partition_run *run, json_object *entry, int index,
                 for (unsigned i = 0; i < p->n_affected_bdfs && n < sizeof(bdfs); i++)
                         n += (size_t) snprintf(bdfs + n, sizeof(bdfs) - n, "%s%s", i ? " " : "",
                                                p->affected_bdfs[i]);
-                cli_say(run->c, entry, "  GPUs affected: %s", bdfs);
+                report_say(run->report, entry, "  GPUs affected: %s", bdfs);
         }
         if (p->vfs_before || p->vfs_after)
-                cli_say(run->c, entry, "  VFs %u -> %u (torn down and made again)", p->vfs_before,
+                report_say(run->report, entry, "  VFs %u -> %u (torn down and made again)", p->vfs_before,
                         p->vfs_after);
 }
 
@@ -468,14 +470,13 @@ static int refuse_local(struct partition_run *run, size_t index) {
 
 /* ---- set: compute and memory modes ----------------------------------------------------- */
 
-static uint64_t change_flags(struct cli *c) {
-        return (c->dry_run ? AMDSMI_CHANGE_DRY_RUN : 0) | (c->force ? AMDSMI_CHANGE_FORCE : 0);
+static uint64_t change_flags(const struct partition_run *run) {
+        return (run->report->dry_run ? AMDSMI_CHANGE_DRY_RUN : 0) | (run->ch.force ? AMDSMI_CHANGE_FORCE : 0);
 }
 
 /* The memory request of @gpu's hive. @return 1 when it waits for a reload, 0, or < 0. */
 static int do_memory(struct partition_run *run, size_t index, struct amdsmi_gpu *gpu,
                      json_object *entry, const struct amdsmi_partition_plan *p) {
-        struct cli *c = run->c;
         struct gpu_lock locks[AMDSMI_PLAN_MAX_HIVE];
         const char *bdfs[AMDSMI_PLAN_MAX_HIVE];
         struct amdsmi_partition_change ch = { .size = sizeof(ch) };
@@ -494,7 +495,7 @@ static int do_memory(struct partition_run *run, size_t index, struct amdsmi_gpu 
                 size_t n = 0;
 
                 for (unsigned i = 0; i < p->n_affected_bdfs && n < sizeof(list); i++) {
-                        int k = gpu_index_of_bdf(c, bdfs[i]);
+                        int k = gpu_index_of_bdf(run->set, bdfs[i]);
 
                         n += (size_t) snprintf(list + n, sizeof(list) - n, "%s%d (%s)",
                                                i ? ", " : "", k, bdfs[i]);
@@ -507,7 +508,7 @@ static int do_memory(struct partition_run *run, size_t index, struct amdsmi_gpu 
         r = lock_gpus(run, locks, bdfs, p->n_affected_bdfs);
         if (r < 0)
                 return partition_run_fail(run, r);
-        r = amdsmi_gpu_set_memory_mode(gpu, c->memory, change_flags(c), &ch);
+        r = amdsmi_gpu_set_memory_mode(gpu, run->ch.memory, change_flags(run), &ch);
         gpu_locks_release(locks, AMDSMI_PLAN_MAX_HIVE);
         if (json_object_object_get_ex(entry, "reports", &reports))
                 json_object_array_add(reports, report_object("memory", &ch));
@@ -522,7 +523,6 @@ static int do_memory(struct partition_run *run, size_t index, struct amdsmi_gpu 
 
 static int do_compute(struct partition_run *run, size_t index, struct amdsmi_gpu *gpu,
                       json_object *entry) {
-        struct cli *c = run->c;
         struct gpu_lock lock = GPU_LOCK_INIT;
         const char *bdf = amdsmi_gpu_get_bdf(gpu);
         struct amdsmi_partition_change ch = { .size = sizeof(ch) };
@@ -534,7 +534,7 @@ static int do_compute(struct partition_run *run, size_t index, struct amdsmi_gpu
         r = lock_gpus(run, &lock, &bdf, 1);
         if (r < 0)
                 return partition_run_fail(run, r);
-        r = amdsmi_gpu_set_compute_mode(gpu, c->compute, change_flags(c), c->timeout_ms, &ch);
+        r = amdsmi_gpu_set_compute_mode(gpu, run->ch.compute, change_flags(run), run->ch.timeout_ms, &ch);
         gpu_lock_release(&lock);
         if (json_object_object_get_ex(entry, "reports", &reports))
                 json_object_array_add(reports, report_object("compute", &ch));
@@ -542,11 +542,11 @@ static int do_compute(struct partition_run *run, size_t index, struct amdsmi_gpu
                 report_failure(run, (int) index, r, &ch, "the compute mode switch");
                 return r;
         }
-        if (c->dry_run)
-                cli_say(c, entry, "  dry run: the switch to %s is possible now",
-                        compute_name(c->compute));
+        if (run->report->dry_run)
+                report_say(run->report, entry, "  dry run: the switch to %s is possible now",
+                        compute_name(run->ch.compute));
         else if (ch.changed)
-                cli_say(c, entry, "  done: %s with %u partition%s (%u ms)",
+                report_say(run->report, entry, "  done: %s with %u partition%s (%u ms)",
                         compute_name(ch.compute_after) ?: "N/A", ch.partitions_after,
                         ch.partitions_after == 1 ? "" : "s", ch.elapsed_ms);
         return 0;
@@ -561,14 +561,13 @@ struct set_info {
 
 static int set_one(struct partition_run *run, size_t index, struct amdsmi_gpu *gpu,
                    json_object *entry, struct set_info *info) {
-        struct cli *c = run->c;
         struct amdsmi_partition_plan *p = &info->plan;
         enum amdsmi_memory_mode pending = AMDSMI_MEMORY_UNKNOWN;
         bool memory_change, compute_change, gim;
         int r, by;
 
         *p = (struct amdsmi_partition_plan){ .size = sizeof(*p) };
-        r = amdsmi_gpu_plan_partition(gpu, c->compute, c->memory, 0, p);
+        r = amdsmi_gpu_plan_partition(gpu, run->ch.compute, run->ch.memory, 0, p);
         if (r < 0)
                 return partition_run_fail(run, partition_fail(run, r,
                                                               "GPU %zu: cannot plan the change: "
@@ -585,25 +584,25 @@ static int set_one(struct partition_run *run, size_t index, struct amdsmi_gpu *g
         if (r < 0)
                 return partition_run_fail(run, r);
 
-        if (gim && p->vfs_before > 0 && !c->force && !(p->notes & (1u << AMDSMI_PLAN_NO_CHANGE)))
+        if (gim && p->vfs_before > 0 && !run->ch.force && !(p->notes & (1u << AMDSMI_PLAN_NO_CHANGE)))
                 return partition_run_fail(
                         run, partition_fail(run, -EBUSY,
                                             "GPU %zu (%s): the change tears down its %u VFs "
                                             "(stop their VMs first); give --force to do it",
                                             index, amdsmi_gpu_get_bdf(gpu), p->vfs_before));
 
-        memory_change = c->memory != AMDSMI_MEMORY_UNKNOWN &&
+        memory_change = run->ch.memory != AMDSMI_MEMORY_UNKNOWN &&
                         (p->memory_after != p->memory_before ||
-                         (pending != AMDSMI_MEMORY_UNKNOWN && pending != c->memory));
-        compute_change = c->compute != AMDSMI_COMPUTE_UNKNOWN &&
+                         (pending != AMDSMI_MEMORY_UNKNOWN && pending != run->ch.memory));
+        compute_change = run->ch.compute != AMDSMI_COMPUTE_UNKNOWN &&
                          p->compute_after != p->compute_before;
 
         if (memory_change) {
                 by = partition_covered_by(run, amdsmi_gpu_get_bdf(gpu));
                 if (by >= 0) {
                         json_set(entry, "same_operation_as", json_object_new_int(by));
-                        cli_say(c, entry, "  memory mode %s: requested with GPU %d (same hive)",
-                                memory_name(c->memory), by);
+                        report_say(run->report, entry, "  memory mode %s: requested with GPU %d (same hive)",
+                                memory_name(run->ch.memory), by);
                         r = 1;
                 } else {
                         r = do_memory(run, index, gpu, entry, p);
@@ -613,34 +612,34 @@ static int set_one(struct partition_run *run, size_t index, struct amdsmi_gpu *g
                 if (r > 0) {
                         /* bare metal: waits for the reload; the driver picks the compute
                          * mode then */
-                        if (!c->dry_run)
+                        if (!run->report->dry_run)
                                 run->reload_pending = true;
-                        cli_say(c, entry,
+                        report_say(run->report, entry,
                                 "  %s memory mode %s %s for a driver reload of the hive; next: "
                                 "amdsmi reset -g %zu --reload-driver",
-                                c->dry_run ? "dry run: the" : "the", memory_name(c->memory),
-                                c->dry_run ? "would wait" : "waits", index);
-                        if (c->compute != AMDSMI_COMPUTE_UNKNOWN &&
+                                run->report->dry_run ? "dry run: the" : "the", memory_name(run->ch.memory),
+                                run->report->dry_run ? "would wait" : "waits", index);
+                        if (run->ch.compute != AMDSMI_COMPUTE_UNKNOWN &&
                             p->notes & (1u << AMDSMI_PLAN_COMPUTE_AFTER_RELOAD))
-                                cli_say(c, entry,
+                                report_say(run->report, entry,
                                         "  the driver picks the compute mode at the reload; "
                                         "then: amdsmi partition set -g %zu --compute %s",
-                                        index, compute_name(c->compute));
-                        else if (c->compute == AMDSMI_COMPUTE_UNKNOWN &&
+                                        index, compute_name(run->ch.compute));
+                        else if (run->ch.compute == AMDSMI_COMPUTE_UNKNOWN &&
                                  p->notes & (1u << AMDSMI_PLAN_COMPUTE_AFTER_RELOAD))
-                                cli_say(c, entry,
+                                report_say(run->report, entry,
                                         "  the driver picks the compute mode for %s at the "
                                         "reload (not %s)",
-                                        memory_name(c->memory), compute_name(p->compute_before));
+                                        memory_name(run->ch.memory), compute_name(p->compute_before));
                         return 0;
                 }
-                if (!c->dry_run)
-                        cli_say(c, entry, "  done: memory mode %s", memory_name(c->memory));
+                if (!run->report->dry_run)
+                        report_say(run->report, entry, "  done: memory mode %s", memory_name(run->ch.memory));
         }
         if (compute_change)
                 return do_compute(run, index, gpu, entry);
         if (!memory_change)
-                cli_say(c, entry, "  nothing to do: already %s / %s",
+                report_say(run->report, entry, "  nothing to do: already %s / %s",
                         compute_name(p->compute_before) ?: "N/A",
                         memory_name(p->memory_before) ?: "N/A");
         return 0;
@@ -660,7 +659,6 @@ static char *record_message(struct partition_run *run, json_object *entry, int r
 
 int partition_set_one(struct partition_run *run, size_t index, struct amdsmi_gpu *gpu,
                       json_object *entry) {
-        struct cli *c = run->c;
         struct set_info info = { .pending = AMDSMI_MEMORY_UNKNOWN };
         const char *bdfs[AMDSMI_PLAN_MAX_HIVE] = { amdsmi_gpu_get_bdf(gpu) };
         const char *change, *old_value, *new_value;
@@ -671,33 +669,33 @@ int partition_set_one(struct partition_run *run, size_t index, struct amdsmi_gpu
         int r;
 
         r = set_one(run, index, gpu, entry, &info);
-        if (!run->record || c->dry_run || entry_covered(entry))
+        if (!run->record || run->report->dry_run || entry_covered(entry))
                 return r;
 
         mem_before = info.pending != AMDSMI_MEMORY_UNKNOWN ? info.pending
                                                            : info.plan.memory_before;
-        if (c->memory != AMDSMI_MEMORY_UNKNOWN && info.planned && info.plan.n_affected_bdfs > 0) {
+        if (run->ch.memory != AMDSMI_MEMORY_UNKNOWN && info.planned && info.plan.n_affected_bdfs > 0) {
                 n = 0;
                 for (unsigned i = 0; i < info.plan.n_affected_bdfs; i++)
                         bdfs[n++] = info.plan.affected_bdfs[i];
         }
-        if (c->compute != AMDSMI_COMPUTE_UNKNOWN && c->memory != AMDSMI_MEMORY_UNKNOWN) {
+        if (run->ch.compute != AMDSMI_COMPUTE_UNKNOWN && run->ch.memory != AMDSMI_MEMORY_UNKNOWN) {
                 change = PARTITION_CHANGE_MODES;
                 snprintf(old_buf, sizeof(old_buf), "%s/%s",
                          info.planned ? compute_name(info.plan.compute_before) ?: "" : "",
                          info.planned ? memory_name(mem_before) ?: "" : "");
-                snprintf(new_buf, sizeof(new_buf), "%s/%s", compute_name(c->compute),
-                         memory_name(c->memory));
+                snprintf(new_buf, sizeof(new_buf), "%s/%s", compute_name(run->ch.compute),
+                         memory_name(run->ch.memory));
                 old_value = info.planned ? old_buf : NULL;
                 new_value = new_buf;
-        } else if (c->compute != AMDSMI_COMPUTE_UNKNOWN) {
+        } else if (run->ch.compute != AMDSMI_COMPUTE_UNKNOWN) {
                 change = PARTITION_CHANGE_COMPUTE;
                 old_value = info.planned ? compute_name(info.plan.compute_before) : NULL;
-                new_value = compute_name(c->compute);
+                new_value = compute_name(run->ch.compute);
         } else {
                 change = PARTITION_CHANGE_MEMORY;
                 old_value = info.planned ? memory_name(mem_before) : NULL;
-                new_value = memory_name(c->memory);
+                new_value = memory_name(run->ch.memory);
         }
         message = record_message(run, entry, r, false);
         run->record(run, change, bdfs, n, old_value, new_value, r, message);
@@ -708,7 +706,6 @@ int partition_set_one(struct partition_run *run, size_t index, struct amdsmi_gpu
 
 static int reset_one(struct partition_run *run, size_t index, struct amdsmi_gpu *gpu,
                      json_object *entry, const char **bdfs, size_t *ret_n) {
-        struct cli *c = run->c;
         struct gpu_lock locks[AMDSMI_PLAN_MAX_HIVE];
         struct amdsmi_partition_change ch = { .size = sizeof(ch) };
         uint64_t hive = amdsmi_gpu_get_hive_id(gpu);
@@ -721,7 +718,7 @@ static int reset_one(struct partition_run *run, size_t index, struct amdsmi_gpu 
         by = partition_covered_by(run, amdsmi_gpu_get_bdf(gpu));
         if (by >= 0) {
                 json_set(entry, "same_operation_as", json_object_new_int(by));
-                cli_say(c, entry, "GPU %zu (%s): reloaded with GPU %d (same hive)", index,
+                report_say(run->report, entry, "GPU %zu (%s): reloaded with GPU %d (same hive)", index,
                         amdsmi_gpu_get_bdf(gpu), by);
                 return 0;
         }
@@ -731,8 +728,8 @@ static int reset_one(struct partition_run *run, size_t index, struct amdsmi_gpu 
         for (size_t i = 0; i < AMDSMI_PLAN_MAX_HIVE; i++)
                 locks[i] = (struct gpu_lock) GPU_LOCK_INIT;
         bdfs[n++] = amdsmi_gpu_get_bdf(gpu);
-        for (size_t i = 0; hive != 0 && i < c->n_gpus && n < AMDSMI_PLAN_MAX_HIVE; i++) {
-                struct amdsmi_gpu *o = amdsmi_ctx_get_gpu(c->ctx, i);
+        for (size_t i = 0; hive != 0 && i < run->set->n_gpus && n < AMDSMI_PLAN_MAX_HIVE; i++) {
+                struct amdsmi_gpu *o = amdsmi_ctx_get_gpu(run->set->ctx, i);
 
                 if (o && o != gpu && amdsmi_gpu_get_hive_id(o) == hive)
                         bdfs[n++] = amdsmi_gpu_get_bdf(o);
@@ -747,7 +744,7 @@ static int reset_one(struct partition_run *run, size_t index, struct amdsmi_gpu 
         r = lock_gpus(run, locks, bdfs, n);
         if (r < 0)
                 return partition_run_fail(run, r);
-        r = amdsmi_gpu_reload_driver(gpu, c->dry_run ? AMDSMI_CHANGE_DRY_RUN : 0, c->timeout_ms,
+        r = amdsmi_gpu_reload_driver(gpu, run->report->dry_run ? AMDSMI_CHANGE_DRY_RUN : 0, run->ch.timeout_ms,
                                      &ch);
         gpu_locks_release(locks, AMDSMI_PLAN_MAX_HIVE);
         if (json_object_object_get_ex(entry, "reports", &reports))
@@ -758,27 +755,27 @@ static int reset_one(struct partition_run *run, size_t index, struct amdsmi_gpu 
                 report_failure(run, (int) index, r, &ch, "the driver reload");
                 return r;
         }
-        if (c->dry_run) {
-                cli_say(c, entry,
+        if (run->report->dry_run) {
+                report_say(run->report, entry,
                         "GPU %zu (%s): dry run: the driver reload of %zu GPU%s is possible now",
                         index, amdsmi_gpu_get_bdf(gpu), n, n == 1 ? "" : "s");
                 return 0;
         }
         if (unbound)
-                cli_say(c, entry, "GPU %zu (%s): bound to amdgpu (it had no driver) (%u ms)", index,
+                report_say(run->report, entry, "GPU %zu (%s): bound to amdgpu (it had no driver) (%u ms)", index,
                         amdsmi_gpu_get_bdf(gpu), ch.elapsed_ms);
         else
-                cli_say(c, entry, "GPU %zu (%s): driver reloaded on %u GPU%s (%u ms)", index,
+                report_say(run->report, entry, "GPU %zu (%s): driver reloaded on %u GPU%s (%u ms)", index,
                         amdsmi_gpu_get_bdf(gpu), ch.n_gpus, ch.n_gpus == 1 ? "" : "s",
                         ch.elapsed_ms);
         for (unsigned i = 0; i < ch.n_gpus && i < AMDSMI_PLAN_MAX_HIVE; i++) {
                 const struct amdsmi_gpu_modes *m = &ch.gpus[i];
 
                 if (m->error)
-                        cli_say(c, entry, "  %s  did not come back: %s", m->bdf,
+                        report_say(run->report, entry, "  %s  did not come back: %s", m->bdf,
                                 strerror(m->error < 0 ? -m->error : m->error));
                 else
-                        cli_say(c, entry, "  %s  %s  %s  %u partition%s", m->bdf,
+                        report_say(run->report, entry, "  %s  %s  %s  %u partition%s", m->bdf,
                                 compute_name(m->compute) ?: "N/A",
                                 memory_name(m->memory) ?: "N/A", m->partitions,
                                 m->partitions == 1 ? "" : "s");
@@ -791,7 +788,7 @@ int partition_reset_one(struct partition_run *run, size_t index, struct amdsmi_g
         const char *bdfs[AMDSMI_PLAN_MAX_HIVE];
         enum amdsmi_memory_mode before = AMDSMI_MEMORY_UNKNOWN, pending = AMDSMI_MEMORY_UNKNOWN;
         _cleanup_free_ char *message = NULL;
-        bool record = run->record && !run->c->dry_run &&
+        bool record = run->record && !run->report->dry_run &&
                       partition_covered_by(run, amdsmi_gpu_get_bdf(gpu)) < 0;
         size_t n = 0;
         int r;

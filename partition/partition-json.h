@@ -22,7 +22,16 @@
 
 #include "macro.h"
 
-struct cli;
+struct gpu_set;
+struct report;
+
+/* What a partition change asks for. */
+struct partition_change {
+        enum amdsmi_compute_mode compute; /* AMDSMI_COMPUTE_UNKNOWN: unchanged */
+        enum amdsmi_memory_mode memory;   /* AMDSMI_MEMORY_UNKNOWN: unchanged */
+        bool force;
+        unsigned timeout_ms;              /* 0: the library's default */
+};
 
 /* What a change method of amdsmid answers besides the document's element: the lines the CLI
  * prints on standard error (warnings, and the explanation of a failure), whether a memory
@@ -49,7 +58,9 @@ typedef void (*partition_record_fn)(struct partition_run *run, const char *chang
                                     const char *message);
 
 struct partition_run {
-        struct cli *c;          /* the modes, flags and format; the context and selection */
+        struct report *report;       /* the run's report (its dry_run) */
+        const struct gpu_set *set;   /* the context and selection */
+        struct partition_change ch;  /* the modes and flags */
         json_object *gpus;      /* the document's "gpus" */
         int result;             /* the first failure */
         bool reload_pending;    /* a memory request waits for a reload after the command */
@@ -68,13 +79,15 @@ struct partition_run {
         void *userdata;
 };
 
-/* Sets @run up for the GPUs of @c (its context enumerated). @return 0 or -ENOMEM. */
-int partition_run_init(struct partition_run *run, struct cli *c);
+/* Sets @run up for the GPUs of @set (its context enumerated) and the change @ch; @report
+ * says what happens. @return 0 or -ENOMEM. */
+int partition_run_init(struct partition_run *run, struct report *report, const struct gpu_set *set,
+                       const struct partition_change *ch);
 void partition_run_done(struct partition_run *run);
 
 /* Records a failure: the first one decides the exit status. @return @r. */
 int partition_run_fail(struct partition_run *run, int r);
-/* cli_fail() that amdsmid collects too. @return @r. */
+/* report_fail() that amdsmid collects too. @return @r. */
 int partition_fail(struct partition_run *run, int r, const char *format, ...)
         _printf_(3, 4);
 /* A line for standard error ("amdsmi: " is added), collected in amdsmid. */

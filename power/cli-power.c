@@ -47,10 +47,10 @@ static void report_state_warning(struct cli *c, const char *w) {
                 json_object *e = error_entry_new(-1, "state", -EBADMSG, w);
 
                 if (e) {
-                        if (!c->errors)
-                                c->errors = json_object_new_array();
-                        if (c->errors)
-                                json_object_array_add(c->errors, e);
+                        if (!c->report.errors)
+                                c->report.errors = json_object_new_array();
+                        if (c->report.errors)
+                                json_object_array_add(c->report.errors, e);
                         else
                                 json_object_put(e);
                 }
@@ -147,7 +147,7 @@ static struct state_store *local_state(struct cli *c, struct local_state *ls) {
         return ls->st;
 }
 
-int power_cli_limit(struct cli *c, struct amdsmi_gpu *gpu, struct power_limit *ret) {
+int power_cli_limit(void *userdata, struct amdsmi_gpu *gpu, struct power_limit *ret) {
         _cleanup_free_ struct power_view *v = malloc(sizeof(*v));
         struct state_store *st = NULL;
 
@@ -192,7 +192,7 @@ static int power_sample(struct cli *c) {
 
                 if (!o) {
                         power_view_load(gpu, local_state(c, &ls), 0, v);
-                        o = power_gpu_object(c, i, gpu, v);
+                        o = power_gpu_object(&c->report, i, gpu, v);
                         if (o)
                                 power_gpu_object_add_limiters(o, v, power_sample_pair(c, gpu));
                 }
@@ -385,7 +385,7 @@ static void record_direct(struct cli *c, const struct power_change *ch, const ch
         };
         int k;
 
-        if (c->dry_run)
+        if (c->report.dry_run)
                 return;
         k = history_append(&e, 0);
         if (k < 0)
@@ -413,7 +413,7 @@ static void name_host_option(const struct power_change *ch, char *msg) {
 static int change_via_daemon(struct cli *c, const struct power_change *ch, size_t index,
                              struct amdsmi_gpu *gpu, json_object **entry) {
         const char *bdf = amdsmi_gpu_get_bdf(gpu), *vm = ch->vm_name ? ch->vm_name : "";
-        uint64_t flags = c->dry_run ? AMDSMI_BUS_FLAG_DRY_RUN : 0;
+        uint64_t flags = c->report.dry_run ? AMDSMI_BUS_FLAG_DRY_RUN : 0;
         unsigned n = (unsigned) ch->host + (unsigned) ch->vm + (unsigned) ch->apml +
                      (unsigned) ch->damaged;
         struct item {
@@ -538,7 +538,7 @@ static int run_change(struct cli *c, enum power_change_kind kind) {
         FOREACH_SELECTED_GPU(c, i, gpu) {
                 const char *bdf = amdsmi_gpu_get_bdf(gpu);
                 json_object *e = power_change_entry_new(&ch, i, bdf, amdsmi_gpu_get_product(gpu),
-                                                        c->dry_run);
+                                                        c->report.dry_run);
 
                 if (!e) {
                         if (result == 0)
@@ -550,7 +550,7 @@ static int run_change(struct cli *c, enum power_change_kind kind) {
                 else {
                         struct power_outcome out;
 
-                        r = power_change_gpu(c, &ch, i, gpu, e, &out);
+                        r = power_change_gpu(&c->report, &ch, i, gpu, e, &out);
                         report_state_warning(c, out.warning);
                         record_direct(c, &ch, bdf, r, &out);
                 }

@@ -59,7 +59,8 @@
 
 #include "amdsmid.h"
 #include "amdsmid-conf.h"
-#include "cli.h"
+#include "report.h"
+#include "samples.h"
 #include "history.h"
 #include "power-ops.h"
 #include "runtime-dir.h"
@@ -248,13 +249,12 @@ static struct power_job *power_job_new(struct dgpu *g, enum power_change_kind ki
         return pj;
 }
 
-/* On a worker thread: the change, with a quiet cli whose report is the answer. */
+/* On a worker thread: the change; its report (printing nothing) is the answer. */
 static int power_job_run(struct job *j, struct amdsmi_ctx *ctx) {
         struct power_job *pj = j->userdata;
-        struct cli c = {
+        struct report rep = {
                 .command = "power",
-                .format = OUTPUT_JSON,
-                .quiet = true,
+                .keep_field_errors = true,
                 .dry_run = (j->flags & AMDSMI_BUS_FLAG_DRY_RUN) != 0,
         };
         struct amdsmi_gpu *gpu = NULL;
@@ -269,11 +269,11 @@ static int power_job_run(struct job *j, struct amdsmi_ctx *ctx) {
         }
         index = amdsmi_gpu_get_index(gpu);
         entry = power_change_entry_new(&pj->ch, index, pj->bdf, amdsmi_gpu_get_product(gpu),
-                                       c.dry_run);
+                                       rep.dry_run);
         if (!entry)
                 return -ENOMEM;
-        r = power_change_gpu(&c, &pj->ch, index, gpu, entry, &pj->out);
-        json_set(entry, "result", cli_errno_json(r < 0 ? r : 0));
+        r = power_change_gpu(&rep, &pj->ch, index, gpu, entry, &pj->out);
+        json_set(entry, "result", report_errno_json(r < 0 ? r : 0));
         j->reply = entry;
         if (pj->reason)
                 (void) asprintf(&j->message, "%s: %s", pj->reason,
@@ -283,8 +283,7 @@ static int power_job_run(struct job *j, struct amdsmi_ctx *ctx) {
         if (pj->out.old_value[0] || pj->out.new_value[0])
                 (void) job_set_change(j, j->change, pj->out.old_value[0] ? pj->out.old_value : NULL,
                                       pj->out.new_value[0] ? pj->out.new_value : NULL);
-        free(c.error_message);
-        json_object_put(c.errors);
+        report_clear(&rep);
         return r;
 }
 
@@ -343,8 +342,7 @@ static struct job *power_job_submit_new(struct dgpu *g, sd_bus_message *m, const
 int power_vm_run(struct amdsmi_ctx *ctx, const char *pf, const char *vm, const char *vf,
                  uint64_t uw, bool dry_run, const char *setter, json_object **ret_entry,
                  struct power_outcome *out) {
-        struct cli c = { .command = "power", .format = OUTPUT_JSON, .quiet = true,
-                         .dry_run = dry_run };
+        struct report rep = { .command = "power", .keep_field_errors = true, .dry_run = dry_run };
         struct power_change ch = {
                 .kind = uw == AMDSMI_NA ? POWER_CHANGE_CLEAR : POWER_CHANGE_SET,
                 .vm = true,
@@ -370,13 +368,12 @@ int power_vm_run(struct amdsmi_ctx *ctx, const char *pf, const char *vm, const c
         entry = power_change_entry_new(&ch, index, pf, amdsmi_gpu_get_product(gpu), dry_run);
         if (!entry)
                 return -ENOMEM;
-        r = power_change_gpu(&c, &ch, index, gpu, entry, out);
-        json_set(entry, "result", cli_errno_json(r < 0 ? r : 0));
+        r = power_change_gpu(&rep, &ch, index, gpu, entry, out);
+        json_set(entry, "result", report_errno_json(r < 0 ? r : 0));
         *ret_entry = entry;
-        if (r < 0 && !out->message[0] && c.error_message)
-                snprintf(out->message, sizeof(out->message), "%s", c.error_message);
-        free(c.error_message);
-        json_object_put(c.errors);
+        if (r < 0 && !out->message[0] && rep.error_message)
+                snprintf(out->message, sizeof(out->message), "%s", rep.error_message);
+        report_clear(&rep);
         return r;
 }
 
@@ -1020,8 +1017,8 @@ static int method_apply(sd_bus_message *m, void *userdata, sd_bus_error *error) 
 
 /* From what the last refresh saw (the periodic check, and every change, refresh the GPU):
  * a metrics document reads no power file for it. */
-int power_daemon_limit(struct cli *c, struct amdsmi_gpu *gpu, struct power_limit *ret) {
-        struct daemon *d = c->power_limit_userdata;
+int power_daemon_limit(void *userdata, struct amdsmi_gpu *gpu, struct power_limit *ret) {
+        struct daemon *d = userdata;
         struct dgpu *g = d ? manager_find_gpu(d, amdsmi_gpu_get_bdf(gpu)) : NULL;
         struct dgpu_power *p = g ? power_get(g) : NULL;
 
@@ -1039,7 +1036,7 @@ static int method_explain(sd_bus_message *m, void *userdata, sd_bus_error *error
         struct amdsmi_gpu *gpu = dgpu_handle(g);
         struct dgpu_power *p = power_get(g);
         _cleanup_free_ struct power_view *v = malloc(sizeof(*v));
-        struct cli c = { .command = "power", .format = OUTPUT_JSON, .quiet = true };
+        struct report rep = { .command = "power", .keep_field_errors = true };
         json_object *o;
         int r;
 
@@ -1056,9 +1053,8 @@ static int method_explain(sd_bus_message *m, void *userdata, sd_bus_error *error
         state_load_gpu(g, p);
         power_view_read_device(gpu, 0, v);
         power_view_set_sources(v, g->bdf, &p->sources, p->applied_uw, p->applied_usec);
-        o = power_gpu_object(&c, amdsmi_gpu_get_index(gpu), gpu, v);
-        free(c.error_message);
-        json_object_put(c.errors);
+        o = power_gpu_object(&rep, amdsmi_gpu_get_index(gpu), gpu, v);
+        report_clear(&rep);
         if (!o)
                 return bus_error_errno(error, -ENOMEM, "out of memory");
         pair = sampler_samples(g->d) ? samples_get(g->d->samples, g->bdf) : NULL;

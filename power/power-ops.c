@@ -18,7 +18,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "cli.h"
+#include "report.h"
+#include "samples.h"
 #include "gpu-lock.h"
 #include "parse-util.h"
 #include "time-util.h"
@@ -368,14 +369,14 @@ static void view_fill(json_object *o, const struct power_view *v) {
         json_set(o, "notes", view_notes(v));
 }
 
-json_object *power_gpu_object(struct cli *c, size_t index, struct amdsmi_gpu *gpu,
+json_object *power_gpu_object(struct report *rep, size_t index, struct amdsmi_gpu *gpu,
                               const struct power_view *v) {
         json_object *o = json_object_new_object();
 
         if (!o)
                 return NULL;
         if (v->info_error < 0)
-                cli_field_error(c, (int) index, "power", v->info_error);
+                report_field_error(rep, (int) index, "power", v->info_error);
         json_set(o, "gpu", json_object_new_uint64(index));
         json_set(o, "bdf", json_object_new_string(amdsmi_gpu_get_bdf(gpu)));
         json_set(o, "product", json_object_new_string(amdsmi_gpu_get_product(gpu)));
@@ -541,7 +542,7 @@ static json_object *result_object(const struct amdsmi_power_cap_result *res) {
 }
 
 struct power_run {
-        struct cli *c;
+        struct report *rep;
         const struct power_change *ch;
         struct power_outcome *out;
         json_object *entry;
@@ -559,7 +560,7 @@ _printf_(3, 4) static int run_fail(struct power_run *run, int r, const char *for
         if (!run->out->message[0] || run->out->message[0] == '+')
                 snprintf(run->out->message, sizeof(run->out->message), "%s",
                          msg ? msg : strerror(-r));
-        cli_fail(run->c, r, "%s", msg ? msg : strerror(-r));
+        report_fail(run->rep, r, "%s", msg ? msg : strerror(-r));
         free(msg);
         return r;
 }
@@ -575,7 +576,7 @@ _printf_(2, 3) static void run_say(struct power_run *run, const char *format, ..
         va_end(ap);
         if (!msg)
                 return;
-        cli_say(run->c, run->entry, "%s", msg);
+        report_say(run->rep, run->entry, "%s", msg);
         if (!run->out->message[0] || run->out->message[0] == '+')
                 snprintf(run->out->message, sizeof(run->out->message), "+%s", msg);
         free(msg);
@@ -857,7 +858,7 @@ static int drop_damaged(struct power_run *run, size_t index, const char *bdf,
                         kept = json_object_get_string(v);
                 v = json_object_object_get(o, "value");
                 run_say(run, "GPU %zu: %s the damaged record %s (%s)%s%s%s%s", index,
-                        run->c->dry_run ? "would drop" : "dropped", rec, problem,
+                        run->rep->dry_run ? "would drop" : "dropped", rec, problem,
                         v ? ": " : "", v ? json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN)
                                        : "",
                         kept ? ", kept as " : "", kept ? kept : "");
@@ -872,9 +873,9 @@ struct change_work {
         struct power_sources recorded, previous;
 };
 
-int power_change_gpu(struct cli *c, const struct power_change *ch, size_t index,
+int power_change_gpu(struct report *rep, const struct power_change *ch, size_t index,
                      struct amdsmi_gpu *gpu, json_object *entry, struct power_outcome *out) {
-        struct power_run run = { .c = c, .ch = ch, .out = out, .entry = entry };
+        struct power_run run = { .rep = rep, .ch = ch, .out = out, .entry = entry };
         const char *bdf = amdsmi_gpu_get_bdf(gpu);
         struct gpu_lock lock = GPU_LOCK_INIT;
         struct state_store *st = NULL;
@@ -888,7 +889,7 @@ int power_change_gpu(struct cli *c, const struct power_change *ch, size_t index,
         if (!w)
                 return run_fail(&run, -ENOMEM, "out of memory");
         host_touched = ch->host;
-        if (!c->dry_run && ch->lock) {
+        if (!rep->dry_run && ch->lock) {
                 r = gpu_lock_acquire_wait(&lock, bdf, POWER_LOCK_WAIT_MS, &holder);
                 if (r == -EBUSY)
                         return run_fail(&run, r, "GPU %zu (%s) is being changed by PID %ld",
@@ -897,7 +898,7 @@ int power_change_gpu(struct cli *c, const struct power_change *ch, size_t index,
                         return run_fail(&run, r, "cannot take the change lock of GPU %s: %s", bdf,
                                         gpu_lock_error(bdf, r, (char[4400]){}, 4400));
         }
-        r = state_open(c->dry_run ? STATE_READ : STATE_WRITE, POWER_LOCK_WAIT_MS, &st);
+        r = state_open(rep->dry_run ? STATE_READ : STATE_WRITE, POWER_LOCK_WAIT_MS, &st);
         if (r < 0) {
                 char dir[256] = "";
 
@@ -910,7 +911,7 @@ int power_change_gpu(struct cli *c, const struct power_change *ch, size_t index,
                 snprintf(out->warning, sizeof(out->warning), "%s", state_warning(st));
         /* a state that cannot be saved (a newer amdsmi's, a damaged file not yet dropped):
          * refuse before touching the GPU */
-        r = c->dry_run || ch->damaged ? 0 : state_can_commit(st);
+        r = rep->dry_run || ch->damaged ? 0 : state_can_commit(st);
         if (r == -EUCLEAN) {
                 r = refuse_damaged(&run, index, bdf, st);
                 state_close(st);
@@ -991,7 +992,7 @@ int power_change_gpu(struct cli *c, const struct power_change *ch, size_t index,
                              index, bdf);
                 goto out;
         }
-        if (!c->dry_run) {
+        if (!rep->dry_run) {
                 r = state_set_power(st, bdf, &w->recorded);
                 if (r < 0) {
                         r = run_fail(&run, r, "GPU %zu: cannot record the sources: %s", index,
@@ -1005,18 +1006,18 @@ int power_change_gpu(struct cli *c, const struct power_change *ch, size_t index,
                         "as it is", index);
         } else if (!gim) {
                 r = amdsmi_gpu_set_power_cap(gpu, w->after.expl.effective_uw,
-                                             c->dry_run ? AMDSMI_POWER_SET_DRY_RUN : 0, &res);
+                                             rep->dry_run ? AMDSMI_POWER_SET_DRY_RUN : 0, &res);
                 json_set(entry, "apply", result_object(&res));
                 if (r < 0) {
                         r = apply_error(&run, index, gpu, r, &w->after, &res);
                         goto out; /* nothing committed: the sources stay as they were */
                 }
                 applied = true;
-                if (!c->dry_run)
+                if (!rep->dry_run)
                         (void) state_set_applied(st, bdf, res.applied_uw, now_realtime_us());
         }
 
-        if (!c->dry_run) {
+        if (!rep->dry_run) {
                 r = state_commit(st);
                 if (r < 0) {
                         /* device and file must not disagree: the cap goes back to what it was */
@@ -1050,7 +1051,7 @@ int power_change_gpu(struct cli *c, const struct power_change *ch, size_t index,
         }
 
         /* read back what holds now, for the document */
-        if (applied && !c->dry_run) {
+        if (applied && !rep->dry_run) {
                 w->after.applied_uw = res.applied_uw;
                 w->after.applied_usec = now_realtime_us();
                 w->after.info.ppt0.cap = (struct amdsmi_power_value){ res.readback_uw, 0 };
@@ -1063,7 +1064,7 @@ int power_change_gpu(struct cli *c, const struct power_change *ch, size_t index,
         say_result(&run, index, &w->before, &w->after, &res, applied);
         if (gim)
                 r = run_fail(&run, -EOPNOTSUPP, "GPU %zu (%s): %s%s", index, bdf,
-                             c->dry_run ? "" : "sources recorded; ",
+                             rep->dry_run ? "" : "sources recorded; ",
                              amdsmi_power_control_explain(AMDSMI_POWER_CONTROL_GIM));
         else
                 r = 0;

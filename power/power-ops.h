@@ -13,8 +13,8 @@
  *     committed; its report is the GPU's object of the change document ("gpus"[i] of
  *     `amdsmi power set --json`), including "messages".
  *
- * Lines and failures go through struct cli (cli_say(), cli_fail()): the CLI prints them, and
- * amdsmid runs the same code with a quiet cli whose report it answers.
+ * Lines and failures go through the run's report (core/report.h: report_say(), report_fail()):
+ * amdsmi(1) prints them as they come, amdsmid answers with the report's documents.
  */
 #pragma once
 
@@ -30,7 +30,7 @@
 #include "power-arbitration.h"
 #include "power-state.h"
 
-struct cli;
+struct report;
 struct power_limit;
 struct sample_pair;
 
@@ -78,8 +78,8 @@ bool power_control_can_apply(enum amdsmi_power_control c);
 const char *power_view_effective_source(const struct power_view *v);
 
 /* The per-GPU object of `amdsmi power --json`: gpu, bdf, product, role and the view. A failed
- * read of the device is reported through cli_field_error(). NULL on -ENOMEM. */
-json_object *power_gpu_object(struct cli *c, size_t index, struct amdsmi_gpu *gpu,
+ * read of the device is reported through report_field_error(). NULL on -ENOMEM. */
+json_object *power_gpu_object(struct report *rep, size_t index, struct amdsmi_gpu *gpu,
                               const struct power_view *v);
 /* What a power limiter of the GPU ran against: the binding source ("external" or
  * "outside-writer" when the device holds another cap than the model), the VM's key, and the
@@ -149,14 +149,14 @@ json_object *power_change_entry_new(const struct power_change *ch, size_t index,
 void power_change_entry_set_view(json_object *entry, const struct power_view *v);
 
 /*
- * Changes the sources of @gpu as @ch says (nothing with c->dry_run, which takes no lock and
+ * Changes the sources of @gpu as @ch says (nothing with the report's dry_run, which takes no lock and
  * writes nothing), applies the arbitrated cap, and fills @entry (see
- * power_change_entry_new()) and @out. Failures are reported with cli_fail(): -EINVAL,
+ * power_change_entry_new()) and @out. Failures are reported with report_fail(): -EINVAL,
  * -ERANGE (a value outside the GPU's range, the driver refused the value, 64 VMs), -ENOENT
  * (no source of that VM to clear), -EOPNOTSUPP (where the cap cannot be applied; on gim
  * hosts after the sources were recorded), -EBUSY (the locks, a reset in progress), -EIO,
  * the errno of the state file.
  * @return 0 or a negative errno.
  */
-int power_change_gpu(struct cli *c, const struct power_change *ch, size_t index,
+int power_change_gpu(struct report *rep, const struct power_change *ch, size_t index,
                      struct amdsmi_gpu *gpu, json_object *entry, struct power_outcome *out);

@@ -296,8 +296,8 @@ static json_object *pf_json_daemon(struct cli *c, struct amdsmi_gpu *gpu, bool a
                 int k = -1;
 
                 if (json_object_object_get_ex(v, "bdf", &bdf))
-                        k = sriov_index_of_bdf(c, json_object_get_string(bdf));
-                if (k >= 0 && c->matches[k].selected)
+                        k = sriov_index_of_bdf(&c->set, json_object_get_string(bdf));
+                if (k >= 0 && c->set.matches[k].selected)
                         json_object_array_add(keep, json_object_get(v));
         }
         json_set(o, "vfs", keep);
@@ -310,8 +310,8 @@ static int sriov_sample(struct cli *c) {
         size_t n_guest = 0;
         int r = 0, guest = -1;
 
-        show = calloc(c->n_gpus + 1, sizeof(bool));
-        all_vfs = calloc(c->n_gpus + 1, sizeof(bool));
+        show = calloc(c->set.n_gpus + 1, sizeof(bool));
+        all_vfs = calloc(c->set.n_gpus + 1, sizeof(bool));
         gpus = json_object_new_array();
         if (!show || !all_vfs || !gpus) {
                 json_object_put(gpus);
@@ -321,9 +321,9 @@ static int sriov_sample(struct cli *c) {
                 enum amdsmi_role role = amdsmi_gpu_get_role(gpu);
 
                 if (role == AMDSMI_ROLE_VF) {
-                        int k = sriov_index_of_bdf(c, amdsmi_gpu_get_physfn_bdf(gpu));
+                        int k = sriov_index_of_bdf(&c->set, amdsmi_gpu_get_physfn_bdf(gpu));
 
-                        if (k >= 0 && (size_t) k < c->n_gpus)
+                        if (k >= 0 && (size_t) k < c->set.n_gpus)
                                 show[k] = true;
                 } else if (sriov_role_is_guest(role)) {
                         if (guest < 0)
@@ -334,15 +334,15 @@ static int sriov_sample(struct cli *c) {
                         all_vfs[i] = true;
                 }
         }
-        for (size_t i = 0; i < c->n_gpus; i++) {
-                struct amdsmi_gpu *gpu = amdsmi_ctx_get_gpu(c->ctx, i);
+        for (size_t i = 0; i < c->set.n_gpus; i++) {
+                struct amdsmi_gpu *gpu = amdsmi_ctx_get_gpu(c->set.ctx, i);
                 json_object *o;
 
                 if (!show[i] || !gpu)
                         continue;
                 o = pf_json_daemon(c, gpu, all_vfs[i]);
                 if (!o)
-                        o = sriov_pf_json(c, i, gpu, all_vfs[i]);
+                        o = sriov_pf_json(&c->report, &c->set, i, gpu, all_vfs[i]);
                 if (!o) {
                         json_object_put(gpus);
                         return cli_fail(c, -ENOMEM, "out of memory");
@@ -353,9 +353,9 @@ static int sriov_sample(struct cli *c) {
                 fprintf(stderr,
                         "amdsmi: GPU %d (%s) is a VF inside a guest (%s): its VFs are "
                         "configured on the host\n",
-                        guest, amdsmi_gpu_get_bdf(amdsmi_ctx_get_gpu(c->ctx, guest)),
+                        guest, amdsmi_gpu_get_bdf(amdsmi_ctx_get_gpu(c->set.ctx, guest)),
                         amdsmi_role_to_string(
-                                amdsmi_gpu_get_role(amdsmi_ctx_get_gpu(c->ctx, guest))));
+                                amdsmi_gpu_get_role(amdsmi_ctx_get_gpu(c->set.ctx, guest))));
 
         switch (c->format) {
         case OUTPUT_JSON:
@@ -371,8 +371,8 @@ static int sriov_sample(struct cli *c) {
                 break;
         }
         json_object_put(gpus);
-        json_object_put(c->errors); /* already on stderr */
-        c->errors = NULL;
+        json_object_put(c->report.errors); /* already on stderr */
+        c->report.errors = NULL;
         if (r < 0)
                 return cli_fail(c, r, "cannot format the output: %s", strerror(-r));
         return 0;
@@ -432,9 +432,8 @@ static int daemon_fail(struct cli *c, int r, const char *message) {
                 const char *line = nl + 1;
 
                 nl = strchr(line, '\n');
-                if (!c->quiet)
-                        fprintf(stderr, "amdsmi: %.*s\n",
-                                nl ? (int) (nl - line) : (int) strlen(line), line);
+                report_note(&c->report, "%.*s", nl ? (int) (nl - line) : (int) strlen(line),
+                            line);
         }
         return r;
 }
@@ -483,7 +482,7 @@ static bool selection_has_all(const struct cli *c) {
 /* The selected PFs, with their state before. Refuses VFs named explicitly (exit 2) and
  * guests' VFs (exit 4). */
 static int collect_targets(struct cli *c, struct sriov_set_target **ret, size_t *ret_n) {
-        struct sriov_set_target *t = calloc(c->n_gpus + 1, sizeof(*t));
+        struct sriov_set_target *t = calloc(c->set.n_gpus + 1, sizeof(*t));
         bool all = selection_has_all(c);
         size_t n = 0;
         int r = 0;
@@ -502,7 +501,7 @@ static int collect_targets(struct cli *c, struct sriov_set_target **ret, size_t 
                         r = cli_fail(c, -EINVAL,
                                      "GPU %zu (%s) is a VF: the VF count is set on its PF, GPU "
                                      "%d (%s)",
-                                     i, bdf, sriov_index_of_bdf(c, pf), pf ? pf : "?");
+                                     i, bdf, sriov_index_of_bdf(&c->set, pf), pf ? pf : "?");
                         break;
                 }
                 if (sriov_role_is_guest(role)) {
@@ -552,9 +551,9 @@ static void set_direct(struct cli *c, struct sriov_run *s, struct sriov_set_targ
 
                 r = sriov_set_one(s, &targets[i], result);
                 json_set(targets[i].entry, "result", cli_errno_json(r));
-                if (r == 0 && !c->dry_run)
+                if (r == 0 && !c->report.dry_run)
                         changed = true;
-                if (c->dry_run)
+                if (c->report.dry_run)
                         continue;
                 snprintf(old_value, sizeof(old_value), "%u", targets[i].info->num_vfs);
                 snprintf(new_value, sizeof(new_value), "%u", c->num_vfs);
@@ -585,7 +584,7 @@ static void persist_direct(struct cli *c, struct sriov_run *s, struct sriov_set_
         for (size_t i = 0; i < n; i++)
                 json_set(targets[i].entry, "result",
                          cli_errno_json(r < 0 && r != -ERELOAD_REQUIRED ? r : 0));
-        if (c->dry_run || !new_list)
+        if (c->report.dry_run || !new_list)
                 return;
         /* the file covers every GPU under gim: each one's history says so */
         if (json_object_object_get_ex(targets[0].entry, "persist", &persist) && persist)
@@ -597,7 +596,7 @@ static void persist_direct(struct cli *c, struct sriov_run *s, struct sriov_set_
                         record_direct(json_object_get_string(bdf), "gim_vf_num", old_list, new_list,
                                       r == -ERELOAD_REQUIRED ? 0 : r,
                                       r < 0 && r != -ERELOAD_REQUIRED
-                                              ? c->error_message
+                                              ? c->report.error_message
                                               : "written for gim's next load");
         }
 }
@@ -605,7 +604,7 @@ static void persist_direct(struct cli *c, struct sriov_run *s, struct sriov_set_
 /* Through amdsmid: one SetNumVfs() per PF; its entry replaces ours. */
 static void set_daemon(struct cli *c, struct sriov_run *s, json_object *gpus,
                        struct sriov_set_target *targets, size_t n, int *result) {
-        uint64_t flags = (c->dry_run ? AMDSMI_BUS_FLAG_DRY_RUN : 0) |
+        uint64_t flags = (c->report.dry_run ? AMDSMI_BUS_FLAG_DRY_RUN : 0) |
                          (c->force ? AMDSMI_BUS_FLAG_FORCE : 0) |
                          (c->autoprobe_off ? AMDSMI_BUS_FLAG_AUTOPROBE_OFF : 0) |
                          (c->persist ? AMDSMI_BUS_FLAG_PERSIST : 0);
@@ -656,7 +655,7 @@ static void set_daemon(struct cli *c, struct sriov_run *s, json_object *gpus,
                         json_set(reply, "result", cli_errno_json(r));
                         continue;
                 }
-                if (c->dry_run && c->persist && c->format == OUTPUT_TABLE &&
+                if (c->report.dry_run && c->persist && c->format == OUTPUT_TABLE &&
                     json_object_object_get_ex(reply, "persist", &persist) && persist &&
                     json_object_object_get_ex(persist, "content", &content) && content)
                         fputs(json_object_get_string(content), stdout);
@@ -669,7 +668,12 @@ static void set_daemon(struct cli *c, struct sriov_run *s, json_object *gpus,
 
 int verb_sriov_set(struct cli *c) {
         struct sriov_set_target *targets = NULL;
-        struct sriov_run s = { .c = c };
+        struct sriov_run s = { .report = &c->report,
+                                 .set = &c->set,
+                                 .ch = { .num_vfs = c->num_vfs,
+                                         .force = c->force,
+                                         .autoprobe_off = c->autoprobe_off,
+                                         .timeout_ms = c->timeout_ms } };
         json_object *gpus = NULL;
         size_t n = 0;
         int r, route, result = 0;
@@ -709,7 +713,7 @@ int verb_sriov_set(struct cli *c) {
                 goto finish;
         }
         for (size_t i = 0; i < n; i++) {
-                targets[i].entry = sriov_set_entry_new(c, &targets[i]);
+                targets[i].entry = sriov_set_entry_new(&s, &targets[i]);
                 if (!targets[i].entry) {
                         r = cli_fail(c, -ENOMEM, "out of memory");
                         goto finish;
@@ -726,7 +730,7 @@ int verb_sriov_set(struct cli *c) {
 
         /* CSV rows say whether it was a dry run; the JSON says it once, at the top */
         for (size_t i = 0; c->format == OUTPUT_CSV && i < n; i++)
-                json_set(targets[i].entry, "dry_run", json_object_new_boolean(c->dry_run));
+                json_set(targets[i].entry, "dry_run", json_object_new_boolean(c->report.dry_run));
         r = cli_emit_change(c, gpus, result, set_csv_columns, ELEMENTSOF(set_csv_columns));
 
 finish:
@@ -762,8 +766,8 @@ static int parse_vf_argument(struct cli *c, const char *arg, char *ret) {
         struct selector s;
 
         if (!arg)
-                return cli_fail(c, -EINVAL, "'%s' needs a VF: amdsmi %s 0000:05:02.0", c->command,
-                                c->command);
+                return cli_fail(c, -EINVAL, "'%s' needs a VF: amdsmi %s 0000:05:02.0", c->report.command,
+                                c->report.command);
         if (pci_bdf_valid(arg)) {
                 snprintf(ret, 16, "%s", arg);
                 return 0;
@@ -780,7 +784,12 @@ static int parse_vf_argument(struct cli *c, const char *arg, char *ret) {
 }
 
 static int vf_change(struct cli *c, enum sriov_vf_op op) {
-        struct sriov_run s = { .c = c };
+        struct sriov_run s = { .report = &c->report,
+                                 .set = &c->set,
+                                 .ch = { .num_vfs = c->num_vfs,
+                                         .force = c->force,
+                                         .autoprobe_off = c->autoprobe_off,
+                                         .timeout_ms = c->timeout_ms } };
         struct amdsmi_vf_bind_report rep = { .size = sizeof(rep) };
         struct amdsmi_gpu *vf = NULL;
         json_object *gpus = NULL, *e = NULL;
@@ -791,7 +800,7 @@ static int vf_change(struct cli *c, enum sriov_vf_op op) {
 
         if (c->selection.n_items > 0)
                 return cli_fail(c, -EINVAL, "'%s' takes the VF as its argument, not -g",
-                                c->command);
+                                c->report.command);
         r = parse_vf_argument(c, c->argument, bdf);
         if (r < 0)
                 return r;
@@ -803,13 +812,13 @@ static int vf_change(struct cli *c, enum sriov_vf_op op) {
                 return r;
         cli_begin_sample(c);
 
-        r = amdsmi_ctx_find_gpu(c->ctx, bdf, &vf);
+        r = amdsmi_ctx_find_gpu(c->set.ctx, bdf, &vf);
         if (r < 0)
                 return cli_fail(c, -ENODEV,
                                 "no AMD GPU function at %s (no such PCI device, or not an AMD "
                                 "GPU)",
                                 bdf);
-        k = sriov_index_of_bdf(c, bdf);
+        k = sriov_index_of_bdf(&c->set, bdf);
         role = amdsmi_gpu_get_role(vf);
         if (sriov_role_is_guest(role))
                 return cli_fail(c, -EOPNOTSUPP,
@@ -821,11 +830,11 @@ static int vf_change(struct cli *c, enum sriov_vf_op op) {
                 return cli_fail(c, -EINVAL,
                                 "%s (GPU %d, %s) is a physical function: '%s' takes one of its "
                                 "VFs ('amdsmi sriov -g %d' lists them)",
-                                bdf, k, amdsmi_role_to_string(role), c->command, k);
+                                bdf, k, amdsmi_role_to_string(role), c->report.command, k);
 
         if (route == CLI_ROUTE_DAEMON) {
                 _cleanup_free_ char *message = NULL;
-                uint64_t flags = (c->dry_run ? AMDSMI_BUS_FLAG_DRY_RUN : 0) |
+                uint64_t flags = (c->report.dry_run ? AMDSMI_BUS_FLAG_DRY_RUN : 0) |
                                  (c->force ? AMDSMI_BUS_FLAG_FORCE : 0);
 
                 r = cli_bus_call(c, NULL, pf, AMDSMI_BUS_IFACE_SRIOV,
@@ -849,7 +858,7 @@ static int vf_change(struct cli *c, enum sriov_vf_op op) {
                 r = sriov_vf_change(&s, op, vf, k, pf, &result, &e, &rep);
                 if (!e)
                         return r;
-                if (!c->dry_run) {
+                if (!c->report.dry_run) {
                         char old_value[64], new_value[64];
 
                         snprintf(old_value, sizeof(old_value), "%s %s", bdf,
@@ -870,7 +879,7 @@ static int vf_change(struct cli *c, enum sriov_vf_op op) {
         }
         json_object_array_add(gpus, e);
         if (c->format == OUTPUT_CSV)
-                json_set(e, "dry_run", json_object_new_boolean(c->dry_run));
+                json_set(e, "dry_run", json_object_new_boolean(c->report.dry_run));
         r = cli_emit_change(c, gpus, result, vf_csv_columns, ELEMENTSOF(vf_csv_columns));
         json_object_put(gpus);
         return r;

@@ -89,10 +89,10 @@ static int read_vms(struct cli *c, json_object **ret) {
                                                 json_object *e = error_entry_new(-1, "state",
                                                                                  -EUCLEAN, w);
 
-                                                if (!c->errors)
-                                                        c->errors = json_object_new_array();
-                                                if (e && c->errors)
-                                                        json_object_array_add(c->errors, e);
+                                                if (!c->report.errors)
+                                                        c->report.errors = json_object_new_array();
+                                                if (e && c->report.errors)
+                                                        json_object_array_add(c->report.errors, e);
                                                 else
                                                         json_object_put(e);
                                         }
@@ -115,7 +115,7 @@ static int read_vms(struct cli *c, json_object **ret) {
         if (!vms)
                 return cli_fail(c, -ENOMEM, "out of memory");
         for (int i = 0; i < n; i++)
-                json_object_array_add(vms, vm_reservation_json(&list[i], lookup_ctx, c->ctx));
+                json_object_array_add(vms, vm_reservation_json(&list[i], lookup_ctx, c->set.ctx));
         *ret = vms;
         return 0;
 }
@@ -170,14 +170,14 @@ int verb_vm(struct cli *c) {
         if (r < 0)
                 return r;
         if (c->format == OUTPUT_JSON) {
-                doc = document_new(c->command, &c->sample_time, c->hostname);
+                doc = document_new(c->report.command, &c->report.sample_time, c->report.hostname);
                 if (!doc) {
                         json_object_put(vms);
                         return cli_fail(c, -ENOMEM, "out of memory");
                 }
                 json_set(doc, "vms", vms);
-                json_set(doc, "errors", c->errors ? c->errors : json_object_new_array());
-                c->errors = NULL;
+                json_set(doc, "errors", c->report.errors ? c->report.errors : json_object_new_array());
+                c->report.errors = NULL;
                 r = cli_print_json(c, doc);
                 json_object_put(doc);
                 return r;
@@ -254,12 +254,12 @@ int verb_vm_release(struct cli *c) {
         if (r < 0)
                 cli_fail(c, r, "releasing %s: %s", name, message ? message : strerror(-r));
         if (c->format == OUTPUT_JSON) {
-                json_object *doc = document_new(c->command, &c->sample_time, c->hostname);
+                json_object *doc = document_new(c->report.command, &c->report.sample_time, c->report.hostname);
 
                 if (doc) {
                         json_set(doc, "release", reply ? json_object_get(reply) : NULL);
-                        json_set(doc, "errors", c->errors ? c->errors : json_object_new_array());
-                        c->errors = NULL;
+                        json_set(doc, "errors", c->report.errors ? c->report.errors : json_object_new_array());
+                        c->report.errors = NULL;
                         if (r < 0)
                                 json_set(doc, "result", cli_errno_json(r));
                         (void) cli_print_json(c, doc);

@@ -58,7 +58,6 @@
 
 #include "amdsmid-conf.h"
 #include "amdsmid.h"
-#include "cli.h"
 #include "exit-codes.h"
 #include "gim-modprobe.h"
 #include "gpu-lock.h"
@@ -172,7 +171,7 @@ static int check_flags(uint64_t flags, uint64_t allowed, const char *method, sd_
 
 /* j->message: the error and the lines after it, or the first line of the reply's messages
  * (and the warnings), one line. Takes @notes. */
-static void set_message(struct job *j, struct cli *c, int r, char *notes) {
+static void set_message(struct job *j, struct report *report, int r, char *notes) {
         json_object *lines = NULL;
         const char *line = NULL;
         size_t len = notes ? strlen(notes) : 0;
@@ -183,7 +182,7 @@ static void set_message(struct job *j, struct cli *c, int r, char *notes) {
         j->message = NULL;
         if (r < 0) {
                 if (asprintf(&j->message, "%s%s%s",
-                             c->error_message ? c->error_message : strerror(-r), len ? "\n" : "",
+                             report->error_message ? report->error_message : strerror(-r), len ? "\n" : "",
                              len ? notes : "") < 0)
                         j->message = NULL;
         } else {
@@ -212,19 +211,22 @@ static char *notes_close(FILE *f, char **buf) {
 
 static int run_set(struct job *j, struct amdsmi_ctx *ctx) {
         struct sriov_job *sj = j->userdata;
-        struct cli c = {
+        struct report report = {
                 .command = "sriov set",
-                .format = OUTPUT_JSON,
-                .quiet = true,
-                .num_vfs = sj->n,
-                .num_vfs_set = true,
-                .timeout_ms = sj->timeout_ms,
+                .keep_field_errors = true,
                 .dry_run = j->flags & AMDSMI_BUS_FLAG_DRY_RUN,
-                .force = j->flags & AMDSMI_BUS_FLAG_FORCE,
-                .autoprobe_off = j->flags & AMDSMI_BUS_FLAG_AUTOPROBE_OFF,
-                .persist = j->flags & AMDSMI_BUS_FLAG_PERSIST,
         };
-        struct sriov_run s = { .c = &c, .daemon = true };
+        struct gpu_set set = {};
+        struct sriov_run s = {
+                .report = &report,
+                .set = &set,
+                .ch = { .num_vfs = sj->n,
+                        .force = j->flags & AMDSMI_BUS_FLAG_FORCE,
+                        .autoprobe_off = j->flags & AMDSMI_BUS_FLAG_AUTOPROBE_OFF,
+                        .timeout_ms = sj->timeout_ms },
+                .daemon = true,
+        };
+        bool persist = j->flags & AMDSMI_BUS_FLAG_PERSIST;
         struct sriov_set_target t = {};
         struct amdsmi_gpu *gpu = NULL;
         char *notes = NULL, *old_list = NULL, *new_list = NULL;
@@ -235,17 +237,17 @@ static int run_set(struct job *j, struct amdsmi_ctx *ctx) {
         s.notes = open_memstream(&notes, &notes_size);
         if (!s.notes)
                 return -ENOMEM;
-        r = cli_attach(&c, ctx, sj->pf);
+        r = gpu_set_attach(&set, ctx, sj->pf);
         if (r >= 0)
                 r = amdsmi_ctx_find_gpu(ctx, sj->pf, &gpu);
         if (r < 0) {
-                r = cli_fail(&c, -ENODEV, "GPU %s went away", sj->pf);
+                r = report_fail(&report, -ENODEV, "GPU %s went away", sj->pf);
                 goto finish;
         }
-        t.index = (size_t) sriov_index_of_bdf(&c, sj->pf);
+        t.index = (size_t) sriov_index_of_bdf(&set, sj->pf);
         role = amdsmi_gpu_get_role(gpu);
         if (!is_pf_role(role)) {
-                r = cli_fail(&c, role == AMDSMI_ROLE_VF ? -EINVAL : -EOPNOTSUPP,
+                r = report_fail(&report, role == AMDSMI_ROLE_VF ? -EINVAL : -EOPNOTSUPP,
                              "GPU %zu (%s) is %s now", t.index, sj->pf,
                              role == AMDSMI_ROLE_VF ? "a VF" : "a VF inside a guest");
                 goto finish;
@@ -253,28 +255,28 @@ static int run_set(struct job *j, struct amdsmi_ctx *ctx) {
         t.gpu = amdsmi_gpu_ref(gpu);
         r = sriov_read_info(gpu, &t.info);
         if (r < 0) {
-                r = cli_fail(&c, r, "GPU %zu (%s): cannot read its SR-IOV state: %s", t.index,
+                r = report_fail(&report, r, "GPU %zu (%s): cannot read its SR-IOV state: %s", t.index,
                              sj->pf, strerror(-r));
                 goto finish;
         }
-        if (c.persist) {
+        if (persist) {
                 r = sriov_check_persist(&s, &t);
                 if (r < 0)
                         goto finish;
         }
-        t.entry = sriov_set_entry_new(&c, &t);
+        t.entry = sriov_set_entry_new(&s, &t);
         if (!t.entry) {
                 r = -ENOMEM;
                 goto finish;
         }
-        if (c.persist) {
+        if (persist) {
                 r = sriov_persist_run(&s, &t, 1, &result, &old_list, &new_list);
                 json_set(t.entry, "result",
-                         cli_errno_json(r < 0 && r != -ERELOAD_REQUIRED ? r : 0));
+                         report_errno_json(r < 0 && r != -ERELOAD_REQUIRED ? r : 0));
                 /* written: a success that waits for gim's next load */
                 if (r == -ERELOAD_REQUIRED)
                         r = 0;
-                if (new_list && !c.dry_run) {
+                if (new_list && !report.dry_run) {
                         free(j->old_value);
                         free(j->new_value);
                         j->old_value = TAKE_PTR(old_list);
@@ -282,33 +284,38 @@ static int run_set(struct job *j, struct amdsmi_ctx *ctx) {
                 }
         } else {
                 r = sriov_set_one(&s, &t, &result);
-                json_set(t.entry, "result", cli_errno_json(r));
-                if (r == 0 && !c.dry_run)
+                json_set(t.entry, "result", report_errno_json(r));
+                if (r == 0 && !report.dry_run)
                         sriov_set_refresh_vfs(&s, &t, 1);
         }
         j->reply = json_object_get(t.entry);
 
 finish:
-        set_message(j, &c, r, notes_close(s.notes, &notes));
+        set_message(j, &report, r, notes_close(s.notes, &notes));
         json_object_put(t.entry);
         amdsmi_gpu_unref(t.gpu);
         free(t.info);
         free(old_list);
         free(new_list);
-        cli_detach(&c);
+        gpu_set_clear(&set);
+        report_clear(&report);
         return r;
 }
 
 static int run_vf(struct job *j, struct amdsmi_ctx *ctx, enum sriov_vf_op op) {
         struct sriov_job *sj = j->userdata;
-        struct cli c = {
+        struct report report = {
                 .command = op == SRIOV_VF_BIND ? "sriov bind" : "sriov release",
-                .format = OUTPUT_JSON,
-                .quiet = true,
+                .keep_field_errors = true,
                 .dry_run = j->flags & AMDSMI_BUS_FLAG_DRY_RUN,
-                .force = j->flags & AMDSMI_BUS_FLAG_FORCE,
         };
-        struct sriov_run s = { .c = &c, .daemon = true };
+        struct gpu_set set = {};
+        struct sriov_run s = {
+                .report = &report,
+                .set = &set,
+                .ch = { .force = j->flags & AMDSMI_BUS_FLAG_FORCE },
+                .daemon = true,
+        };
         struct amdsmi_vf_bind_report rep = { .size = sizeof(rep) };
         struct amdsmi_gpu *vf = NULL;
         json_object *e = NULL;
@@ -320,20 +327,20 @@ static int run_vf(struct job *j, struct amdsmi_ctx *ctx, enum sriov_vf_op op) {
         s.notes = open_memstream(&notes, &notes_size);
         if (!s.notes)
                 return -ENOMEM;
-        r = cli_attach(&c, ctx, NULL);
+        r = gpu_set_attach(&set, ctx, NULL);
         if (r >= 0)
                 r = amdsmi_ctx_find_gpu(ctx, sj->vf, &vf);
         if (r < 0) {
-                r = cli_fail(&c, -ENODEV, "VF %s went away", sj->vf);
+                r = report_fail(&report, -ENODEV, "VF %s went away", sj->vf);
                 goto finish;
         }
         pf = amdsmi_gpu_get_physfn_bdf(vf);
         if (amdsmi_gpu_get_role(vf) != AMDSMI_ROLE_VF || !pf || strcmp(pf, sj->pf) != 0) {
-                r = cli_fail(&c, -EINVAL, "%s is no VF of %s any more", sj->vf, sj->pf);
+                r = report_fail(&report, -EINVAL, "%s is no VF of %s any more", sj->vf, sj->pf);
                 goto finish;
         }
-        r = sriov_vf_change(&s, op, vf, sriov_index_of_bdf(&c, sj->vf), sj->pf, &result, &e, &rep);
-        if (e && !c.dry_run) {
+        r = sriov_vf_change(&s, op, vf, sriov_index_of_bdf(&set, sj->vf), sj->pf, &result, &e, &rep);
+        if (e && !report.dry_run) {
                 char *old_value = NULL, *new_value = NULL;
 
                 if (asprintf(&old_value, "%s %s", sj->vf, sriov_or_none(rep.driver_before)) >= 0 &&
@@ -349,8 +356,9 @@ static int run_vf(struct job *j, struct amdsmi_ctx *ctx, enum sriov_vf_op op) {
         j->reply = e;
 
 finish:
-        set_message(j, &c, r, notes_close(s.notes, &notes));
-        cli_detach(&c);
+        set_message(j, &report, r, notes_close(s.notes, &notes));
+        gpu_set_clear(&set);
+        report_clear(&report);
         return r;
 }
 
@@ -391,7 +399,8 @@ static int submit(struct dgpu *g, sd_bus_message *m, const char *name, const cha
 
 static int method_list_vfs(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         struct dgpu *g = userdata;
-        struct cli c = { .command = "sriov", .format = OUTPUT_JSON, .quiet = true };
+        struct report report = { .command = "sriov", .keep_field_errors = true };
+        struct gpu_set set = {};
         struct amdsmi_gpu *gpu = NULL;
         json_object *o;
         int r;
@@ -399,11 +408,12 @@ static int method_list_vfs(sd_bus_message *m, void *userdata, sd_bus_error *erro
         r = check_pf(g, "ListVfs", error, &gpu);
         if (r < 0)
                 return r;
-        r = cli_attach(&c, g->d->ctx, NULL);
+        r = gpu_set_attach(&set, g->d->ctx, NULL);
         if (r < 0)
                 return bus_error_errno(error, r, "out of memory");
-        o = sriov_pf_json(&c, g->index, gpu, true);
-        cli_detach(&c); /* problems with single values: none for root, else null values */
+        o = sriov_pf_json(&report, &set, g->index, gpu, true);
+        gpu_set_clear(&set);
+        report_clear(&report); /* problems with single values: none for root, else null values */
         if (!o)
                 return bus_error_errno(error, -ENOMEM, "out of memory");
         r = sd_bus_reply_method_return(

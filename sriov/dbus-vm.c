@@ -36,7 +36,7 @@
 #include <syslog.h>
 
 #include "amdsmid.h"
-#include "cli.h"
+#include "report.h"
 #include "exit-codes.h"
 #include "amdsmid-conf.h"
 #include "history.h"
@@ -397,7 +397,7 @@ undo:
                                 say(doc, "%s", why);
                 }
         }
-        json_set(doc, "result", cli_errno_json(r));
+        json_set(doc, "result", report_errno_json(r));
         return r;
 }
 
@@ -450,7 +450,7 @@ static int run_release(struct job *j, struct amdsmi_ctx *ctx) {
                 }
         }
         say(doc, "%s %s (%s)", dry ? "would release" : "released", v->name, v->uuid);
-        json_set(doc, "result", first < 0 ? cli_errno_json(first) : NULL);
+        json_set(doc, "result", first < 0 ? report_errno_json(first) : NULL);
         return first;
 }
 
@@ -964,7 +964,7 @@ static int method_list_vms(sd_bus_message *m, void *userdata, sd_bus_error *erro
         return reply_doc(m, doc);
 }
 
-/* ---- following libvirt (libvirt-watch.c) ---------------------------------------------------- */
+/* ---- following libvirt (dbus-libvirt-watch.c) ----------------------------------------------- */
 
 static void release_internal(struct daemon *d, const struct vm_reservation *v, const char *why) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The SR-IOV slice's documents and change bodies, shared by amdsmi(1) and amdsmid (see
- * sriov-json.h). Everything here works on a struct cli: amdsmi(1)'s own, or one amdsmid builds
- * around its context (quiet, JSON format) for ListVfs() and each job.
+ * sriov-json.h). Everything here works on a run (struct sriov_run): the report, GPUs and
+ * change of amdsmi(1)'s command, or of amdsmid's ListVfs() and each job.
  */
 #include "config.h"
 
@@ -34,10 +34,13 @@ void sriov_note(struct sriov_run *s, const char *format, ...) {
                         vfprintf(s->notes, format, ap);
                         fputc('\n', s->notes);
                 }
-        } else if (!s->c->quiet) {
-                fputs("amdsmi: ", stderr);
-                vfprintf(stderr, format, ap);
-                fputc('\n', stderr);
+        } else {
+                char *msg = NULL;
+
+                if (vasprintf(&msg, format, ap) >= 0) {
+                        report_note(s->report, "%s", msg);
+                        free(msg);
+                }
         }
         va_end(ap);
 }
@@ -46,9 +49,9 @@ bool sriov_role_is_guest(enum amdsmi_role r) {
         return r == AMDSMI_ROLE_VF_GUEST_1VF || r == AMDSMI_ROLE_VF_GUEST_MULTI;
 }
 
-int sriov_index_of_bdf(struct cli *c, const char *bdf) {
-        for (size_t i = 0; bdf && i < amdsmi_ctx_get_gpu_count(c->ctx); i++) {
-                struct amdsmi_gpu *g = amdsmi_ctx_get_gpu(c->ctx, i);
+int sriov_index_of_bdf(const struct gpu_set *set, const char *bdf) {
+        for (size_t i = 0; bdf && i < amdsmi_ctx_get_gpu_count(set->ctx); i++) {
+                struct amdsmi_gpu *g = amdsmi_ctx_get_gpu(set->ctx, i);
 
                 if (g && strcmp(amdsmi_gpu_get_bdf(g), bdf) == 0)
                         return (int) i;
@@ -138,10 +141,10 @@ static void vf_modes_text(const char *product, char *buf, size_t len) {
 /* @in_use_reported: whether a failed VFIO user scan was reported for this PF already (one
  * scan serves all the VFs of a PF: one error entry). -ENODATA (the context looks at no device
  * nodes) is no error: in_use is null. */
-static json_object *vf_json(struct cli *c, size_t pf_index, const struct amdsmi_vf_info *v,
+static json_object *vf_json(struct report *rep, const struct gpu_set *set, size_t pf_index, const struct amdsmi_vf_info *v,
                             bool *in_use_reported) {
         json_object *o = json_object_new_object(), *users;
-        int k = sriov_index_of_bdf(c, v->bdf);
+        int k = sriov_index_of_bdf(set, v->bdf);
 
         if (!o)
                 return NULL;
@@ -153,7 +156,7 @@ static json_object *vf_json(struct cli *c, size_t pf_index, const struct amdsmi_
         json_set(o, "iommu_group", v->iommu_group < 0 ? NULL : json_object_new_int(v->iommu_group));
         json_set(o, "vfio_viable", json_object_new_boolean(v->vfio_viable));
         if (v->in_use < 0 && v->in_use != -ENODATA && !*in_use_reported) {
-                cli_field_error(c, (int) pf_index, "vfs.in_use", v->in_use);
+                report_field_error(rep, (int) pf_index, "vfs.in_use", v->in_use);
                 *in_use_reported = true;
         }
         json_set(o, "in_use", v->in_use < 0 ? NULL : json_object_new_boolean(v->in_use > 0));
@@ -172,7 +175,7 @@ static json_object *vf_json(struct cli *c, size_t pf_index, const struct amdsmi_
         return o;
 }
 
-json_object *sriov_pf_json(struct cli *c, size_t index, struct amdsmi_gpu *gpu, bool all_vfs) {
+json_object *sriov_pf_json(struct report *rep, const struct gpu_set *set, size_t index, struct amdsmi_gpu *gpu, bool all_vfs) {
         _cleanup_free_ struct amdsmi_sriov_info *info = NULL;
         const char *product = amdsmi_gpu_get_product(gpu);
         json_object *o = json_object_new_object(), *vfs;
@@ -195,7 +198,7 @@ json_object *sriov_pf_json(struct cli *c, size_t index, struct amdsmi_gpu *gpu, 
                 return NULL;
         }
         if (r < 0)
-                cli_field_error(c, (int) index, "sriov", r);
+                report_field_error(rep, (int) index, "sriov", r);
         json_set(o, "capable", info ? json_object_new_boolean(info->capable) : NULL);
         json_set(o, "config", info ? str_or_null(sriov_config_name(info->config)) : NULL);
         json_set(o, "total_vfs",
@@ -212,17 +215,17 @@ json_object *sriov_pf_json(struct cli *c, size_t index, struct amdsmi_gpu *gpu, 
         json_set(o, "pf_driver", info ? str_or_null(info->pf_driver) : NULL);
         json_set(o, "gim_vf_num",
                  info && info->gim_vf_num >= 0 ? json_object_new_int(info->gim_vf_num) : NULL);
-        cli_add_partition_modes(c, (int) index, gpu, o, true);
+        gpu_add_partition_modes(rep, (int) index, gpu, o, true);
         json_set(o, "vf_modes", info ? vf_modes_json(product, info) : NULL);
 
         vfs = json_object_new_array();
         for (unsigned i = 0; vfs && info && i < info->n_vfs && i < AMDSMI_SRIOV_MAX_VFS; i++) {
                 const struct amdsmi_vf_info *v = &info->vfs[i];
-                int k = sriov_index_of_bdf(c, v->bdf);
+                int k = sriov_index_of_bdf(set, v->bdf);
 
-                if (!all_vfs && (k < 0 || !c->matches[k].selected))
+                if (!all_vfs && (k < 0 || !set->matches[k].selected))
                         continue;
-                json_object_array_add(vfs, vf_json(c, index, v, &reported));
+                json_object_array_add(vfs, vf_json(rep, set, index, v, &reported));
         }
         json_set(o, "vfs", vfs);
         return o;
@@ -244,7 +247,7 @@ static json_object *change_report_json(const struct amdsmi_sriov_change *ch) {
         if (!o)
                 return NULL;
         json_set(o, "stage", json_object_new_string(amdsmi_sriov_stage_to_string(ch->stage)));
-        json_set(o, "error", cli_errno_json(ch->error));
+        json_set(o, "error", report_errno_json(ch->error));
         json_set(o, "config", str_or_null(sriov_config_name(ch->config)));
         json_set(o, "total_vfs", json_object_new_uint64(ch->total_vfs));
         json_set(o, "vfs_before", json_object_new_uint64(ch->vfs_before));
@@ -292,51 +295,50 @@ static void say_blockers(struct sriov_run *s, const struct amdsmi_sriov_change *
 }
 
 int sriov_set_one(struct sriov_run *s, struct sriov_set_target *t, int *result) {
-        struct cli *c = s->c;
         const char *bdf = amdsmi_gpu_get_bdf(t->gpu);
         struct amdsmi_sriov_change ch = { .size = sizeof(ch) };
         struct gpu_lock lock = GPU_LOCK_INIT;
-        uint64_t flags = (c->dry_run ? AMDSMI_SRIOV_DRY_RUN : 0) |
-                         (c->force ? AMDSMI_SRIOV_FORCE : 0) |
-                         (c->autoprobe_off ? AMDSMI_SRIOV_AUTOPROBE_OFF : 0);
+        uint64_t flags = (s->report->dry_run ? AMDSMI_SRIOV_DRY_RUN : 0) |
+                         (s->ch.force ? AMDSMI_SRIOV_FORCE : 0) |
+                         (s->ch.autoprobe_off ? AMDSMI_SRIOV_AUTOPROBE_OFF : 0);
         pid_t holder = 0;
         int r;
 
-        if (!c->dry_run && !s->daemon) {
+        if (!s->report->dry_run && !s->daemon) {
                 r = gpu_lock_acquire(&lock, bdf, &holder);
                 if (r == -EBUSY && holder > 0)
-                        return sriov_run_fail(result, cli_fail(c, r,
+                        return sriov_run_fail(result, report_fail(s->report, r,
                                                                "GPU %zu (%s) is being changed "
                                                                "by PID %ld",
                                                                t->index, bdf, (long) holder));
                 if (r == -EBUSY)
-                        return sriov_run_fail(result, cli_fail(c, r,
+                        return sriov_run_fail(result, report_fail(s->report, r,
                                                                "GPU %zu (%s) is being changed "
                                                                "by another process",
                                                                t->index, bdf));
                 if (r < 0)
                         return sriov_run_fail(
                                 result,
-                                cli_fail(c, r,
+                                report_fail(s->report, r,
                                          "cannot take the change lock of "
                                          "GPU %s: %s",
                                          bdf, gpu_lock_error(bdf, r, (char[4400]){}, 4400)));
         }
-        r = amdsmi_gpu_set_num_vfs(t->gpu, c->num_vfs, flags, c->timeout_ms, &ch);
+        r = amdsmi_gpu_set_num_vfs(t->gpu, s->ch.num_vfs, flags, s->ch.timeout_ms, &ch);
         gpu_lock_release(&lock);
         json_set(t->entry, "report", change_report_json(&ch));
 
         if (r < 0) {
                 if (ch.message[0])
-                        cli_fail(c, r, "GPU %zu (%s): %s", t->index, bdf, ch.message);
+                        report_fail(s->report, r, "GPU %zu (%s): %s", t->index, bdf, ch.message);
                 else if (r == -ERANGE)
-                        cli_fail(c, r,
+                        report_fail(s->report, r,
                                  "GPU %zu (%s): %u VFs is out of range: the PF has at most "
                                  "%u",
-                                 t->index, bdf, c->num_vfs, t->info->total_vfs);
+                                 t->index, bdf, s->ch.num_vfs, t->info->total_vfs);
                 else
-                        cli_fail(c, r, "GPU %zu (%s): setting %u VFs failed: %s", t->index, bdf,
-                                 c->num_vfs, strerror(-r));
+                        report_fail(s->report, r, "GPU %zu (%s): setting %u VFs failed: %s", t->index, bdf,
+                                 s->ch.num_vfs, strerror(-r));
                 if (r == -EBUSY && ch.n_blockers > 0) {
                         say_blockers(s, &ch);
                         sriov_note(s, "  stop the VMs or release the VFs (amdsmi sriov "
@@ -351,50 +353,49 @@ int sriov_set_one(struct sriov_run *s, struct sriov_set_target *t, int *result) 
                 return sriov_run_fail(result, r);
         }
 
-        if (c->dry_run && ch.vfs_before == c->num_vfs)
-                cli_say(c, t->entry, "GPU %zu (%s): dry run: already %u VFs, nothing to do",
+        if (s->report->dry_run && ch.vfs_before == s->ch.num_vfs)
+                report_say(s->report, t->entry, "GPU %zu (%s): dry run: already %u VFs, nothing to do",
                         t->index, bdf, ch.vfs_before);
-        else if (c->dry_run)
-                cli_say(c, t->entry, "GPU %zu (%s): dry run: VFs %u -> %u is possible now%s%s",
-                        t->index, bdf, ch.vfs_before, c->num_vfs,
+        else if (s->report->dry_run)
+                report_say(s->report, t->entry, "GPU %zu (%s): dry run: VFs %u -> %u is possible now%s%s",
+                        t->index, bdf, ch.vfs_before, s->ch.num_vfs,
                         ch.n_blockers > 0 ? " (with --force: VFs in use)" : "",
-                        ch.vfs_before > 0 && c->num_vfs > 0 ? " (writing 0 first)" : "");
+                        ch.vfs_before > 0 && s->ch.num_vfs > 0 ? " (writing 0 first)" : "");
         else if (!ch.changed)
-                cli_say(c, t->entry, "GPU %zu (%s): already %u VFs, nothing to do", t->index, bdf,
+                report_say(s->report, t->entry, "GPU %zu (%s): already %u VFs, nothing to do", t->index, bdf,
                         ch.vfs_after);
         else
-                cli_say(c, t->entry, "GPU %zu (%s): VFs %u -> %u (%s%s%u ms)", t->index, bdf,
+                report_say(s->report, t->entry, "GPU %zu (%s): VFs %u -> %u (%s%s%u ms)", t->index, bdf,
                         ch.vfs_before, ch.vfs_after, ch.wrote_zero ? "0 written first, " : "",
                         ch.autoprobe_off ? "autoprobe off, " : "", ch.elapsed_ms);
-        if (!c->dry_run && ch.changed && ch.n_blockers > 0)
-                cli_say(c, t->entry, "  forced: %u VF%s in use or bound to vfio-pci went away",
+        if (!s->report->dry_run && ch.changed && ch.n_blockers > 0)
+                report_say(s->report, t->entry, "  forced: %u VF%s in use or bound to vfio-pci went away",
                         ch.n_blockers, ch.n_blockers == 1 ? "" : "s");
         return 0;
 }
 
 void sriov_set_refresh_vfs(struct sriov_run *s, struct sriov_set_target *targets, size_t n) {
-        struct cli *c = s->c;
 
         /* the VFs that came or went: the context's GPUs are out of date */
-        if (amdsmi_ctx_enumerate(c->ctx) < 0)
+        if (amdsmi_ctx_enumerate(s->set->ctx) < 0)
                 sriov_note(s, "cannot enumerate the GPUs again after the change");
         for (size_t i = 0; i < n; i++) {
                 _cleanup_free_ struct amdsmi_sriov_info *after = NULL;
                 struct amdsmi_gpu *gpu = NULL;
                 int k;
 
-                k = amdsmi_ctx_find_gpu(c->ctx, amdsmi_gpu_get_bdf(targets[i].gpu), &gpu);
+                k = amdsmi_ctx_find_gpu(s->set->ctx, amdsmi_gpu_get_bdf(targets[i].gpu), &gpu);
                 if (k >= 0)
                         k = sriov_read_info(gpu, &after);
                 if (k < 0) {
-                        cli_field_error(c, (int) targets[i].index, "vfs", k);
+                        report_field_error(s->report, (int) targets[i].index, "vfs", k);
                         json_set(targets[i].entry, "vfs", NULL);
                 } else
                         json_set(targets[i].entry, "vfs", vf_bdfs_json(after));
         }
 }
 
-json_object *sriov_set_entry_new(struct cli *c, const struct sriov_set_target *t) {
+json_object *sriov_set_entry_new(const struct sriov_run *s, const struct sriov_set_target *t) {
         json_object *e = json_object_new_object();
 
         if (!e)
@@ -403,7 +404,7 @@ json_object *sriov_set_entry_new(struct cli *c, const struct sriov_set_target *t
         json_set(e, "bdf", json_object_new_string(amdsmi_gpu_get_bdf(t->gpu)));
         json_set(e, "product", json_object_new_string(amdsmi_gpu_get_product(t->gpu)));
         json_set(e, "config", str_or_null(sriov_config_name(t->info->config)));
-        json_set(e, "num_vfs_requested", json_object_new_uint64(c->num_vfs));
+        json_set(e, "num_vfs_requested", json_object_new_uint64(s->ch.num_vfs));
         json_set(e, "report", NULL);
         json_set(e, "persist", NULL);
         json_set(e, "vfs", vf_bdfs_json(t->info));
@@ -415,7 +416,7 @@ json_object *sriov_set_entry_new(struct cli *c, const struct sriov_set_target *t
 int sriov_check_persist(struct sriov_run *s, const struct sriov_set_target *t) {
         if (t->info->config == AMDSMI_VF_CONFIG_GIM_PARAM)
                 return 0;
-        return cli_fail(s->c, -EOPNOTSUPP,
+        return report_fail(s->report, -EOPNOTSUPP,
                         "GPU %zu (%s): --persist writes gim's vf_num; this PF is not under gim "
                         "(%s, VF count through %s): amdsmi does not persist a sysfs VF count "
                         "(amdsmid will keep it as desired state)",
@@ -455,20 +456,20 @@ static void gim_gpus_done(struct gim_gpus *g) {
         free(g->bdfs);
 }
 
-static int collect_gim_gpus(struct cli *c, struct sriov_set_target *targets, size_t n_targets,
+static int collect_gim_gpus(struct sriov_run *s, struct sriov_set_target *targets, size_t n_targets,
                             struct gim_gpus *ret) {
-        size_t n = amdsmi_ctx_get_gpu_count(c->ctx);
+        size_t n = amdsmi_ctx_get_gpu_count(s->set->ctx);
         struct gim_gpus g = {};
 
         g.pfs = calloc(n + 1, sizeof(*g.pfs));
         g.bdfs = calloc(n + 1, sizeof(*g.bdfs));
         if (!g.pfs || !g.bdfs) {
                 gim_gpus_done(&g);
-                return cli_fail(c, -ENOMEM, "out of memory");
+                return report_fail(s->report, -ENOMEM, "out of memory");
         }
         for (size_t i = 0; i < n; i++) {
                 _cleanup_free_ struct amdsmi_sriov_info *own = NULL;
-                struct amdsmi_gpu *gpu = amdsmi_ctx_get_gpu(c->ctx, i);
+                struct amdsmi_gpu *gpu = amdsmi_ctx_get_gpu(s->set->ctx, i);
                 const struct amdsmi_sriov_info *info = NULL;
                 struct gim_pf *pf;
                 enum amdsmi_role role;
@@ -489,7 +490,7 @@ static int collect_gim_gpus(struct cli *c, struct sriov_set_target *targets, siz
                         r = sriov_read_info(gpu, &own);
                         if (r < 0) {
                                 gim_gpus_done(&g);
-                                return cli_fail(c, r,
+                                return report_fail(s->report, r,
                                                 "GPU %zu (%s): cannot read its VF count "
                                                 "under gim: %s",
                                                 i, amdsmi_gpu_get_bdf(gpu), strerror(-r));
@@ -506,7 +507,7 @@ static int collect_gim_gpus(struct cli *c, struct sriov_set_target *targets, siz
                 pf->requested = -1;
                 for (size_t k = 0; k < n_targets; k++)
                         if (strcmp(amdsmi_gpu_get_bdf(targets[k].gpu), pf->bdf) == 0)
-                                pf->requested = (int) c->num_vfs;
+                                pf->requested = (int) s->ch.num_vfs;
                 g.bdfs[g.n] = amdsmi_gpu_get_bdf(gpu);
                 g.n++;
         }
@@ -515,17 +516,16 @@ static int collect_gim_gpus(struct cli *c, struct sriov_set_target *targets, siz
 }
 
 int sriov_check_gim_count(struct sriov_run *s, const struct sriov_set_target *t) {
-        struct cli *c = s->c;
         const char *bdf = amdsmi_gpu_get_bdf(t->gpu), *product = amdsmi_gpu_get_product(t->gpu);
         char modes[128];
-        unsigned n = c->num_vfs;
+        unsigned n = s->ch.num_vfs;
 
         if (n < GIM_VF_NUM_MIN || n > GIM_VF_NUM_MAX)
-                return cli_fail(c, -ERANGE,
+                return report_fail(s->report, -ERANGE,
                                 "GPU %zu (%s): gim's vf_num is %u to %u VFs per GPU, not %u",
                                 t->index, bdf, GIM_VF_NUM_MIN, GIM_VF_NUM_MAX, n);
         if (t->info->capable && n > t->info->total_vfs)
-                return cli_fail(c, -ERANGE,
+                return report_fail(s->report, -ERANGE,
                                 "GPU %zu (%s): %u VFs is out of range: the PF has at "
                                 "most %u",
                                 t->index, bdf, n, t->info->total_vfs);
@@ -539,8 +539,8 @@ int sriov_check_gim_count(struct sriov_run *s, const struct sriov_set_target *t)
         if (gim_vf_mode_find(product, n))
                 return 0;
         vf_modes_text(product, modes, sizeof(modes));
-        if (!c->force)
-                return cli_fail(c, -ERANGE,
+        if (!s->ch.force)
+                return report_fail(s->report, -ERANGE,
                                 "GPU %zu (%s): gim supports %s VFs on %s (one partition per VF); "
                                 "%u is not among them (--force writes it anyway)",
                                 t->index, bdf, modes, product, n);
@@ -549,7 +549,7 @@ int sriov_check_gim_count(struct sriov_run *s, const struct sriov_set_target *t)
         return 0;
 }
 
-static int persist_fail_build(struct cli *c, int r, const char *bdf,
+static int persist_fail_build(struct sriov_run *s, int r, const char *bdf,
                               const struct gim_modprobe_scan *scan, const struct gim_gpus *g) {
         const struct gim_conf_line *l = &scan->enabled_devices_line;
         bool requested = false;
@@ -560,26 +560,26 @@ static int persist_fail_build(struct cli *c, int r, const char *bdf,
         switch (r) {
         case -ENXIO:
                 if (requested)
-                        return cli_fail(c, r,
+                        return report_fail(s->report, r,
                                         "GPU %s is not in gim's enabled_devices (%s:%u): gim "
                                         "would not drive it at its next load",
                                         bdf, l->path, l->line);
-                return cli_fail(c, r,
+                return report_fail(s->report, r,
                                 "gim's enabled_devices (%s:%u) names %s, which is no GPU under "
                                 "gim now: its VF count is unknown; fix enabled_devices first",
                                 l->path, l->line, bdf);
         case -ENODATA:
-                return cli_fail(c, -EOPNOTSUPP,
+                return report_fail(s->report, -EOPNOTSUPP,
                                 "the VF count gim runs GPU %s with is unknown: give it with -g "
                                 "too",
                                 bdf);
         case -ERANGE:
-                return cli_fail(c, r,
+                return report_fail(s->report, r,
                                 "%s holds a vf_num outside 1..31 for GPU %s: give that GPU "
                                 "with -g too",
                                 GIM_MODPROBE_FILE, bdf);
         default:
-                return cli_fail(c, r, "cannot work out gim's vf_num: %s", strerror(-r));
+                return report_fail(s->report, r, "cannot work out gim's vf_num: %s", strerror(-r));
         }
 }
 
@@ -654,7 +654,6 @@ static char *vf_num_list(const struct gim_gpus *g, const struct gim_vf_num *v, s
 
 int sriov_persist_run(struct sriov_run *s, struct sriov_set_target *targets, size_t n_targets,
                       int *result, char **ret_old, char **ret_new) {
-        struct cli *c = s->c;
         _cleanup_free_ struct gim_vf_num *v = NULL;
         _cleanup_free_ char *text = NULL;
         _cleanup_free_ struct gpu_lock *locks = NULL;
@@ -664,7 +663,7 @@ int sriov_persist_run(struct sriov_run *s, struct sriov_set_target *targets, siz
         char errpath[PATH_MAX] = "", bdf[16] = "", busy[16] = "", order[PATH_MAX + 64];
         json_object *persist = NULL;
         size_t n_v = 0;
-        bool pending = false, lock = !c->dry_run && !s->daemon;
+        bool pending = false, lock = !s->report->dry_run && !s->daemon;
         pid_t holder = 0;
         int r;
 
@@ -673,7 +672,7 @@ int sriov_persist_run(struct sriov_run *s, struct sriov_set_target *targets, siz
                 if (r < 0)
                         return sriov_run_fail(result, r);
         }
-        r = collect_gim_gpus(c, targets, n_targets, &g);
+        r = collect_gim_gpus(s, targets, n_targets, &g);
         if (r < 0)
                 return sriov_run_fail(result, r);
 
@@ -681,7 +680,7 @@ int sriov_persist_run(struct sriov_run *s, struct sriov_set_target *targets, siz
          * holds them already) */
         locks = calloc(g.n + 1, sizeof(*locks));
         if (!locks) {
-                r = cli_fail(c, -ENOMEM, "out of memory");
+                r = report_fail(s->report, -ENOMEM, "out of memory");
                 goto finish;
         }
         for (size_t i = 0; i < g.n; i++)
@@ -689,16 +688,16 @@ int sriov_persist_run(struct sriov_run *s, struct sriov_set_target *targets, siz
         if (lock) {
                 r = gpu_locks_acquire(locks, g.bdfs, g.n, busy, &holder);
                 if (r == -EBUSY) {
-                        r = holder > 0 ? cli_fail(c, r, "GPU %s is being changed by PID %ld", busy,
+                        r = holder > 0 ? report_fail(s->report, r, "GPU %s is being changed by PID %ld", busy,
                                                   (long) holder)
-                                       : cli_fail(c, r,
+                                       : report_fail(s->report, r,
                                                   "GPU %s is being changed by another "
                                                   "process",
                                                   busy);
                         goto finish;
                 }
                 if (r < 0) {
-                        r = cli_fail(c, r,
+                        r = report_fail(s->report, r,
                                      "cannot take the change locks of the GPUs under gim: "
                                      "%s",
                                      gpu_lock_error(busy, r, (char[4400]){}, 4400));
@@ -708,7 +707,7 @@ int sriov_persist_run(struct sriov_run *s, struct sriov_set_target *targets, siz
 
         r = gim_modprobe_scan(NULL, &scan, errpath);
         if (r == -EBADMSG) {
-                r = cli_fail(c, -EINVAL,
+                r = report_fail(s->report, -EINVAL,
                              "cannot work out gim's order of the GPUs: enabled_devices in %s:%u "
                              "is malformed (%s)",
                              scan.enabled_devices_line.path, scan.enabled_devices_line.line,
@@ -719,21 +718,21 @@ int sriov_persist_run(struct sriov_run *s, struct sriov_set_target *targets, siz
                 char msg[PATH_MAX + 128];
 
                 if (errpath[0] && (r == -ELOOP || r == -EISDIR || r == -EBADFD))
-                        r = cli_fail(c, r, "cannot read the modprobe configuration: %s",
+                        r = report_fail(s->report, r, "cannot read the modprobe configuration: %s",
                                      safe_open_message(errpath, r, msg, sizeof(msg)));
                 else
-                        r = cli_fail(c, r, "cannot read the modprobe configuration%s%s: %s",
+                        r = report_fail(s->report, r, "cannot read the modprobe configuration%s%s: %s",
                                      errpath[0] ? " " : "", errpath, strerror(-r));
                 goto finish;
         }
         r = gim_modprobe_build(g.pfs, g.n, &scan, &v, &n_v, bdf);
         if (r < 0) {
-                r = persist_fail_build(c, r, bdf, &scan, &g);
+                r = persist_fail_build(s, r, bdf, &scan, &g);
                 goto finish;
         }
         persist = persist_json(&g, &scan, v, n_v);
         if (!persist) {
-                r = cli_fail(c, -ENOMEM, "out of memory");
+                r = report_fail(s->report, -ENOMEM, "out of memory");
                 goto finish;
         }
         for (size_t i = 0; i < n_targets; i++)
@@ -746,7 +745,7 @@ int sriov_persist_run(struct sriov_run *s, struct sriov_set_target *targets, siz
         if (scan.n_conflicts > 0) {
                 const struct gim_conf_line *l = &scan.conflicts[0];
 
-                r = cli_fail(c, -EBUSY,
+                r = report_fail(s->report, -EBUSY,
                              "gim's vf_num is set in %s:%u already (\"%s\"): amdsmi writes only "
                              "%s and changes no other file; remove vf_num there and run the "
                              "command again",
@@ -765,7 +764,7 @@ int sriov_persist_run(struct sriov_run *s, struct sriov_set_target *targets, siz
                 snprintf(order, sizeof(order), "PCI address order (enabled_devices is not set)");
         r = gim_modprobe_render(v, n_v, order, time(NULL), &text);
         if (r < 0) {
-                r = cli_fail(c, r, "cannot format %s: %s", GIM_MODPROBE_FILE, strerror(-r));
+                r = report_fail(s->report, r, "cannot format %s: %s", GIM_MODPROBE_FILE, strerror(-r));
                 goto finish;
         }
         json_set(persist, "content", json_object_new_string(text));
@@ -775,51 +774,50 @@ int sriov_persist_run(struct sriov_run *s, struct sriov_set_target *targets, siz
                             g.pfs[k].loaded != (int) v[i].vf_num)
                                 pending = true;
 
-        if (c->dry_run) {
+        if (s->report->dry_run) {
                 for (size_t i = 0; i < n_targets; i++)
-                        cli_say(c, targets[i].entry,
+                        report_say(s->report, targets[i].entry,
                                 "GPU %zu (%s): dry run: vf_num %u for gim's next load",
-                                targets[i].index, amdsmi_gpu_get_bdf(targets[i].gpu), c->num_vfs);
-                cli_say(c, targets[0].entry, "dry run: amdsmi would write %s:", GIM_MODPROBE_FILE);
-                if (c->format == OUTPUT_TABLE)
-                        fputs(text, stdout);
+                                targets[i].index, amdsmi_gpu_get_bdf(targets[i].gpu), s->ch.num_vfs);
+                report_say(s->report, targets[0].entry, "dry run: amdsmi would write %s:", GIM_MODPROBE_FILE);
+                report_text(s->report, text);
                 r = 0;
                 goto finish;
         }
 
         r = gim_modprobe_write(NULL, text);
         if (r < 0) {
-                r = cli_fail(c, r, "cannot write %s: %s", GIM_MODPROBE_FILE, strerror(-r));
+                r = report_fail(s->report, r, "cannot write %s: %s", GIM_MODPROBE_FILE, strerror(-r));
                 goto finish;
         }
         json_set(persist, "written", json_object_new_boolean(true));
         for (size_t i = 0; i < n_targets; i++)
-                cli_say(c, targets[i].entry, "GPU %zu (%s): vf_num %u for gim's next load",
-                        targets[i].index, amdsmi_gpu_get_bdf(targets[i].gpu), c->num_vfs);
+                report_say(s->report, targets[i].entry, "GPU %zu (%s): vf_num %u for gim's next load",
+                        targets[i].index, amdsmi_gpu_get_bdf(targets[i].gpu), s->ch.num_vfs);
         {
                 const char *line = strstr(text, "\noptions gim ");
 
                 line = line ? line + 1 : text;
-                cli_say(c, targets[0].entry, "wrote %s: %.*s", GIM_MODPROBE_FILE,
+                report_say(s->report, targets[0].entry, "wrote %s: %.*s", GIM_MODPROBE_FILE,
                         (int) strcspn(line, "\n"), line);
         }
-        cli_say(c, targets[0].entry,
+        report_say(s->report, targets[0].entry,
                 "gim reads vf_num when it loads: the new count applies at gim's next load "
                 "(modprobe -r gim; modprobe gim: every VF goes away meanwhile) or at the next "
                 "boot");
         r = gim_modprobe_initramfs(NULL, &initramfs);
         if (r > 0) {
                 json_set(persist, "initramfs", conf_line_ref(&initramfs));
-                cli_say(c, targets[0].entry,
+                report_say(s->report, targets[0].entry,
                         "gim is loaded from the initramfs (%s:%u): rebuild it so that it "
                         "carries the new file: update-initramfs -u (dracut -f on dracut systems)",
                         initramfs.path, initramfs.line);
         } else
-                cli_say(c, targets[0].entry,
+                report_say(s->report, targets[0].entry,
                         "if the initramfs loads gim, rebuild it too: update-initramfs -u");
         r = 0;
         if (pending)
-                r = cli_fail(c, -ERELOAD_REQUIRED, SRIOV_GIM_PENDING_MESSAGE);
+                r = report_fail(s->report, -ERELOAD_REQUIRED, SRIOV_GIM_PENDING_MESSAGE);
 
 finish:
         if (locks && lock)
@@ -861,7 +859,7 @@ static json_object *bind_report_json(const struct amdsmi_vf_bind_report *rep) {
         if (!o)
                 return NULL;
         json_set(o, "stage", json_object_new_string(amdsmi_sriov_stage_to_string(rep->stage)));
-        json_set(o, "error", cli_errno_json(rep->error));
+        json_set(o, "error", report_errno_json(rep->error));
         json_set(o, "driver_before", str_or_null(rep->driver_before));
         json_set(o, "driver_after", str_or_null(rep->driver_after));
         json_set(o, "override_before", str_or_null(rep->override_before));
@@ -874,7 +872,6 @@ static json_object *bind_report_json(const struct amdsmi_vf_bind_report *rep) {
 int sriov_vf_change(struct sriov_run *s, enum sriov_vf_op op, struct amdsmi_gpu *vf, int k,
                     const char *pf, int *result, json_object **ret_entry,
                     struct amdsmi_vf_bind_report *ret_report) {
-        struct cli *c = s->c;
         const char *what = op == SRIOV_VF_BIND ? "bind" : "release";
         const char *bdf = amdsmi_gpu_get_bdf(vf);
         struct amdsmi_vf_bind_report rep = { .size = sizeof(rep) };
@@ -885,26 +882,26 @@ int sriov_vf_change(struct sriov_run *s, enum sriov_vf_op op, struct amdsmi_gpu 
         int r;
 
         *ret_entry = NULL;
-        if (!c->dry_run && !s->daemon) {
+        if (!s->report->dry_run && !s->daemon) {
                 r = gpu_lock_acquire_wait(&lock, pf, BIND_LOCK_WAIT_MS, &holder);
                 if (r == -EBUSY)
                         return sriov_run_fail(
-                                result, holder > 0 ? cli_fail(c, r,
+                                result, holder > 0 ? report_fail(s->report, r,
                                                               "GPU %s (the PF of %s) is being "
                                                               "changed by PID %ld",
                                                               pf, bdf, (long) holder)
-                                                   : cli_fail(c, r,
+                                                   : report_fail(s->report, r,
                                                               "GPU %s (the PF of %s) is being "
                                                               "changed by another process",
                                                               pf, bdf));
                 if (r < 0)
                         return sriov_run_fail(
-                                result, cli_fail(c, r,
+                                result, report_fail(s->report, r,
                                                  "cannot take the change lock of GPU "
                                                  "%s: %s",
                                                  pf, gpu_lock_error(pf, r, (char[4400]){}, 4400)));
         }
-        flags = (c->dry_run ? AMDSMI_SRIOV_DRY_RUN : 0) | (c->force ? AMDSMI_SRIOV_FORCE : 0);
+        flags = (s->report->dry_run ? AMDSMI_SRIOV_DRY_RUN : 0) | (s->ch.force ? AMDSMI_SRIOV_FORCE : 0);
         r = op == SRIOV_VF_BIND ? amdsmi_vf_bind_vfio(vf, flags, &rep)
                                 : amdsmi_vf_release(vf, flags, &rep);
         gpu_lock_release(&lock);
@@ -913,35 +910,35 @@ int sriov_vf_change(struct sriov_run *s, enum sriov_vf_op op, struct amdsmi_gpu 
 
         e = json_object_new_object();
         if (!e)
-                return sriov_run_fail(result, cli_fail(c, -ENOMEM, "out of memory"));
+                return sriov_run_fail(result, report_fail(s->report, -ENOMEM, "out of memory"));
         json_set(e, "gpu", json_object_new_int(k));
         json_set(e, "bdf", json_object_new_string(bdf));
         json_set(e, "pf_bdf", json_object_new_string(pf));
         json_set(e, "product", json_object_new_string(amdsmi_gpu_get_product(vf)));
         json_set(e, "operation", json_object_new_string(what));
         json_set(e, "report", bind_report_json(&rep));
-        json_set(e, "result", cli_errno_json(r));
+        json_set(e, "result", report_errno_json(r));
         json_set(e, "messages", json_object_new_array());
         *ret_entry = e;
 
         if (r < 0) {
                 sriov_run_fail(result, r);
-                cli_fail(c, r, "%s: %s failed: %s", bdf, what,
+                report_fail(s->report, r, "%s: %s failed: %s", bdf, what,
                          rep.message[0] ? rep.message : strerror(-r));
-                if (r == -EBUSY && op == SRIOV_VF_RELEASE && !c->force)
+                if (r == -EBUSY && op == SRIOV_VF_RELEASE && !s->ch.force)
                         sriov_note(s, "  --force releases it anyway");
-        } else if (c->dry_run && op == SRIOV_VF_BIND && strcmp(rep.driver_before, "vfio-pci") != 0)
-                cli_say(c, e, "%s: dry run: %s -> vfio-pci is possible now", bdf,
+        } else if (s->report->dry_run && op == SRIOV_VF_BIND && strcmp(rep.driver_before, "vfio-pci") != 0)
+                report_say(s->report, e, "%s: dry run: %s -> vfio-pci is possible now", bdf,
                         sriov_or_none(rep.driver_before));
-        else if (c->dry_run && op == SRIOV_VF_RELEASE && strcmp(rep.driver_before, "vfio-pci") == 0)
-                cli_say(c, e, "%s: dry run: vfio-pci -> the driver it had before is possible now",
+        else if (s->report->dry_run && op == SRIOV_VF_RELEASE && strcmp(rep.driver_before, "vfio-pci") == 0)
+                report_say(s->report, e, "%s: dry run: vfio-pci -> the driver it had before is possible now",
                         bdf);
         else if (!rep.changed)
-                cli_say(c, e, "%s: %s (%s)", bdf, sriov_or_none(rep.driver_after),
+                report_say(s->report, e, "%s: %s (%s)", bdf, sriov_or_none(rep.driver_after),
                         op == SRIOV_VF_BIND ? "bound to vfio-pci already, nothing to do"
                                             : "not bound to vfio-pci, nothing to do");
         else
-                cli_say(c, e, "%s: %s -> %s%s", bdf, sriov_or_none(rep.driver_before),
-                        sriov_or_none(rep.driver_after), c->dry_run ? " (dry run)" : "");
+                report_say(s->report, e, "%s: %s -> %s%s", bdf, sriov_or_none(rep.driver_before),
+                        sriov_or_none(rep.driver_after), s->report->dry_run ? " (dry run)" : "");
         return r;
 }

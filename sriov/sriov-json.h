@@ -10,10 +10,10 @@
  *   sriov_persist_run()    gim's vf_num in /etc/modprobe.d          } `amdsmi sriov set --json`
  *   sriov_vf_change()      a VF to vfio-pci and back: one element of "gpus" of `sriov bind`
  *
- * Lines for an operator: cli_say() (the "messages" of the entry; stdout in table format),
- * cli_fail() (the error), sriov_note() (more lines after the error, and warnings: "amdsmi: "
- * lines on stderr in amdsmi(1); collected for the error message in amdsmid, whose struct cli is
- * quiet).
+ * Lines for an operator go to the run's report (core/report.h): report_say() (the "messages"
+ * of the entry; stdout in amdsmi(1)'s tables), report_fail() (the error), sriov_note() (more
+ * lines after the error, and warnings: "amdsmi: " lines on stderr in amdsmi(1); collected for
+ * the error message in amdsmid, whose report prints nothing).
  */
 #pragma once
 
@@ -25,15 +25,27 @@
 
 #include <amdsmi/amdsmi.h>
 
-#include "cli.h"
+#include "gpu-set.h"
+#include "macro.h"
+#include "report.h"
 
 /* What a written gim file that differs from what gim runs with says (exit status 8). */
 #define SRIOV_GIM_PENDING_MESSAGE \
         "the VF count waits for gim's next load (modprobe -r gim; modprobe gim) or a reboot"
 
 /* Where a change runs. */
+/* What an SR-IOV change asks for. */
+struct sriov_change {
+        unsigned num_vfs;        /* sriov set: the VF count */
+        bool force;
+        bool autoprobe_off;      /* sriov set: sriov_drivers_autoprobe 0 */
+        unsigned timeout_ms;     /* 0: the library's default */
+};
+
 struct sriov_run {
-        struct cli *c;
+        struct report *report;      /* the run's report (its dry_run) */
+        const struct gpu_set *set;  /* the context and selection */
+        struct sriov_change ch;
         bool daemon; /* amdsmid: the job holds the GPU locks already, and notes go to @notes */
         FILE *notes; /* amdsmid: where sriov_note() writes its lines ("\n"-terminated) */
 };
@@ -44,7 +56,7 @@ void sriov_note(struct sriov_run *s, const char *format, ...) _printf_(2, 3);
 
 bool sriov_role_is_guest(enum amdsmi_role r);
 /* The index of @bdf in @c's context, -1 if none. */
-int sriov_index_of_bdf(struct cli *c, const char *bdf);
+int sriov_index_of_bdf(const struct gpu_set *set, const char *bdf);
 const char *sriov_or_none(const char *s);
 /* "sysfs", "gim-param", ...; NULL for unknown. */
 const char *sriov_config_name(enum amdsmi_vf_config c);
@@ -55,7 +67,8 @@ int sriov_run_fail(int *result, int r);
 
 /* One PF of `amdsmi sriov --json`: its SR-IOV state and its VFs (all of them, or those
  * selected in @c). Problems with single values go to @c's errors. NULL on -ENOMEM. */
-json_object *sriov_pf_json(struct cli *c, size_t index, struct amdsmi_gpu *gpu, bool all_vfs);
+json_object *sriov_pf_json(struct report *rep, const struct gpu_set *set, size_t index,
+                           struct amdsmi_gpu *gpu, bool all_vfs);
 
 /* ---- sriov set ---------------------------------------------------------------------------- */
 
@@ -68,7 +81,7 @@ struct sriov_set_target {
 };
 
 /* The entry of a target before the change (report, persist, result null; vfs as before). */
-json_object *sriov_set_entry_new(struct cli *c, const struct sriov_set_target *t);
+json_object *sriov_set_entry_new(const struct sriov_run *s, const struct sriov_set_target *t);
 
 /* --persist on a PF that is not under gim: refused (reported). @return 0 or -EOPNOTSUPP. */
 int sriov_check_persist(struct sriov_run *s, const struct sriov_set_target *t);
@@ -76,8 +89,7 @@ int sriov_check_persist(struct sriov_run *s, const struct sriov_set_target *t);
  * (warnings through sriov_note()). @return 0 or -ERANGE (reported). */
 int sriov_check_gim_count(struct sriov_run *s, const struct sriov_set_target *t);
 
-/* The VF count through sriov_numvfs for one PF (c->num_vfs, c->dry_run, c->force,
- * c->autoprobe_off, c->timeout_ms); fills the entry's "report" and messages. Takes the PF's
+/* The VF count through sriov_numvfs for one PF (@s->ch, the report's dry_run); fills the entry's "report" and messages. Takes the PF's
  * lock unless @s->daemon or a dry run. @return 0 or the negative errno (reported, and in
  * *result if it is the first). */
 int sriov_set_one(struct sriov_run *s, struct sriov_set_target *t, int *result);
@@ -86,7 +98,7 @@ int sriov_set_one(struct sriov_run *s, struct sriov_set_target *t, int *result);
  * VFs now. */
 void sriov_set_refresh_vfs(struct sriov_run *s, struct sriov_set_target *targets, size_t n);
 
-/* gim's vf_num of the targets for gim's next load (c->num_vfs, c->dry_run, c->force): checks,
+/* gim's vf_num of the targets for gim's next load (@s->ch, the report's dry_run): checks,
  * the change locks of every GPU under gim (unless @s->daemon or a dry run), the file built and
  * written, "persist" and the messages in the entries. *ret_old and *ret_new (may be NULL) get
  * the vf_num lists before and after ("8,8,8,8", malloc'd) once the file is built.
@@ -108,7 +120,7 @@ enum sriov_vf_op {
 
 /*
  * Binds @vf (a host VF of the PF @pf; @index its GPU index) to vfio-pci or releases it
- * (c->dry_run, c->force), under the PF's change lock unless @s->daemon or a dry run. The entry
+ * (the report's dry_run, @s->ch.force), under the PF's change lock unless @s->daemon or a dry run. The entry
  * (one element of "gpus" of `sriov bind --json`) in *ret_entry, also on failure (NULL only
  * when out of memory); the report in *ret_report (may be NULL).
  * @return 0 or a negative errno (reported, and in *result).

@@ -196,7 +196,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                         close(null);
                         client->format = (enum output_format) (data[1] % 3);
                         client->daemon_checked = client->daemon_running = true;
-                        client->quiet = true;
+                        client->report.print = NULL; /* quiet */
+                        client->report.keep_field_errors = client->format == OUTPUT_JSON;
                         r = verb_list(client);
                         fflush(stdout);
                         dup2(saved, STDOUT_FILENO);
@@ -205,14 +206,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                                 abort();
                         /* what a fall back to reading in-process (a document it cannot
                          * use) left, as main() frees it */
-                        client->ctx = amdsmi_ctx_unref(client->ctx);
-                        free(client->matches);
-                        client->matches = NULL;
-                        client->n_gpus = 0;
-                        json_object_put(client->errors);
-                        client->errors = NULL;
-                        free(client->error_message);
-                        client->error_message = NULL;
+                        amdsmi_ctx_unref(client->set.ctx);
+                        gpu_set_clear(&client->set);
+                        report_clear(&client->report);
                         free(text);
                         return 0;
                 }

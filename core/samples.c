@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "output.h"
+#include "json-util.h"
 #include "samples.h"
 #include "time-util.h"
 

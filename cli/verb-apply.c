@@ -286,9 +286,9 @@ static int apply_dry_run(struct cli *c) {
         json_object_put(p.rows);
         if (r < 0)
                 return r;
-        if (p.worst < 0 && !c->error_message) {
+        if (p.worst < 0 && !c->report.error_message) {
                 /* the exit status the change would have had; the rows said why */
-                c->error_message = strdup("the plan has settings that cannot be applied now");
+                c->report.error_message = strdup("the plan has settings that cannot be applied now");
                 c->json_printed = true;
         }
         return p.worst;
@@ -335,7 +335,7 @@ static int say_done(struct cli *c, const char *what) {
 int verb_apply(struct cli *c) {
         int r;
 
-        if (c->dry_run)
+        if (c->report.dry_run)
                 return apply_dry_run(c);
         /* amdsmid applies the whole file: a selection would be ignored, so it is refused */
         if (c->selection.n_items > 0)

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The documents of the read verbs, for both front ends: one JSON object per GPU for
+ * `amdsmi list`, `amdsmi static` and `amdsmi metric`, and the whole list and metric documents
+ * amdsmid answers Describe() and GetMetrics() with. Each value is read once; a value that
+ * cannot be read is null, with the reason reported through the query's report.
+ */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+#include <amdsmi/amdsmi.h>
+
+#include "gpu-set.h"
+#include "report.h"
+#include "samples.h"
+
+/* What a document is built from besides the GPUs themselves. */
+struct doc_query {
+        struct report *report;
+        const struct gpu_set *set;
+        /* metric: the samples kept across documents (a watch, --throttle, amdsmid's sampler),
+         * from which the limiters are measured; NULL: one sample, no limiters */
+        struct samples *samples;
+        uint64_t samples_max_age_usec; /* a current sample this young is shown again */
+        /* metric: what the power limiter ran against (the power slice's; NULL: unknown) */
+        int (*power_limit)(void *userdata, struct amdsmi_gpu *gpu, struct power_limit *ret);
+        void *power_limit_userdata;
+};
+
+typedef json_object *(*doc_gpu_fn)(const struct doc_query *q, size_t index,
+                                   struct amdsmi_gpu *gpu);
+
+/* A GPU's object of each read document (NULL on -ENOMEM). */
+json_object *list_gpu(const struct doc_query *q, size_t index, struct amdsmi_gpu *gpu);
+json_object *static_gpu(const struct doc_query *q, size_t index, struct amdsmi_gpu *gpu);
+json_object *metric_gpu(const struct doc_query *q, size_t index, struct amdsmi_gpu *gpu);
+
+/* One object per selected GPU. @return 0 and the array in @ret, or a negative errno
+ * (reported). */
+int doc_collect(const struct doc_query *q, doc_gpu_fn fn, json_object **ret);
+
+/* The list and metric documents of the selected GPUs, as --json prints them (one sample;
+ * NULL on -ENOMEM). */
+json_object *list_document(const struct doc_query *q);
+json_object *metric_document(const struct doc_query *q);

@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT */
+/* The GPUs a run concerns (gpu-set.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu-set.h"
+
+int gpu_set_attach(struct gpu_set *s, struct amdsmi_ctx *ctx, const char *bdf) {
+        size_t n = amdsmi_ctx_get_gpu_count(ctx);
+        struct select_match *matches;
+        bool found = false;
+
+        matches = calloc(n ? n : 1, sizeof(*matches));
+        if (!matches)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                struct amdsmi_gpu *gpu = amdsmi_ctx_get_gpu(ctx, i);
+
+                if (!gpu || (bdf && strcmp(amdsmi_gpu_get_bdf(gpu), bdf) != 0))
+                        continue;
+                matches[i] = (struct select_match){ .selected = true, .all_partitions = true };
+                found = true;
+        }
+        if (bdf && !found) {
+                free(matches);
+                return -ENOENT;
+        }
+        free(s->matches);
+        s->matches = matches;
+        s->n_gpus = n;
+        s->ctx = ctx;
+        return 0;
+}
+
+void gpu_set_clear(struct gpu_set *s) {
+        free(s->matches);
+        *s = (struct gpu_set){};
+}
+
+int gpu_set_collect(const struct gpu_set *s, struct report *r, gpu_set_fn gpu_fn,
+                    void *userdata, json_object **ret) {
+        json_object *gpus = json_object_new_array();
+
+        if (!gpus)
+                return report_fail(r, -ENOMEM, "out of memory");
+        FOREACH_GPU_IN_SET(s, i, gpu) {
+                json_object *o = gpu_fn(userdata, i, gpu);
+
+                if (!o) {
+                        json_object_put(gpus);
+                        return report_fail(r, -ENOMEM, "out of memory");
+                }
+                json_object_array_add(gpus, o);
+        }
+        *ret = gpus;
+        return 0;
+}
+
+void gpu_add_partition_modes(struct report *r, int index, struct amdsmi_gpu *gpu,
+                             json_object *obj, bool from_topology) {
+        enum amdsmi_compute_mode cm;
+        enum amdsmi_memory_mode mm;
+        int k = -ENODATA;
+
+        if (from_topology)
+                k = amdsmi_gpu_get_topology_compute_mode(gpu, &cm);
+        if (k == -ENODATA)
+                k = amdsmi_gpu_read_compute_mode(gpu, &cm);
+        if (k < 0 && k != -ENODATA)
+                report_field_error(r, index, "compute_mode", k);
+        json_set(obj, "compute_mode",
+                 k < 0 ? NULL : json_object_new_string(amdsmi_compute_mode_to_string(cm)));
+
+        k = amdsmi_gpu_read_memory_mode(gpu, &mm);
+        if (k < 0 && k != -ENODATA)
+                report_field_error(r, index, "memory_mode", k);
+        json_set(obj, "memory_mode",
+                 k < 0 ? NULL : json_object_new_string(amdsmi_memory_mode_to_string(mm)));
+}
+
+json_object *gpu_partition_count(struct report *r, int index, struct amdsmi_gpu *gpu) {
+        int k = amdsmi_gpu_get_partitions_error(gpu);
+
+        if (k < 0) {
+                report_field_error(r, index, "partition_count", k);
+                return NULL;
+        }
+        return json_object_new_uint64(amdsmi_gpu_get_partition_count(gpu));
+}

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The GPUs a run concerns: the GPUs of a library context's last enumeration, with the
+ * selection made over them (select.h). amdsmi(1) resolves -g into it, amdsmid selects one GPU
+ * or all; the document builders and the change code of the slices walk it.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <json-c/json.h>
+
+#include <amdsmi/amdsmi.h>
+
+#include "report.h"
+#include "select.h"
+
+struct gpu_set {
+        struct amdsmi_ctx *ctx;
+        size_t n_gpus;
+        struct select_match *matches; /* n_gpus entries */
+};
+
+/*
+ * Selects every GPU of @ctx's last enumeration, or only @bdf (-ENOENT if it has none), without
+ * enumerating. The context stays the caller's.
+ */
+int gpu_set_attach(struct gpu_set *s, struct amdsmi_ctx *ctx, const char *bdf);
+/* Frees the selection (not the context). */
+void gpu_set_clear(struct gpu_set *s);
+
+/* The GPUs selected, in enumeration order. */
+#define FOREACH_GPU_IN_SET(s, i, gpu)                                                           \
+        for (size_t i = 0; i < (s)->n_gpus; i++)                                                \
+                for (struct amdsmi_gpu *gpu =                                                   \
+                             (s)->matches[i].selected ? amdsmi_ctx_get_gpu((s)->ctx, i) : NULL; \
+                     gpu; gpu = NULL)
+
+/* One JSON object per selected GPU, built by @gpu_fn (NULL means out of memory).
+ * @return 0 and the array in @ret, or the negative errno of the failure (reported). */
+typedef json_object *(*gpu_set_fn)(void *userdata, size_t index, struct amdsmi_gpu *gpu);
+int gpu_set_collect(const struct gpu_set *s, struct report *r, gpu_set_fn gpu_fn,
+                    void *userdata, json_object **ret);
+
+/* compute_mode and memory_mode of a GPU's object. With from_topology, the compute mode comes
+ * from the KFD topology (never wakes the GPU) and the partition file is read only when that
+ * is unknown. */
+void gpu_add_partition_modes(struct report *r, int index, struct amdsmi_gpu *gpu,
+                             json_object *obj, bool from_topology);
+/* The GPU's partition count, or null (with an errors entry) when its KFD topology is broken. */
+json_object *gpu_partition_count(struct report *r, int index, struct amdsmi_gpu *gpu);
