@@ -41,8 +41,40 @@ void cli_report_init(struct cli *c) {
         c->report.keep_field_errors = c->format == OUTPUT_JSON;
 }
 
-int cli_authorise_change(struct cli *c) {
-        return cli_change_route(c);
+int cli_change_begin(struct cli *c, const char *why) {
+        int r, route;
+
+        if (why) {
+                r = cli_check_change_selection(c, why);
+                if (r < 0)
+                        return r;
+        }
+        route = cli_change_route(c);
+        if (route < 0)
+                return route;
+        r = cli_open(c);
+        if (r < 0)
+                return r;
+        cli_begin_sample(c);
+        return route;
+}
+
+int cli_open_run(struct cli *c, int (*sample)(struct cli *c)) {
+        int r = cli_open(c);
+
+        if (r < 0)
+                return r;
+        return cli_run(c, sample);
+}
+
+int cli_sample_done(struct cli *c, json_object *gpus, int r) {
+        json_object_put(gpus);
+        /* in tables and CSV the collected errors were already printed on stderr */
+        json_object_put(c->report.errors);
+        c->report.errors = NULL;
+        if (r < 0)
+                return cli_fail(c, r, "cannot format the output: %s", strerror(-r));
+        return 0;
 }
 
 int cli_check_change_selection(struct cli *c, const char *why) {
@@ -244,13 +276,7 @@ int cli_emit(struct cli *c, json_object *gpus, const struct columns *cols) {
         }
 
         columns_free(&with_time);
-        json_object_put(gpus);
-        /* In tables and CSV the collected errors were already printed on stderr. */
-        json_object_put(c->report.errors);
-        c->report.errors = NULL;
-        if (r < 0)
-                return cli_fail(c, r, "cannot format the output: %s", strerror(-r));
-        return 0;
+        return cli_sample_done(c, gpus, r);
 }
 
 static void timespec_add_ns(struct timespec *t, uint64_t ns) {

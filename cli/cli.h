@@ -22,41 +22,62 @@
 struct power_limit;
 struct samples;
 
+/* Each verb's own options: main.c fills those of the verb it runs (struct verb.options). */
+
+/* metric */
+struct metric_options {
+        bool throttle; /* --throttle: a first gpu_metrics sample 100 ms before the one shown
+                          (the limiters) */
+};
+
+/* partition set (--compute, --memory), set (-C, -M), reset (--reload-driver) */
+struct partition_options {
+        enum amdsmi_compute_mode compute; /* AMDSMI_COMPUTE_UNKNOWN: none */
+        enum amdsmi_memory_mode memory;   /* AMDSMI_MEMORY_UNKNOWN: none */
+        bool reload_driver;
+};
+
+/* power set / clear (the sources), set -o, reset --power-cap; values are the raw arguments,
+ * parsed by the power verbs (NULL: none given) */
+struct power_options {
+        bool host, apml, vm;         /* --host, --apml, --vm NAME given */
+        const char *host_value, *apml_value, *vm_value, *vm_name;
+        const char *vf_bdf;          /* --vf BDF (power set --vm) */
+        const char *cap_value;       /* set -o VALUE */
+        bool cap;                    /* set -o / reset --power-cap given */
+        bool damaged;                /* power clear --damaged */
+};
+
+/* sriov set */
+struct sriov_options {
+        unsigned num_vfs;            /* --num-vfs N */
+        bool num_vfs_set;
+        bool autoprobe_off;          /* --autoprobe-off */
+        bool persist;                /* --persist (gim's vf_num in modprobe.d) */
+};
+
 struct cli {
         /* what the run says (the envelope, errors, outcome) and the GPUs it concerns */
         struct report report;
         struct gpu_set set;
 
-        /* from the command line */
+        /* options every verb takes (a change's --dry-run is the report's) */
         enum output_format format;
         struct selection selection;
         uint64_t interval_ns; /* watch mode if > 0 */
         uint64_t count;       /* samples in watch mode, 0 = until interrupted */
-        /* change verbs (set, reset, partition set) */
-        enum amdsmi_compute_mode compute;  /* --compute / -C, AMDSMI_COMPUTE_UNKNOWN: none */
-        enum amdsmi_memory_mode memory;    /* --memory / -M, AMDSMI_MEMORY_UNKNOWN: none */
-        bool force;
-        bool reload_driver;
-        unsigned timeout_ms;               /* --timeout, 0: the library's default */
-        /* power sources (power set / clear, set -o, reset --power-cap); values are the raw
-         * arguments, parsed by the power verbs (NULL: none given) */
-        bool host, apml, vm;               /* --host, --apml, --vm NAME given */
-        const char *host_value, *apml_value, *vm_value, *vm_name;
-        const char *vf_bdf;                /* --vf BDF (power set --vm) */
-        const char *power_cap_value;       /* set -o VALUE */
-        bool power_cap;                    /* set -o / reset --power-cap given */
-        bool damaged;                      /* power clear --damaged */
-        /* SR-IOV (sriov set, bind, release) */
-        unsigned num_vfs;                  /* --num-vfs N */
-        bool num_vfs_set;
-        bool autoprobe_off;                /* --autoprobe-off */
-        bool persist;                      /* --persist (gim's vf_num in modprobe.d) */
-        const char *argument;              /* the one positional argument of verbs that take
-                                              one (sriov bind VF), NULL: none given */
-        bool json_printed;                 /* the verb printed its own (result) document */
-        bool direct;                       /* --direct: change in-process (bus.h) */
-        bool throttle;                     /* --throttle: a first gpu_metrics sample 100 ms
-                                              before the one shown (the limiters) */
+        bool force;           /* change verbs: --force */
+        unsigned timeout_ms;  /* change verbs: --timeout, 0: the library's default */
+        bool direct;          /* --direct: change in-process (bus.h) */
+        const char *argument; /* the one positional argument of verbs that take one (sriov
+                                 bind VF), NULL: none given */
+        /* the verb's own options */
+        struct metric_options metric;
+        struct partition_options partition;
+        struct power_options power;
+        struct sriov_options sriov;
+
+        bool json_printed;    /* the verb printed its own (result) document */
 
         /* telemetry samples (samples.h): kept across the samples of a watch or --throttle
          * (then own_samples), or amdsmid's sampler; NULL: one sample, no limiters */
@@ -135,11 +156,20 @@ static inline struct cli *cli_of_report(struct report *r) {
 void cli_report_init(struct cli *c);
 
 /*
- * Where a change runs (ARCHITECTURE §4, bus.h cli_change_route()): amdsmid when it runs,
- * else in-process, which needs root (a dry run does not) and says so on stderr.
+ * Starts a change: checks the selection (cli_check_change_selection() with @why; NULL: the
+ * verb checked its own), decides where it runs (ARCHITECTURE §4, bus.h cli_change_route():
+ * amdsmid when it runs, else in-process, which needs root (a dry run does not) and says so on
+ * stderr), enumerates and starts the sample.
  * @return CLI_ROUTE_DIRECT, CLI_ROUTE_DAEMON or a negative errno (reported).
  */
-int cli_authorise_change(struct cli *c);
+int cli_change_begin(struct cli *c, const char *why);
+
+/* A read verb: enumerates, resolves -g, then cli_run(@sample). */
+int cli_open_run(struct cli *c, int (*sample)(struct cli *c));
+
+/* The end of a table or CSV sample: frees @gpus and the errors already printed on stderr;
+ * a failure @r to format the output is reported. @return 0 or @r. */
+int cli_sample_done(struct cli *c, json_object *gpus, int r);
 
 /*
  * A change needs an explicit -g, and whole GPUs: -g N.P is refused with @why ("a power cap

@@ -369,14 +369,14 @@ static int parse_argv(struct cli *c, int argc, char **argv, const struct verb **
                 case ARG_COMPUTE:
                 case 'C':
                         bit = opt == 'C' ? OPT_COMPUTE_PARTITION : OPT_COMPUTE;
-                        if (parse_compute(optarg, &c->compute) < 0)
+                        if (parse_compute(optarg, &c->partition.compute) < 0)
                                 USAGE(c, r, "invalid compute partition mode '%s' (modes: %s)",
                                       optarg, COMPUTE_NAMES);
                         break;
                 case ARG_MEMORY:
                 case 'M':
                         bit = opt == 'M' ? OPT_MEMORY_PARTITION : OPT_MEMORY;
-                        if (parse_memory(optarg, &c->memory) < 0)
+                        if (parse_memory(optarg, &c->partition.memory) < 0)
                                 USAGE(c, r, "invalid memory partition mode '%s' (modes: %s)",
                                       optarg, MEMORY_NAMES);
                         break;
@@ -394,7 +394,7 @@ static int parse_argv(struct cli *c, int argc, char **argv, const struct verb **
                         break;
                 case ARG_THROTTLE:
                         bit = OPT_THROTTLE;
-                        c->throttle = true;
+                        c->metric.throttle = true;
                         break;
                 case ARG_TIMEOUT:
                         bit = OPT_TIMEOUT;
@@ -406,33 +406,33 @@ static int parse_argv(struct cli *c, int argc, char **argv, const struct verb **
                         break;
                 case ARG_RELOAD_DRIVER:
                         bit = OPT_RELOAD_DRIVER;
-                        c->reload_driver = true;
+                        c->partition.reload_driver = true;
                         break;
                 case ARG_HOST:
                         bit = OPT_HOST;
-                        c->host = true;
-                        c->host_value = take_value(argc, argv, optarg);
+                        c->power.host = true;
+                        c->power.host_value = take_value(argc, argv, optarg);
                         break;
                 case ARG_APML:
                         bit = OPT_APML;
-                        c->apml = true;
-                        c->apml_value = take_value(argc, argv, optarg);
+                        c->power.apml = true;
+                        c->power.apml_value = take_value(argc, argv, optarg);
                         break;
                 case ARG_VM:
                         bit = OPT_VM;
-                        if (c->vm)
+                        if (c->power.vm)
                                 USAGE(c, r, "--vm given twice: one VM per command");
-                        c->vm = true;
-                        c->vm_name = optarg;
-                        c->vm_value = take_value(argc, argv, NULL);
+                        c->power.vm = true;
+                        c->power.vm_name = optarg;
+                        c->power.vm_value = take_value(argc, argv, NULL);
                         break;
                 case ARG_VF:
                         bit = OPT_VF;
-                        c->vf_bdf = optarg;
+                        c->power.vf_bdf = optarg;
                         break;
                 case ARG_DAMAGED:
                         bit = OPT_DAMAGED;
-                        c->damaged = true;
+                        c->power.damaged = true;
                         break;
                 case ARG_NUM_VFS: {
                         uint32_t n;
@@ -443,30 +443,30 @@ static int parse_argv(struct cli *c, int argc, char **argv, const struct verb **
                                       "invalid VF count '%s': expected a number, e.g. "
                                       "--num-vfs 4",
                                       optarg);
-                        c->num_vfs = n;
-                        c->num_vfs_set = true;
+                        c->sriov.num_vfs = n;
+                        c->sriov.num_vfs_set = true;
                         break;
                 }
                 case ARG_AUTOPROBE_OFF:
                         bit = OPT_AUTOPROBE_OFF;
-                        c->autoprobe_off = true;
+                        c->sriov.autoprobe_off = true;
                         break;
                 case ARG_PERSIST:
                         bit = OPT_PERSIST;
-                        c->persist = true;
+                        c->sriov.persist = true;
                         break;
                 case 'o':
                         bit = OPT_POWER_CAP;
-                        c->power_cap = true;
-                        c->power_cap_value = take_value(argc, argv, optarg);
+                        c->power.cap = true;
+                        c->power.cap_value = take_value(argc, argv, optarg);
                         /* amd-smi's newer spelling: -o ppt0 VALUE */
-                        if (c->power_cap_value && (strcasecmp(c->power_cap_value, "ppt0") == 0 ||
-                                                   strcasecmp(c->power_cap_value, "ppt1") == 0)) {
-                                if (strcasecmp(c->power_cap_value, "ppt1") == 0)
+                        if (c->power.cap_value && (strcasecmp(c->power.cap_value, "ppt0") == 0 ||
+                                                   strcasecmp(c->power.cap_value, "ppt1") == 0)) {
+                                if (strcasecmp(c->power.cap_value, "ppt1") == 0)
                                         USAGE(c, r,
                                               "-o ppt1: the PPT1 (fast) limit is shown, not set; "
                                               "amdsmi arbitrates and sets PPT0");
-                                c->power_cap_value = take_value(argc, argv, NULL);
+                                c->power.cap_value = take_value(argc, argv, NULL);
                         }
                         break;
                 case 'h':
@@ -610,8 +610,7 @@ static int parse_argv(struct cli *c, int argc, char **argv, const struct verb **
 int main(int argc, char **argv) {
         struct cli c = {
                 .format = OUTPUT_TABLE,
-                .compute = AMDSMI_COMPUTE_UNKNOWN,
-                .memory = AMDSMI_MEMORY_UNKNOWN,
+                .partition = { .compute = AMDSMI_COMPUTE_UNKNOWN, .memory = AMDSMI_MEMORY_UNKNOWN },
         };
         const struct verb *verb = NULL;
         int r;

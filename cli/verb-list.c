@@ -110,9 +110,5 @@ int verb_list(struct cli *c) {
 
         if (r != 0)
                 return r < 0 ? r : 0;
-        r = cli_open(c);
-
-        if (r < 0)
-                return r;
-        return cli_run(c, list_sample);
+        return cli_open_run(c, list_sample);
 }

@@ -302,7 +302,7 @@ static int metric_sample(struct cli *c) {
         json_object *gpus;
         int r;
 
-        if (c->throttle && c->sample == 0)
+        if (c->metric.throttle && c->sample == 0)
                 prime_samples(c);
         r = cli_collect_gpus(c, metric_gpu, &gpus);
         if (r != 0)
@@ -347,7 +347,7 @@ int verb_metric(struct cli *c) {
         if (r < 0)
                 return r;
         /* the limiters need two samples: those of a watch, or --throttle's */
-        if (c->interval_ns > 0 || c->throttle)
+        if (c->interval_ns > 0 || c->metric.throttle)
                 c->samples = &c->own_samples;
         r = cli_run(c, metric_sample);
         c->samples = NULL;

@@ -11,15 +11,15 @@
 #include "cli.h"
 
 int verb_set(struct cli *c) {
-        bool partition = c->compute != AMDSMI_COMPUTE_UNKNOWN || c->memory != AMDSMI_MEMORY_UNKNOWN;
+        bool partition = c->partition.compute != AMDSMI_COMPUTE_UNKNOWN || c->partition.memory != AMDSMI_MEMORY_UNKNOWN;
 
-        if (partition && c->power_cap)
+        if (partition && c->power.cap)
                 return cli_fail(c, -EINVAL,
                                 "one kind of setting per command: -C/-M (partition) or -o (power "
                                 "cap)");
         if (partition)
                 return partition_cli_set(c);
-        if (c->power_cap)
+        if (c->power.cap)
                 return power_cli_set_cap(c);
         return cli_fail(c, -EINVAL,
                         "nothing to set: give -C/--compute-partition MODE, "
@@ -27,12 +27,12 @@ int verb_set(struct cli *c) {
 }
 
 int verb_reset(struct cli *c) {
-        if (c->reload_driver && c->power_cap)
+        if (c->partition.reload_driver && c->power.cap)
                 return cli_fail(c, -EINVAL,
                                 "one kind of reset per command: --reload-driver or --power-cap");
-        if (c->reload_driver)
+        if (c->partition.reload_driver)
                 return partition_cli_reset(c);
-        if (c->power_cap)
+        if (c->power.cap)
                 return power_cli_reset_cap(c);
         return cli_fail(c, -EINVAL, "nothing to reset: give --reload-driver or --power-cap");
 }

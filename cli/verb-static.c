@@ -179,9 +179,5 @@ static int static_sample(struct cli *c) {
 }
 
 int verb_static(struct cli *c) {
-        int r = cli_open(c);
-
-        if (r < 0)
-                return r;
-        return cli_run(c, static_sample);
+        return cli_open_run(c, static_sample);
 }

@@ -474,10 +474,7 @@ static int method_get_history(sd_bus_message *m, void *userdata, sd_bus_error *e
         json_object_object_add(doc, "entries", entries);
         json_object_object_add(doc, "skipped", json_object_new_uint64(skipped));
         json_object_object_add(doc, "errors", json_object_new_array());
-        r = bus_reply_string(m, json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PLAIN |
-                                                                    JSON_C_TO_STRING_NOSLASHESCAPE));
-        json_object_put(doc);
-        return r;
+        return bus_reply_json(m, doc);
 }
 
 static void reload_authorised(sd_bus_message *call, int r, const char *why, void *userdata) {

@@ -102,3 +102,13 @@ int bus_error_errno(sd_bus_error *error, int r, const char *format, ...) {
         return r;
 }
 
+int bus_reply_json(sd_bus_message *call, json_object *doc) {
+        int r;
+
+        if (!doc)
+                return -ENOMEM;
+        r = bus_reply_string(call, json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PLAIN |
+                                                                       JSON_C_TO_STRING_NOSLASHESCAPE));
+        json_object_put(doc);
+        return r;
+}

@@ -346,20 +346,11 @@ static int partition_sample(struct cli *c) {
                 r = print_partition_table(gpus);
                 break;
         }
-        json_object_put(gpus);
-        json_object_put(c->report.errors); /* already on stderr */
-        c->report.errors = NULL;
-        if (r < 0)
-                return cli_fail(c, r, "cannot format the output: %s", strerror(-r));
-        return 0;
+        return cli_sample_done(c, gpus, r);
 }
 
 int verb_partition(struct cli *c) {
-        int r = cli_open(c);
-
-        if (r < 0)
-                return r;
-        return cli_run(c, partition_sample);
+        return cli_open_run(c, partition_sample);
 }
 
 /* ---- changes ---------------------------------------------------------------------------- */
@@ -439,19 +430,12 @@ static void record_direct(struct partition_run *run, const char *change,
 static int change_begin(struct cli *c, struct partition_run *run) {
         int r, route;
 
-        r = cli_check_change_selection(c, "partition modes are changed for a whole GPU");
-        if (r < 0)
-                return r;
-        route = cli_authorise_change(c);
+        route = cli_change_begin(c, "partition modes are changed for a whole GPU");
         if (route < 0)
                 return route;
-        r = cli_open(c);
-        if (r < 0)
-                return r;
-        cli_begin_sample(c);
         r = partition_run_init(run, &c->report, &c->set,
-                               &(struct partition_change){ .compute = c->compute,
-                                                           .memory = c->memory,
+                               &(struct partition_change){ .compute = c->partition.compute,
+                                                           .memory = c->partition.memory,
                                                            .force = c->force,
                                                            .timeout_ms = c->timeout_ms });
         if (r < 0)
@@ -538,8 +522,8 @@ static int daemon_one(struct partition_run *run, size_t index, struct amdsmi_gpu
                       bool reset, bool *ret_abort) {
         struct cli *c = cli_of_report(run->report);
         const char *bdf = amdsmi_gpu_get_bdf(gpu);
-        const char *compute = compute_name(c->compute) ?: "";
-        const char *memory = memory_name(c->memory) ?: "";
+        const char *compute = compute_name(c->partition.compute) ?: "";
+        const char *memory = memory_name(c->partition.memory) ?: "";
         uint64_t flags = (c->report.dry_run ? AMDSMI_BUS_FLAG_DRY_RUN : 0) |
                          (c->force ? AMDSMI_BUS_FLAG_FORCE : 0);
         _cleanup_free_ char *message = NULL;
@@ -549,7 +533,7 @@ static int daemon_one(struct partition_run *run, size_t index, struct amdsmi_gpu
         *ret_abort = false;
         /* a GPU an earlier hive-wide operation of this command covered: nothing runs for
          * it, and what is said about it comes from reads (as in-process) */
-        if ((reset || c->memory != AMDSMI_MEMORY_UNKNOWN) &&
+        if ((reset || c->partition.memory != AMDSMI_MEMORY_UNKNOWN) &&
             partition_covered_by(run, bdf) >= 0) {
                 entry = partition_entry_new(index, gpu);
                 if (!entry)
@@ -566,9 +550,9 @@ static int daemon_one(struct partition_run *run, size_t index, struct amdsmi_gpu
                                 c->timeout_ms, flags);
         else if (reset)
                 r = daemon_call(c, bdf, "ReloadDriver", &reply, &message, "t", flags);
-        else if (c->timeout_ms == 0 && c->memory == AMDSMI_MEMORY_UNKNOWN)
+        else if (c->timeout_ms == 0 && c->partition.memory == AMDSMI_MEMORY_UNKNOWN)
                 r = daemon_call(c, bdf, "SetComputeMode", &reply, &message, "st", compute, flags);
-        else if (c->timeout_ms == 0 && c->compute == AMDSMI_COMPUTE_UNKNOWN)
+        else if (c->timeout_ms == 0 && c->partition.compute == AMDSMI_COMPUTE_UNKNOWN)
                 r = daemon_call(c, bdf, "SetMemoryMode", &reply, &message, "st", memory, flags);
         else
                 r = daemon_call(c, bdf, "SetModes", &reply, &message, "ssut", compute, memory,
@@ -646,7 +630,7 @@ int partition_cli_set(struct cli *c) {
         struct partition_run run = {};
         int r;
 
-        if (c->compute == AMDSMI_COMPUTE_UNKNOWN && c->memory == AMDSMI_MEMORY_UNKNOWN)
+        if (c->partition.compute == AMDSMI_COMPUTE_UNKNOWN && c->partition.memory == AMDSMI_MEMORY_UNKNOWN)
                 return cli_fail(c, -EINVAL, "nothing to change: give --compute MODE and/or "
                                             "--memory MODE");
         r = run_each_gpu(c, &run, false);
@@ -660,7 +644,7 @@ int partition_cli_set(struct cli *c) {
 }
 
 int verb_partition_set(struct cli *c) {
-        if (c->compute == AMDSMI_COMPUTE_UNKNOWN)
+        if (c->partition.compute == AMDSMI_COMPUTE_UNKNOWN)
                 return cli_fail(c, -EINVAL, "partition set needs --compute MODE (and "
                                             "optionally --memory MODE)");
         return partition_cli_set(c);

@@ -16,7 +16,7 @@
  * compares the device's cap with that model: lower is an external limiter, higher an outside
  * writer. The model and the change procedure are power/power-ops.h, shared with amdsmid.
  *
- * Where a change runs (ARCHITECTURE §4, cli_authorise_change()): through amdsmid when it runs
+ * Where a change runs (ARCHITECTURE §4, cli_change_begin()): through amdsmid when it runs
  * (org.amdsmi1.Power: SetSource, SetVmSource, SetSources, ClearSource, ClearSources, Apply,
  * one call per GPU; its answer is the GPU's object of the change document), else in-process
  * (root), recorded in the history with via "direct". Reads ask amdsmid's Explain() when it
@@ -292,35 +292,35 @@ static int parse_value(struct cli *c, const char *option, const char *s, uint64_
 /* Checks the sources given on the command line against the verb. */
 static int parse_change(struct cli *c, enum power_change_kind kind, struct power_change *ret) {
         struct power_change ch = { .kind = kind,
-                                   .host_option = c->power_cap ? "-o" : "--host" };
+                                   .host_option = c->power.cap ? "-o" : "--host" };
         int r;
 
         if (kind == POWER_CHANGE_APPLY) {
                 *ret = ch;
                 return 0;
         }
-        if (!c->host && !c->apml && !c->vm && !c->damaged)
+        if (!c->power.host && !c->power.apml && !c->power.vm && !c->power.damaged)
                 return cli_fail(c, -EINVAL,
                                 kind == POWER_CHANGE_SET
                                         ? "nothing to set: give --host W, --vm NAME W or --apml W"
                                         : "nothing to clear: give --host, --vm NAME, --apml or "
                                           "--damaged");
-        if (c->vm && !power_vm_name_ok(c->vm_name))
+        if (c->power.vm && !power_vm_name_ok(c->power.vm_name))
                 return cli_fail(c, -EINVAL,
                                 "invalid VM name '%s': 1 to %d characters, no control characters",
-                                c->vm_name, POWER_KEY_MAX - 1);
-        if (c->vf_bdf && !c->vm)
+                                c->power.vm_name, POWER_KEY_MAX - 1);
+        if (c->power.vf_bdf && !c->power.vm)
                 return cli_fail(c, -EINVAL, "--vf names the VF of a VM: give --vm NAME too");
-        if (c->vf_bdf && !pci_bdf_valid(c->vf_bdf))
+        if (c->power.vf_bdf && !pci_bdf_valid(c->power.vf_bdf))
                 return cli_fail(c, -EINVAL,
                                 "invalid VF address '%s': expected a PCI address such as "
                                 "0000:c1:02.0",
-                                c->vf_bdf);
+                                c->power.vf_bdf);
 
         if (kind == POWER_CHANGE_CLEAR) {
-                const char *extra = c->host && c->host_value ? c->host_value
-                                    : c->apml && c->apml_value ? c->apml_value
-                                    : c->vm && c->vm_value     ? c->vm_value
+                const char *extra = c->power.host && c->power.host_value ? c->power.host_value
+                                    : c->power.apml && c->power.apml_value ? c->power.apml_value
+                                    : c->power.vm && c->power.vm_value     ? c->power.vm_value
                                                                : NULL;
 
                 if (extra)
@@ -329,26 +329,26 @@ static int parse_change(struct cli *c, enum power_change_kind kind, struct power
                                         "removes the source",
                                         extra);
         } else {
-                if (c->host && !c->host_value)
+                if (c->power.host && !c->power.host_value)
                         return cli_fail(c, -EINVAL, "--host needs a value, e.g. --host 600W");
-                if (c->apml && !c->apml_value)
+                if (c->power.apml && !c->power.apml_value)
                         return cli_fail(c, -EINVAL, "--apml needs a value, e.g. --apml 700W");
-                if (c->vm && !c->vm_value)
+                if (c->power.vm && !c->power.vm_value)
                         return cli_fail(c, -EINVAL,
                                         "--vm needs a name and a value, e.g. --vm web1 450W");
-                if (c->host && (r = parse_value(c, ch.host_option, c->host_value, &ch.host_uw)) < 0)
+                if (c->power.host && (r = parse_value(c, ch.host_option, c->power.host_value, &ch.host_uw)) < 0)
                         return r;
-                if (c->apml && (r = parse_value(c, "--apml", c->apml_value, &ch.apml_uw)) < 0)
+                if (c->power.apml && (r = parse_value(c, "--apml", c->power.apml_value, &ch.apml_uw)) < 0)
                         return r;
-                if (c->vm && (r = parse_value(c, "--vm", c->vm_value, &ch.vm_uw)) < 0)
+                if (c->power.vm && (r = parse_value(c, "--vm", c->power.vm_value, &ch.vm_uw)) < 0)
                         return r;
         }
-        ch.host = c->host;
-        ch.apml = c->apml;
-        ch.vm = c->vm;
-        ch.vm_name = c->vm_name;
-        ch.vf_bdf = c->vf_bdf;
-        ch.damaged = c->damaged;
+        ch.host = c->power.host;
+        ch.apml = c->power.apml;
+        ch.vm = c->power.vm;
+        ch.vm_name = c->power.vm_name;
+        ch.vf_bdf = c->power.vf_bdf;
+        ch.damaged = c->power.damaged;
         *ret = ch;
         return 0;
 }
@@ -517,16 +517,9 @@ static int run_change(struct cli *c, enum power_change_kind kind) {
         r = parse_change(c, kind, &ch);
         if (r < 0)
                 return r;
-        r = cli_check_change_selection(c, "a power cap belongs to the whole GPU");
-        if (r < 0)
-                return r;
-        route = cli_authorise_change(c);
+        route = cli_change_begin(c, "a power cap belongs to the whole GPU");
         if (route < 0)
                 return route;
-        r = cli_open(c);
-        if (r < 0)
-                return r;
-        cli_begin_sample(c);
         snprintf(setter, sizeof(setter), "amdsmi (uid %u, pid %ld)", (unsigned) getuid(),
                  (long) getpid());
         ch.setter = setter;
@@ -577,19 +570,19 @@ int verb_power_apply(struct cli *c) {
 }
 
 int power_cli_set_cap(struct cli *c) {
-        if (!c->power_cap_value)
+        if (!c->power.cap_value)
                 return cli_fail(c, -EINVAL, "-o/--power-cap needs a value in watts, e.g. -o 600");
-        c->host = true;
-        c->host_value = c->power_cap_value;
+        c->power.host = true;
+        c->power.host_value = c->power.cap_value;
         return run_change(c, POWER_CHANGE_SET);
 }
 
 int power_cli_reset_cap(struct cli *c) {
-        if (c->power_cap_value)
+        if (c->power.cap_value)
                 return cli_fail(c, -EINVAL,
                                 "reset --power-cap takes no value ('%s'): it removes the host's "
                                 "cap",
-                                c->power_cap_value);
-        c->host = true;
+                                c->power.cap_value);
+        c->power.host = true;
         return run_change(c, POWER_CHANGE_CLEAR);
 }

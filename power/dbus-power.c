@@ -1061,12 +1061,7 @@ static int method_explain(sd_bus_message *m, void *userdata, sd_bus_error *error
         if (pair)
                 (void) sample_pair_update(pair, gpu, sampler_interval_usec(g->d));
         power_gpu_object_add_limiters(o, v, pair);
-        r = sd_bus_reply_method_return(
-                m, "s",
-                json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
-                                                          JSON_C_TO_STRING_NOSLASHESCAPE));
-        json_object_put(o);
-        return r;
+        return bus_reply_json(m, o);
 }
 
 static int property_cap_uw(sd_bus *bus, const char *path, const char *interface,

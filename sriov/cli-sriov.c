@@ -17,7 +17,7 @@
  * function at that address (exit 3), a PF (exit 2, as the library's EINVAL for "not a VF"), a
  * VF inside a guest (exit 4).
  *
- * Where it runs (cli_authorise_change()): through amdsmid when it runs (org.amdsmi1.Sriov of
+ * Where it runs (cli_change_begin()): through amdsmid when it runs (org.amdsmi1.Sriov of
  * the PF's object: SetNumVfs (SetNumVfsWithTimeout with --timeout), BindVf, ReleaseVf; polkit
  * decides), else in-process as root (and with --direct --force). Both print the same lines and
  * documents: the bodies of the changes and the JSON objects are shared with amdsmid
@@ -370,20 +370,11 @@ static int sriov_sample(struct cli *c) {
                 r = json_object_array_length(gpus) > 0 ? print_sriov_table(gpus) : 0;
                 break;
         }
-        json_object_put(gpus);
-        json_object_put(c->report.errors); /* already on stderr */
-        c->report.errors = NULL;
-        if (r < 0)
-                return cli_fail(c, r, "cannot format the output: %s", strerror(-r));
-        return 0;
+        return cli_sample_done(c, gpus, r);
 }
 
 int verb_sriov(struct cli *c) {
-        int r = cli_open(c);
-
-        if (r < 0)
-                return r;
-        return cli_run(c, sriov_sample);
+        return cli_open_run(c, sriov_sample);
 }
 
 /* ---- changes: shared -------------------------------------------------------------------- */
@@ -556,7 +547,7 @@ static void set_direct(struct cli *c, struct sriov_run *s, struct sriov_set_targ
                 if (c->report.dry_run)
                         continue;
                 snprintf(old_value, sizeof(old_value), "%u", targets[i].info->num_vfs);
-                snprintf(new_value, sizeof(new_value), "%u", c->num_vfs);
+                snprintf(new_value, sizeof(new_value), "%u", c->sriov.num_vfs);
                 if (r < 0) {
                         json_object *report = NULL, *msg = NULL;
 
@@ -606,14 +597,14 @@ static void set_daemon(struct cli *c, struct sriov_run *s, json_object *gpus,
                        struct sriov_set_target *targets, size_t n, int *result) {
         uint64_t flags = (c->report.dry_run ? AMDSMI_BUS_FLAG_DRY_RUN : 0) |
                          (c->force ? AMDSMI_BUS_FLAG_FORCE : 0) |
-                         (c->autoprobe_off ? AMDSMI_BUS_FLAG_AUTOPROBE_OFF : 0) |
-                         (c->persist ? AMDSMI_BUS_FLAG_PERSIST : 0);
+                         (c->sriov.autoprobe_off ? AMDSMI_BUS_FLAG_AUTOPROBE_OFF : 0) |
+                         (c->sriov.persist ? AMDSMI_BUS_FLAG_PERSIST : 0);
         bool pending = false;
         int r;
 
         /* the checks of a --persist count need nothing of amdsmid: the same lines here, and as
          * in-process, one refused count refuses the command */
-        for (size_t i = 0; c->persist && i < n; i++) {
+        for (size_t i = 0; c->sriov.persist && i < n; i++) {
                 r = sriov_check_gim_count(s, &targets[i]);
                 if (r < 0) {
                         sriov_run_fail(result, r);
@@ -629,12 +620,12 @@ static void set_daemon(struct cli *c, struct sriov_run *s, json_object *gpus,
                 if (c->timeout_ms)
                         r = cli_bus_call(c, NULL, amdsmi_gpu_get_bdf(targets[i].gpu),
                                          AMDSMI_BUS_IFACE_SRIOV, "SetNumVfsWithTimeout", 0, &reply,
-                                         &message, "uut", (uint32_t) c->num_vfs,
+                                         &message, "uut", (uint32_t) c->sriov.num_vfs,
                                          (uint32_t) c->timeout_ms, flags);
                 else
                         r = cli_bus_call(c, NULL, amdsmi_gpu_get_bdf(targets[i].gpu),
                                          AMDSMI_BUS_IFACE_SRIOV, "SetNumVfs", 0, &reply, &message,
-                                         "ut", (uint32_t) c->num_vfs, flags);
+                                         "ut", (uint32_t) c->sriov.num_vfs, flags);
                 if (!json_object_is_type(reply, json_type_object)) {
                         json_object_put(reply);
                         reply = NULL;
@@ -655,7 +646,7 @@ static void set_daemon(struct cli *c, struct sriov_run *s, json_object *gpus,
                         json_set(reply, "result", cli_errno_json(r));
                         continue;
                 }
-                if (c->report.dry_run && c->persist && c->format == OUTPUT_TABLE &&
+                if (c->report.dry_run && c->sriov.persist && c->format == OUTPUT_TABLE &&
                     json_object_object_get_ex(reply, "persist", &persist) && persist &&
                     json_object_object_get_ex(persist, "content", &content) && content)
                         fputs(json_object_get_string(content), stdout);
@@ -670,38 +661,31 @@ int verb_sriov_set(struct cli *c) {
         struct sriov_set_target *targets = NULL;
         struct sriov_run s = { .report = &c->report,
                                  .set = &c->set,
-                                 .ch = { .num_vfs = c->num_vfs,
+                                 .ch = { .num_vfs = c->sriov.num_vfs,
                                          .force = c->force,
-                                         .autoprobe_off = c->autoprobe_off,
+                                         .autoprobe_off = c->sriov.autoprobe_off,
                                          .timeout_ms = c->timeout_ms } };
         json_object *gpus = NULL;
         size_t n = 0;
         int r, route, result = 0;
 
-        if (!c->num_vfs_set)
+        if (!c->sriov.num_vfs_set)
                 return cli_fail(c, -EINVAL, "sriov set needs --num-vfs N");
-        if (c->num_vfs > UINT16_MAX)
+        if (c->sriov.num_vfs > UINT16_MAX)
                 return cli_fail(c, -ERANGE, "%u VFs is out of range: a PF has at most %u",
-                                c->num_vfs, (unsigned) UINT16_MAX);
-        if (c->persist && c->autoprobe_off)
+                                c->sriov.num_vfs, (unsigned) UINT16_MAX);
+        if (c->sriov.persist && c->sriov.autoprobe_off)
                 return cli_fail(c, -EINVAL,
                                 "--autoprobe-off is for the sysfs path "
                                 "(sriov_numvfs), not for --persist");
-        r = cli_check_change_selection(c, "VFs belong to the whole GPU");
-        if (r < 0)
-                return r;
-        route = cli_authorise_change(c);
+        route = cli_change_begin(c, "VFs belong to the whole GPU");
         if (route < 0)
                 return route;
-        r = cli_open(c);
-        if (r < 0)
-                return r;
-        cli_begin_sample(c);
         r = collect_targets(c, &targets, &n);
         if (r < 0)
                 return r;
 
-        for (size_t i = 0; c->persist && i < n; i++) {
+        for (size_t i = 0; c->sriov.persist && i < n; i++) {
                 r = sriov_check_persist(&s, &targets[i]);
                 if (r < 0)
                         goto finish;
@@ -723,7 +707,7 @@ int verb_sriov_set(struct cli *c) {
 
         if (route == CLI_ROUTE_DAEMON)
                 set_daemon(c, &s, gpus, targets, n, &result);
-        else if (c->persist)
+        else if (c->sriov.persist)
                 persist_direct(c, &s, targets, n, &result);
         else
                 set_direct(c, &s, targets, n, &result);
@@ -786,9 +770,9 @@ static int parse_vf_argument(struct cli *c, const char *arg, char *ret) {
 static int vf_change(struct cli *c, enum sriov_vf_op op) {
         struct sriov_run s = { .report = &c->report,
                                  .set = &c->set,
-                                 .ch = { .num_vfs = c->num_vfs,
+                                 .ch = { .num_vfs = c->sriov.num_vfs,
                                          .force = c->force,
-                                         .autoprobe_off = c->autoprobe_off,
+                                         .autoprobe_off = c->sriov.autoprobe_off,
                                          .timeout_ms = c->timeout_ms } };
         struct amdsmi_vf_bind_report rep = { .size = sizeof(rep) };
         struct amdsmi_gpu *vf = NULL;
@@ -804,13 +788,9 @@ static int vf_change(struct cli *c, enum sriov_vf_op op) {
         r = parse_vf_argument(c, c->argument, bdf);
         if (r < 0)
                 return r;
-        route = cli_authorise_change(c);
+        route = cli_change_begin(c, NULL);
         if (route < 0)
                 return route;
-        r = cli_open(c);
-        if (r < 0)
-                return r;
-        cli_begin_sample(c);
 
         r = amdsmi_ctx_find_gpu(c->set.ctx, bdf, &vf);
         if (r < 0)

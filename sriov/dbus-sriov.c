@@ -416,12 +416,7 @@ static int method_list_vfs(sd_bus_message *m, void *userdata, sd_bus_error *erro
         report_clear(&report); /* problems with single values: none for root, else null values */
         if (!o)
                 return bus_error_errno(error, -ENOMEM, "out of memory");
-        r = sd_bus_reply_method_return(
-                m, "s",
-                json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
-                                                          JSON_C_TO_STRING_NOSLASHESCAPE));
-        json_object_put(o);
-        return r;
+        return bus_reply_json(m, o);
 }
 
 static int set_num_vfs(sd_bus_message *m, struct dgpu *g, const char *name, uint32_t n,

@@ -666,17 +666,6 @@ static struct vm_vf *find_vf(struct vm_reservation *v, struct daemon *d, const c
         return NULL;
 }
 
-static int reply_doc(sd_bus_message *m, json_object *doc) {
-        int r;
-
-        if (!doc)
-                return -ENOMEM;
-        r = bus_reply_string(m, json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PLAIN |
-                                                                           JSON_C_TO_STRING_NOSLASHESCAPE));
-        json_object_put(doc);
-        return r;
-}
-
 static int method_prepare_vm(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         struct daemon *d = userdata;
         _cleanup_strv_free_ char **vfs = NULL;
@@ -831,7 +820,7 @@ static int method_prepare_vm(sd_bus_message *m, void *userdata, sd_bus_error *er
                 doc = vm_json(d, prev ? prev : v);
                 if (doc)
                         json_set(doc, "operation", json_object_new_string("reconnect"));
-                return reply_doc(m, doc);
+                return bus_reply_json(m, doc);
         }
         if (prev) {
                 /* a release that never came (amdsmid was down): what amdsmid bound then stays
@@ -902,7 +891,7 @@ static int method_release_vm(sd_bus_message *m, void *userdata, sd_bus_error *er
                 json_set(doc, "released", json_object_new_boolean(false));
                 json_set(doc, "messages", json_object_new_array());
                 say(doc, "no reservation of domain %s: nothing to release", canonical);
-                return reply_doc(m, doc);
+                return bus_reply_json(m, doc);
         }
         vj = calloc(1, sizeof(*vj));
         if (!vj)
@@ -961,7 +950,7 @@ static int method_list_vms(sd_bus_message *m, void *userdata, sd_bus_error *erro
                 }
         }
         json_set(doc, "errors", json_object_new_array());
-        return reply_doc(m, doc);
+        return bus_reply_json(m, doc);
 }
 
 /* ---- following libvirt (dbus-libvirt-watch.c) ----------------------------------------------- */
