@@ -598,3 +598,76 @@ int output_nested_table(FILE *f, const struct columns *pcols, json_object *prows
         }
         return ferror(f) ? -EIO : 0;
 }
+
+static int print_nested(FILE *f, json_object *parents, const char *child_key,
+                        const struct columns *pcols, const struct columns *ccols,
+                        output_row_fn row_fn) {
+        size_t n = json_object_array_length(parents);
+        json_object *prows = json_object_new_array(), *crows = json_object_new_array();
+        size_t *counts = calloc(n ? n : 1, sizeof(*counts));
+        int r = -ENOMEM;
+
+        if (!prows || !crows || !counts)
+                goto finish;
+        for (size_t i = 0; i < n; i++) {
+                json_object *p = json_object_array_get_idx(parents, i), *children = NULL;
+
+                json_object_array_add(prows, row_fn(p, NULL, true));
+                json_object_object_get_ex(p, child_key, &children);
+                counts[i] = children ? json_object_array_length(children) : 0;
+                for (size_t k = 0; k < counts[i]; k++)
+                        json_object_array_add(
+                                crows, row_fn(p, json_object_array_get_idx(children, k), true));
+        }
+        r = output_nested_table(f, pcols, prows, ccols, crows, counts, "      ");
+finish:
+        json_object_put(prows);
+        json_object_put(crows);
+        free(counts);
+        return r;
+}
+
+static int print_flat(FILE *f, json_object *parents, const char *child_key,
+                      const struct columns *cols, output_row_fn row_fn) {
+        json_object *rows = json_object_new_array();
+        int r;
+
+        if (!rows)
+                return -ENOMEM;
+        for (size_t i = 0; i < json_object_array_length(parents); i++) {
+                json_object *p = json_object_array_get_idx(parents, i), *children = NULL;
+                size_t k;
+
+                json_object_object_get_ex(p, child_key, &children);
+                k = children ? json_object_array_length(children) : 0;
+                if (k == 0) /* no children (or unknown): one line with empty cells */
+                        json_object_array_add(rows, row_fn(p, NULL, false));
+                for (size_t j = 0; j < k; j++)
+                        json_object_array_add(
+                                rows, row_fn(p, json_object_array_get_idx(children, j), false));
+        }
+        r = output_csv_header(f, cols);
+        if (r >= 0)
+                r = output_csv_rows(f, cols, rows);
+        json_object_put(rows);
+        return r;
+}
+
+int output_parents_children(FILE *f, json_object *parents, const char *child_key,
+                            const struct column_def *pdefs, size_t n_pdefs,
+                            const struct column_def *cdefs, size_t n_cdefs,
+                            output_row_fn row_fn, bool table) {
+        struct columns pcols = {}, ccols = {};
+        int r;
+
+        r = columns_add_defs(&pcols, pdefs, n_pdefs);
+        /* in CSV the children's columns follow the parent's in one header */
+        if (r >= 0)
+                r = columns_add_defs(table ? &ccols : &pcols, cdefs, n_cdefs);
+        if (r >= 0)
+                r = table ? print_nested(f, parents, child_key, &pcols, &ccols, row_fn)
+                          : print_flat(f, parents, child_key, &pcols, row_fn);
+        columns_free(&pcols);
+        columns_free(&ccols);
+        return r;
+}

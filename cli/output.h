@@ -92,6 +92,18 @@ int output_table(FILE *f, const struct columns *cols, json_object *rows, const c
 int output_nested_table(FILE *f, const struct columns *pcols, json_object *prows,
                         const struct columns *ccols, json_object *crows, const size_t *counts,
                         const char *indent);
+/*
+ * Parents and their children (the array @child_key of each parent object in @parents), from
+ * rows @row_fn builds: in a table (@table), one line per parent with its children indented
+ * below it (output_nested_table()); in CSV, one row per child with its parent's columns, and
+ * one row with empty child cells for a parent without children. @return 0 or a negative errno.
+ */
+typedef json_object *(*output_row_fn)(json_object *parent, json_object *child, bool table);
+int output_parents_children(FILE *f, json_object *parents, const char *child_key,
+                            const struct column_def *pdefs, size_t n_pdefs,
+                            const struct column_def *cdefs, size_t n_cdefs,
+                            output_row_fn row_fn, bool table);
+
 /* "HEADER  value" lines for one object, headers padded to one width. */
 int output_kv(FILE *f, const struct columns *cols, json_object *row, const char *indent);
 /* The CSV header line, and one CSV line per element of @rows. */

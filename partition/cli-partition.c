@@ -254,75 +254,12 @@ static json_object *flat_row(json_object *g, json_object *part, bool table) {
         return row;
 }
 
-/* One line per GPU, its partitions indented below it; columns aligned over all GPUs. */
-static int print_partition_table(json_object *gpus) {
-        _cleanup_free_ size_t *counts = NULL;
-        struct columns gcols = {}, pcols = {};
-        json_object *grows = json_object_new_array(), *prows = json_object_new_array();
-        size_t n = json_object_array_length(gpus);
-        int r;
-
-        counts = calloc(n ? n : 1, sizeof(*counts));
-        r = columns_add_defs(&gcols, partition_gpu_columns, ELEMENTSOF(partition_gpu_columns));
-        if (r >= 0)
-                r = columns_add_defs(&pcols, partition_part_columns,
-                                     ELEMENTSOF(partition_part_columns));
-        if (r < 0 || !grows || !prows || !counts) {
-                r = -ENOMEM;
-                goto finish;
-        }
-        for (size_t i = 0; i < n; i++) {
-                json_object *g = json_object_array_get_idx(gpus, i);
-                json_object *parts = NULL;
-
-                json_object_array_add(grows, flat_row(g, NULL, true));
-                json_object_object_get_ex(g, "partitions", &parts);
-                counts[i] = parts ? json_object_array_length(parts) : 0;
-                for (size_t k = 0; k < counts[i]; k++)
-                        json_object_array_add(
-                                prows, flat_row(g, json_object_array_get_idx(parts, k), true));
-        }
-        r = output_nested_table(stdout, &gcols, grows, &pcols, prows, counts, "      ");
-finish:
-        json_object_put(grows);
-        json_object_put(prows);
-        columns_free(&gcols);
-        columns_free(&pcols);
-        return r;
-}
-
-static int print_partition_csv(json_object *gpus) {
-        struct columns cols = {};
-        json_object *rows = json_object_new_array();
-        int r;
-
-        r = columns_add_defs(&cols, partition_gpu_columns, ELEMENTSOF(partition_gpu_columns));
-        if (r >= 0)
-                r = columns_add_defs(&cols, partition_part_columns,
-                                     ELEMENTSOF(partition_part_columns));
-        if (r < 0 || !rows) {
-                r = -ENOMEM;
-                goto finish;
-        }
-        for (size_t i = 0; i < json_object_array_length(gpus); i++) {
-                json_object *g = json_object_array_get_idx(gpus, i), *parts = NULL;
-                size_t k;
-
-                json_object_object_get_ex(g, "partitions", &parts);
-                k = parts ? json_object_array_length(parts) : 0;
-                if (k == 0) /* no partitions (or unknown): one line with empty cells */
-                        json_object_array_add(rows, flat_row(g, NULL, false));
-                for (size_t j = 0; j < k; j++)
-                        json_object_array_add(
-                                rows, flat_row(g, json_object_array_get_idx(parts, j), false));
-        }
-        r = output_csv_header(stdout, &cols);
-        if (r >= 0)
-                r = output_csv_rows(stdout, &cols, rows);
-finish:
-        json_object_put(rows);
-        columns_free(&cols);
-        return r;
+/* One line per GPU, its partitions indented below it (columns aligned over all GPUs); in CSV
+ * one row per partition. */
+static int print_partitions(json_object *gpus, bool table) {
+        return output_parents_children(stdout, gpus, "partitions", partition_gpu_columns,
+                                       ELEMENTSOF(partition_gpu_columns), partition_part_columns,
+                                       ELEMENTSOF(partition_part_columns), flat_row, table);
 }
 
 static int partition_sample(struct cli *c) {
@@ -340,10 +277,10 @@ static int partition_sample(struct cli *c) {
                 json_object_put(doc);
                 return r;
         case OUTPUT_CSV:
-                r = print_partition_csv(gpus);
+                r = print_partitions(gpus, false);
                 break;
         case OUTPUT_TABLE:
-                r = print_partition_table(gpus);
+                r = print_partitions(gpus, true);
                 break;
         }
         return cli_sample_done(c, gpus, r);

@@ -201,72 +201,15 @@ static const struct column_def vf_columns[] = {
         { NULL, "IN USE", "v.in_use_text", 0 },
 };
 
-/* One line per PF, its VFs indented below it; columns aligned over all PFs and all VFs. */
-static int print_sriov_table(json_object *gpus) {
-        _cleanup_free_ size_t *counts = NULL;
-        struct columns pcols = {}, vcols = {};
-        json_object *prows = json_object_new_array(), *vrows = json_object_new_array();
-        size_t n = json_object_array_length(gpus);
-        int r;
-
-        counts = calloc(n ? n : 1, sizeof(*counts));
-        r = columns_add_defs(&pcols, pf_columns, ELEMENTSOF(pf_columns));
-        if (r >= 0)
-                r = columns_add_defs(&vcols, vf_columns, ELEMENTSOF(vf_columns));
-        if (r < 0 || !prows || !vrows || !counts) {
-                r = -ENOMEM;
-                goto finish;
-        }
-        for (size_t i = 0; i < n; i++) {
-                json_object *g = json_object_array_get_idx(gpus, i), *vfs = NULL;
-
-                json_object_array_add(prows, flat_row(g, NULL));
-                json_object_object_get_ex(g, "vfs", &vfs);
-                counts[i] = vfs ? json_object_array_length(vfs) : 0;
-                for (size_t k = 0; k < counts[i]; k++)
-                        json_object_array_add(vrows,
-                                              flat_row(g, json_object_array_get_idx(vfs, k)));
-        }
-        r = output_nested_table(stdout, &pcols, prows, &vcols, vrows, counts, "      ");
-finish:
-        json_object_put(prows);
-        json_object_put(vrows);
-        columns_free(&pcols);
-        columns_free(&vcols);
-        return r;
+static json_object *pf_vf_row(json_object *pf, json_object *vf, bool table) {
+        return flat_row(pf, vf);
 }
 
-/* One CSV row per VF with its PF's columns; a PF without VFs: one row, empty VF cells. */
-static int print_sriov_csv(json_object *gpus) {
-        struct columns cols = {};
-        json_object *rows = json_object_new_array();
-        int r;
-
-        r = columns_add_defs(&cols, pf_columns, ELEMENTSOF(pf_columns));
-        if (r >= 0)
-                r = columns_add_defs(&cols, vf_columns, ELEMENTSOF(vf_columns));
-        if (r < 0 || !rows) {
-                r = -ENOMEM;
-                goto finish;
-        }
-        for (size_t i = 0; i < json_object_array_length(gpus); i++) {
-                json_object *g = json_object_array_get_idx(gpus, i), *vfs = NULL;
-                size_t k;
-
-                json_object_object_get_ex(g, "vfs", &vfs);
-                k = vfs ? json_object_array_length(vfs) : 0;
-                if (k == 0)
-                        json_object_array_add(rows, flat_row(g, NULL));
-                for (size_t j = 0; j < k; j++)
-                        json_object_array_add(rows, flat_row(g, json_object_array_get_idx(vfs, j)));
-        }
-        r = output_csv_header(stdout, &cols);
-        if (r >= 0)
-                r = output_csv_rows(stdout, &cols, rows);
-finish:
-        json_object_put(rows);
-        columns_free(&cols);
-        return r;
+/* One line per PF, its VFs indented below it (columns aligned over all PFs and all VFs); in
+ * CSV one row per VF with its PF's columns, and a PF without VFs one row, empty VF cells. */
+static int print_pfs(json_object *gpus, bool table) {
+        return output_parents_children(stdout, gpus, "vfs", pf_columns, ELEMENTSOF(pf_columns),
+                                       vf_columns, ELEMENTSOF(vf_columns), pf_vf_row, table);
 }
 
 /* The PF's object of `amdsmi sriov --json` from amdsmid's ListVfs() (NULL: ask the library);
@@ -364,10 +307,10 @@ static int sriov_sample(struct cli *c) {
                 json_object_put(doc);
                 return r;
         case OUTPUT_CSV:
-                r = print_sriov_csv(gpus);
+                r = print_pfs(gpus, false);
                 break;
         case OUTPUT_TABLE:
-                r = json_object_array_length(gpus) > 0 ? print_sriov_table(gpus) : 0;
+                r = json_object_array_length(gpus) > 0 ? print_pfs(gpus, true) : 0;
                 break;
         }
         return cli_sample_done(c, gpus, r);
