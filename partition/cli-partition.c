@@ -32,6 +32,7 @@
 #include "cli.h"
 #include "documents.h"
 #include "exit-codes.h"
+#include "change.h"
 #include "history.h"
 #include "partition-json.h"
 
@@ -342,26 +343,17 @@ static void record_direct(struct partition_run *run, const char *change,
                 config_free(conf);
         }
 
-        for (size_t i = 0; i < n_bdfs; i++) {
-                struct history_entry e = {
-                        .via = "direct",
-                        .uid = getuid(),
-                        .pid = getpid(),
-                        .gpu = bdfs[i],
-                        .change = change,
-                        .old_value = old_value,
-                        .new_value = new_value,
-                        .result = r,
-                        .message = message,
-                };
-                int k = history_append(&e, max_bytes);
-
-                if (k < 0 && !warned) {
-                        warned = true;
-                        fprintf(stderr, "amdsmi: warning: cannot append to the history: %s\n",
-                                history_error(k, (char[512]){}, 512));
-                }
-        }
+        for (size_t i = 0; i < n_bdfs; i++)
+                (void) change_record_direct(run->report,
+                                            (struct history_entry){
+                                                    .gpu = bdfs[i],
+                                                    .change = change,
+                                                    .old_value = old_value,
+                                                    .new_value = new_value,
+                                                    .result = r,
+                                                    .message = message,
+                                            },
+                                            max_bytes, &warned);
 }
 
 static int change_begin(struct cli *c, struct partition_run *run) {

@@ -34,6 +34,7 @@
 #include "bus-errors.h"
 #include "cli.h"
 #include "exit-codes.h"
+#include "change.h"
 #include "history.h"
 #include "parse-util.h"
 #include "power-ops.h"
@@ -373,9 +374,6 @@ static const struct column_def change_csv_columns[] = {
 static void record_direct(struct cli *c, const struct power_change *ch, const char *bdf, int r,
                           const struct power_outcome *out) {
         struct history_entry e = {
-                .via = "direct",
-                .uid = getuid(),
-                .pid = getpid(),
                 .gpu = bdf,
                 .change = ch->kind == POWER_CHANGE_APPLY ? "power_apply" : "power_source",
                 .old_value = out->old_value[0] ? out->old_value : NULL,
@@ -383,14 +381,9 @@ static void record_direct(struct cli *c, const struct power_change *ch, const ch
                 .result = r < 0 ? r : 0,
                 .message = out->message[0] ? out->message : NULL,
         };
-        int k;
 
-        if (c->report.dry_run)
-                return;
-        k = history_append(&e, 0);
-        if (k < 0)
-                fprintf(stderr, "amdsmi: warning: cannot append to the history: %s\n",
-                        history_error(k, (char[512]){}, 512));
+        if (!c->report.dry_run)
+                (void) change_record_direct(&c->report, e, 0, NULL);
 }
 
 /* amdsmid names the host value as 'power set' does ("--host 800 W is out of range"); for

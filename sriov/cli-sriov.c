@@ -58,6 +58,7 @@
 #include "cli.h"
 #include "exit-codes.h"
 #include "gim-modprobe.h"
+#include "change.h"
 #include "history.h"
 #include "parse-util.h"
 #include "sriov-json.h"
@@ -323,24 +324,19 @@ int verb_sriov(struct cli *c) {
 /* ---- changes: shared -------------------------------------------------------------------- */
 
 /* An in-process change in history.jsonl, as amdsmid records its own (via "direct"). */
-static void record_direct(const char *gpu, const char *change, const char *old_value,
-                          const char *new_value, int r, const char *message) {
-        struct history_entry e = {
-                .via = "direct",
-                .uid = getuid(),
-                .pid = getpid(),
-                .gpu = gpu,
-                .change = change,
-                .old_value = old_value,
-                .new_value = new_value,
-                .result = r,
-                .message = message,
-        };
-        int k = history_append(&e, 0);
-
-        if (k < 0)
-                fprintf(stderr, "amdsmi: warning: cannot append to the history: %s\n",
-                        history_error(k, (char[512]){}, 512));
+static void record_direct(struct cli *c, const char *gpu, const char *change,
+                          const char *old_value, const char *new_value, int r,
+                          const char *message) {
+        (void) change_record_direct(&c->report,
+                                    (struct history_entry){
+                                            .gpu = gpu,
+                                            .change = change,
+                                            .old_value = old_value,
+                                            .new_value = new_value,
+                                            .result = r,
+                                            .message = message,
+                                    },
+                                    0, NULL);
 }
 
 /* The first message line of @entry, or NULL. */
@@ -497,10 +493,10 @@ static void set_direct(struct cli *c, struct sriov_run *s, struct sriov_set_targ
                         if (json_object_object_get_ex(targets[i].entry, "report", &report) &&
                             report)
                                 json_object_object_get_ex(report, "message", &msg);
-                        record_direct(bdf, "num_vfs", old_value, new_value, r,
+                        record_direct(c, bdf, "num_vfs", old_value, new_value, r,
                                       msg ? json_object_get_string(msg) : strerror(-r));
                 } else
-                        record_direct(bdf, "num_vfs", old_value, new_value, 0,
+                        record_direct(c, bdf, "num_vfs", old_value, new_value, 0,
                                       first_message(targets[i].entry));
         }
         if (changed)
@@ -527,7 +523,7 @@ static void persist_direct(struct cli *c, struct sriov_run *s, struct sriov_set_
                 json_object *bdf = NULL;
 
                 if (json_object_object_get_ex(json_object_array_get_idx(list, i), "bdf", &bdf))
-                        record_direct(json_object_get_string(bdf), "gim_vf_num", old_list, new_list,
+                        record_direct(c, json_object_get_string(bdf), "gim_vf_num", old_list, new_list,
                                       r == -ERELOAD_REQUIRED ? 0 : r,
                                       r < 0 && r != -ERELOAD_REQUIRED
                                               ? c->report.error_message
@@ -788,7 +784,7 @@ static int vf_change(struct cli *c, enum sriov_vf_op op) {
                                  sriov_or_none(rep.driver_before));
                         snprintf(new_value, sizeof(new_value), "%s %s", bdf,
                                  sriov_or_none(rep.driver_after));
-                        record_direct(pf, op == SRIOV_VF_BIND ? "bind_vf" : "release_vf", old_value,
+                        record_direct(c, pf, op == SRIOV_VF_BIND ? "bind_vf" : "release_vf", old_value,
                                       new_value, r,
                                       r < 0 ? (rep.message[0] ? rep.message : strerror(-r))
                                             : first_message(e));
