@@ -9,7 +9,7 @@
 
 #include "power-arbitration.h"
 #include "power-ops.h"
-#include "power-state.h"
+#include "state.h"
 #include "vm-state.h"
 
 #define SECTION "vms"

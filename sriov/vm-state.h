@@ -3,7 +3,7 @@
  * amdsmid's VM reservations: which running libvirt domain holds which VFs, and what amdsmid
  * did for it (the VFs it bound to vfio-pci, the power caps it set), so that the release undoes
  * exactly that, also after a restart. They live in the "vms" section of the state file
- * (power-state.h keeps the sections it does not own):
+ * (the store, core/state.h, keeps the sections it does not own):
  *
  *   "vms": { "<uuid>": { "name": "web1", "created_usec": 1764...,
  *                        "cap_uw": 450000000,                 (optional: the domain's cap)
