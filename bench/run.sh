@@ -183,7 +183,7 @@ CONF
         export DBUS_SYSTEM_BUS_ADDRESS
         DBUS_SYSTEM_BUS_ADDRESS=$(head -n 1 "$D/address")
         AMDSMI_SYSFS_ROOT=$SPX STATE_DIRECTORY=$D/state RUNTIME_DIRECTORY=$D/run \
-                CONFIGURATION_DIRECTORY=$D/etc "$B/amdsmid" 2> "$D/amdsmid.log" &
+                CONFIGURATION_DIRECTORY=$D/etc "$B/daemon/amdsmid" 2> "$D/amdsmid.log" &
         daemon_pid=$!
         for _ in $(seq 100); do
                 busctl --system status org.amdsmi1 >/dev/null 2>&1 && break
