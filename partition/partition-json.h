@@ -3,9 +3,10 @@
  * Partition changes, one GPU at a time, as amdsmi(1) and amdsmid run them: plan, refuse an
  * invalid plan with the valid modes, then the memory request, the compute switch or the driver
  * reload through the library, and that GPU's element of the change document's "gpus" (plan,
- * reports, messages, result). Compiled into amdsmi (partition set, set -C/-M, reset
- * --reload-driver in-process) and into amdsmid (org.amdsmi1.Partition), so that a change
- * reads the same whichever of them made it. Not part of libamdsmi.
+ * reports, messages, result). Part of core/, written against its report and GPU set: amdsmi
+ * (partition set, set -C/-M, reset --reload-driver in-process) and amdsmid
+ * (org.amdsmi1.Partition) run the same calls, so that a change reads the same whichever of
+ * them made it. Not part of libamdsmi.
  *
  * amdsmid's replies are that element with three more keys (PARTITION_REPLY_*), which the CLI
  * removes before it prints the document.

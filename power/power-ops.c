@@ -548,7 +548,7 @@ struct power_run {
         json_object *entry;
 };
 
-/* cli_fail(), keeping the first failure of this GPU in full for the outcome */
+/* report_fail(), keeping the first failure of this GPU in full for the outcome */
 _printf_(3, 4) static int run_fail(struct power_run *run, int r, const char *format, ...) {
         char *msg = NULL;
         va_list ap;
@@ -565,7 +565,7 @@ _printf_(3, 4) static int run_fail(struct power_run *run, int r, const char *for
         return r;
 }
 
-/* cli_say(), keeping the last line for the outcome ('+' marks a line, not a failure) */
+/* report_say(), keeping the last line for the outcome ('+' marks a line, not a failure) */
 _printf_(2, 3) static void run_say(struct power_run *run, const char *format, ...) {
         char *msg = NULL;
         va_list ap;
