@@ -1,0 +1,127 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# Two builds of amdsmi in one run: the read verbs as whole processes, the documents in-process
+# and amdsmid's GetMetrics round trip, each alternated between the builds over ROUNDS rounds
+# so that both see the same machine noise. Prints each round's medians and, per benchmark, the
+# ratio NEW / OLD of the median of the rounds' medians. For a change that must not cost
+# anything (a refactoring): build the commit before it in a worktree, then
+#
+#   bench/compare.sh OLD_BUILD_DIR NEW_BUILD_DIR
+#
+# The fixture trees are NEW's. Never part of the test suite: timings are reported, not
+# asserted.
+set -euo pipefail
+
+OLD=$(cd "${1:?usage: compare.sh OLD_BUILD_DIR NEW_BUILD_DIR}" && pwd)
+NEW=$(cd "${2:?usage: compare.sh OLD_BUILD_DIR NEW_BUILD_DIR}" && pwd)
+RUNS=${RUNS:-200}
+ROUNDS=${ROUNDS:-3}
+TREES=$NEW/tests/fixtures/trees
+SPX=$TREES/mi300x-8-spx
+CPX=$TREES/mi300x-8-cpx
+EXEC=$NEW/bench/bench-exec
+
+for t in "$SPX" "$CPX"; do
+        [ -d "$t" ] || { echo "missing fixture tree $t: build first (ninja -C $NEW)" >&2; exit 1; }
+done
+
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+mkdir "$W/state" "$W/run"
+
+median() { sed -n 's/.*median \([0-9.]*\) us.*/\1/p' | head -n 1; }
+middle() { printf '%s\n' "$@" | sort -g | sed -n "$(( ($# + 1) / 2 ))p"; }
+
+# amdsmid moved from the top of the build tree to daemon/ with the core/ layout
+daemon_of() { if [ -x "$1/daemon/amdsmid" ]; then echo "$1/daemon/amdsmid"; else echo "$1/amdsmid"; fi; }
+
+# compare LABEL COMMAND... : COMMAND with @B@ replaced by each build directory
+compare() {
+        local label=$1 old=() new=() out
+        shift
+        for round in $(seq "$ROUNDS"); do
+                for which in old new; do
+                        local b=$OLD
+                        [ "$which" = new ] && b=$NEW
+                        out=$("${@//@B@/$b}")
+                        echo "  $which round $round: $out"
+                        if [ "$which" = old ]; then old+=("$(echo "$out" | median)"); else new+=("$(echo "$out" | median)"); fi
+                done
+        done
+        local a b
+        a=$(middle "${old[@]}")
+        b=$(middle "${new[@]}")
+        if [ -n "$a" ] && [ -n "$b" ]; then
+                echo "ratio: $label new / old = $(awk -v a="$b" -v b="$a" 'BEGIN { printf "%.2f", a / b }')x ($b us / $a us)"
+        fi
+}
+
+exec_verb() { # TREE LABEL VERB...: one whole-process benchmark of amdsmi VERB on TREE
+        local tree=$1 label=$2
+        shift 2
+        compare "$label" env STATE_DIRECTORY="$W/state" RUNTIME_DIRECTORY="$W/run" \
+                AMDSMI_SYSFS_ROOT="$tree" "$EXEC" -n "$RUNS" -l "$label" -- @B@/cli/amdsmi "$@"
+}
+
+echo "== whole process (plain snapshot trees, AMDSMI_SYSFS_ROOT), $ROUNDS rounds of $RUNS runs"
+exec_verb "$SPX" "amdsmi list --json, 8 GPUs" list --json
+exec_verb "$CPX" "amdsmi static --json, 8 GPUs x CPX" static --json
+exec_verb "$SPX" "amdsmi metric --json, 8 GPUs" metric --json
+exec_verb "$SPX" "amdsmi metric, 8 GPUs (table)" metric
+exec_verb "$CPX" "amdsmi partition --json, 8 GPUs x CPX" partition --json
+exec_verb "$SPX" "amdsmi power --json, 8 GPUs" power --json
+exec_verb "$SPX" "amdsmi sriov --json, 8 GPUs" sriov --json
+
+echo "== in-process: one GPU's telemetry and the metric document (bench-telemetry)"
+for round in $(seq "$ROUNDS"); do
+        for b in "$OLD" "$NEW"; do
+                echo "  $([ "$b" = "$OLD" ] && echo old || echo new) round $round:"
+                AMDSMI_SYSFS_ROOT=$SPX "$b/bench/bench-telemetry" 500 | sed 's/^/    /'
+        done
+done
+
+if command -v dbus-daemon >/dev/null; then
+        echo "== amdsmid on a private bus (plain mi300x-8 SPX tree): bench-daemon"
+        for round in $(seq "$ROUNDS"); do
+                for b in "$OLD" "$NEW"; do
+                        D=$(mktemp -d)
+                        mkdir "$D/state" "$D/run" "$D/etc"
+                        cat > "$D/bus.conf" <<CONF
+<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>system</type>
+  <listen>unix:path=$D/bus</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default"><allow user="*"/><allow own="*"/><allow send_type="method_call"/>
+    <allow send_type="signal"/><allow send_requested_reply="true" send_type="method_return"/>
+    <allow send_requested_reply="true" send_type="error"/><allow receive_type="method_call"/>
+    <allow receive_type="method_return"/><allow receive_type="error"/><allow receive_type="signal"/>
+  </policy>
+</busconfig>
+CONF
+                        dbus-daemon --config-file="$D/bus.conf" --nofork --print-address=1 > "$D/address" 2>/dev/null &
+                        bus_pid=$!
+                        for _ in $(seq 50); do [ -s "$D/address" ] && break; sleep 0.1; done
+                        DBUS_SYSTEM_BUS_ADDRESS=$(head -n 1 "$D/address")
+                        export DBUS_SYSTEM_BUS_ADDRESS
+                        AMDSMI_SYSFS_ROOT=$SPX STATE_DIRECTORY=$D/state RUNTIME_DIRECTORY=$D/run \
+                                CONFIGURATION_DIRECTORY=$D/etc "$(daemon_of "$b")" 2> "$D/amdsmid.log" &
+                        daemon_pid=$!
+                        for _ in $(seq 100); do
+                                busctl --system status org.amdsmi1 >/dev/null 2>&1 && break
+                                sleep 0.1
+                        done
+                        echo "  $([ "$b" = "$OLD" ] && echo old || echo new) round $round:"
+                        "$NEW/bench/bench-daemon" "$daemon_pid" "${DAEMON_ROUNDS:-1000}" 2>&1 | sed 's/^/    /' ||
+                                echo "    bench-daemon failed"
+                        kill "$daemon_pid" "$bus_pid" 2>/dev/null || true
+                        wait "$daemon_pid" "$bus_pid" 2>/dev/null || true
+                        unset DBUS_SYSTEM_BUS_ADDRESS
+                        rm -rf "$D"
+                done
+        done
+else
+        echo "== amdsmid skipped (needs dbus-daemon)"
+fi
