@@ -12,6 +12,8 @@
 # mount namespace with the fixture tree bind-mounted over /sys (needs root); amdsmi is timed
 # there too, so both read the same files through the same kind of mount.
 set -euo pipefail
+# shellcheck source=bench/amdsmid-bus.sh
+. "$(dirname "${BASH_SOURCE[0]}")/amdsmid-bus.sh"
 
 B=$(cd "${1:-build}" && pwd)
 TREES=$B/tests/fixtures/trees
@@ -161,39 +163,9 @@ fi
 
 if command -v dbus-daemon >/dev/null; then
         echo "== amdsmid on a private bus (plain mi300x-8 SPX tree), against dbus-daemon's own round trip"
-        D=$(mktemp -d)
-        mkdir "$D/state" "$D/run" "$D/etc"
-        cat > "$D/bus.conf" <<CONF
-<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>system</type>
-  <listen>unix:path=$D/bus</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default"><allow user="*"/><allow own="*"/><allow send_type="method_call"/>
-    <allow send_type="signal"/><allow send_requested_reply="true" send_type="method_return"/>
-    <allow send_requested_reply="true" send_type="error"/><allow receive_type="method_call"/>
-    <allow receive_type="method_return"/><allow receive_type="error"/><allow receive_type="signal"/>
-  </policy>
-</busconfig>
-CONF
-        dbus-daemon --config-file="$D/bus.conf" --nofork --print-address=1 > "$D/address" 2>/dev/null &
-        bus_pid=$!
-        for _ in $(seq 50); do [ -s "$D/address" ] && break; sleep 0.1; done
-        export DBUS_SYSTEM_BUS_ADDRESS
-        DBUS_SYSTEM_BUS_ADDRESS=$(head -n 1 "$D/address")
-        AMDSMI_SYSFS_ROOT=$SPX STATE_DIRECTORY=$D/state RUNTIME_DIRECTORY=$D/run \
-                CONFIGURATION_DIRECTORY=$D/etc "$B/daemon/amdsmid" 2> "$D/amdsmid.log" &
-        daemon_pid=$!
-        for _ in $(seq 100); do
-                busctl --system status org.amdsmi1 >/dev/null 2>&1 && break
-                sleep 0.1
-        done
+        amdsmid_start "$B/daemon/amdsmid" "$SPX"
         "$B/bench/bench-daemon" "$daemon_pid" "${DAEMON_ROUNDS:-2000}" || echo "bench-daemon failed"
-        kill "$daemon_pid" "$bus_pid" 2>/dev/null || true
-        wait "$daemon_pid" "$bus_pid" 2>/dev/null || true
-        unset DBUS_SYSTEM_BUS_ADDRESS
-        rm -rf "$D"
+        amdsmid_stop
 else
         echo "== amdsmid skipped (needs dbus-daemon)"
 fi
