@@ -562,7 +562,10 @@ class Power(unittest.TestCase):
             self.assertGreaterEqual(time.monotonic() - first, 8.5)
             self.assertEqual(d.log().count("a GPU reset or another writer; applying the "
                                            "arbitrated cap again"), 2)
-            applies = [x for x in self.power_history(d, "power_apply")]
+            # the record follows the write: the cap may be seen before it
+            wait_for("two power_apply records",
+                     lambda: len(self.power_history(d, "power_apply")) >= 2)
+            applies = self.power_history(d, "power_apply")
             self.assertEqual(len(applies), 2)
             self.assertEqual((applies[0]["old"], applies[0]["new"]),
                              ("cap 750W", "cap 600W"))
