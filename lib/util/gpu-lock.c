@@ -146,6 +146,19 @@ int gpu_locks_acquire(struct gpu_lock *locks, const char *const *bdfs, size_t n,
         return 0;
 }
 
+int gpu_locks_acquire_wait(struct gpu_lock *locks, const char *const *bdfs, size_t n,
+                           unsigned timeout_ms, char *ret_busy_bdf, pid_t *ret_holder) {
+        uint64_t deadline = now_ms() + timeout_ms;
+
+        for (;;) {
+                int r = gpu_locks_acquire(locks, bdfs, n, ret_busy_bdf, ret_holder);
+
+                if (r != -EBUSY || now_ms() >= deadline)
+                        return r;
+                sleep_ms(5);
+        }
+}
+
 void gpu_locks_release(struct gpu_lock *locks, size_t n) {
         for (size_t i = n; i > 0; i--)
                 gpu_lock_release(&locks[i - 1]);

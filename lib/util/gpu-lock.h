@@ -57,4 +57,7 @@ const char *gpu_lock_error(const char *bdf, int r, char *buf, size_t size);
  */
 int gpu_locks_acquire(struct gpu_lock *locks, const char *const *bdfs, size_t n,
                       char *ret_busy_bdf, pid_t *ret_holder);
+/* As gpu_locks_acquire(), waiting up to @timeout_ms for the holders to finish (0: one try). */
+int gpu_locks_acquire_wait(struct gpu_lock *locks, const char *const *bdfs, size_t n,
+                           unsigned timeout_ms, char *ret_busy_bdf, pid_t *ret_holder);
 void gpu_locks_release(struct gpu_lock *locks, size_t n);
