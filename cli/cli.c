@@ -39,6 +39,7 @@ static void print_line(struct report *r, enum report_line kind, const char *text
 void cli_report_init(struct cli *c) {
         c->report.print = print_line;
         c->report.keep_field_errors = c->format == OUTPUT_JSON;
+        c->journal = CHANGE_JOURNAL_INIT(&c->report);
 }
 
 int cli_change_begin(struct cli *c, const char *why) {

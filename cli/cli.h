@@ -12,6 +12,7 @@
 #include <amdsmi/amdsmi.h>
 
 #include "bus.h"
+#include "change.h"
 #include "gpu-set.h"
 #include "macro.h"
 #include "output.h"
@@ -60,6 +61,8 @@ struct cli {
         /* what the run says (the envelope, errors, outcome) and the GPUs it concerns */
         struct report report;
         struct gpu_set set;
+        /* where this run's in-process changes are recorded (change.h) */
+        struct change_journal journal;
 
         /* options every verb takes (a change's --dry-run is the report's) */
         enum output_format format;

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "amdsmid.h"
+#include "change.h"
 #include "gpu-lock.h"
 #include "time-util.h"
 #include "amdsmid-conf.h"
@@ -142,6 +143,7 @@ static void *job_thread(void *userdata) {
         struct amdsmi_ctx *ctx = NULL;
         struct gpu_lock *locks = NULL;
         size_t n = strv_length(j->bdfs);
+        char msg[4600];
         ssize_t k;
         int r;
 
@@ -150,6 +152,8 @@ static void *job_thread(void *userdata) {
                 j->r = -ENOMEM;
                 goto out;
         }
+        for (size_t i = 0; i < n; i++)
+                locks[i] = (struct gpu_lock) GPU_LOCK_INIT;
         r = amdsmi_ctx_new(&ctx);
         if (r >= 0)
                 r = amdsmi_ctx_enumerate(ctx);
@@ -160,38 +164,20 @@ static void *job_thread(void *userdata) {
                 (void) asprintf(&j->message, "cannot enumerate the GPUs: %s", strerror(-r));
                 goto out;
         }
-        if (j->flags & AMDSMI_BUS_FLAG_DRY_RUN)
-                r = 0;
-        else {
-                uint64_t deadline = now_usec(CLOCK_MONOTONIC) + JOB_LOCK_TIMEOUT_MS * 1000ULL;
-                char busy[16] = "";
-                pid_t holder = 0;
-
-                for (size_t i = 0; i < n; i++)
-                        locks[i] = (struct gpu_lock) GPU_LOCK_INIT;
-                /* an in-process change (amdsmi --direct) may hold a GPU: wait for it a while */
-                for (;;) {
-                        r = gpu_locks_acquire(locks, (const char *const *) j->bdfs, n, busy,
-                                              &holder);
-                        if (r != -EBUSY || now_usec(CLOCK_MONOTONIC) >= deadline)
-                                break;
-                        sleep_ms(100);
-                }
-                if (r < 0) {
-                        j->r = r;
-                        if (r == -EBUSY)
-                                (void) asprintf(&j->message,
-                                                "%s is locked by another change (PID %d)",
-                                                busy, (int) holder);
-                        else
-                                (void) asprintf(&j->message, "cannot lock the GPU: %s",
-                                                gpu_lock_error(busy, r, (char[4400]){}, 4400));
-                        goto out;
-                }
+        /* an in-process change (amdsmi --direct) may hold a GPU: wait for it a while; a dry
+         * run changes nothing and takes no lock */
+        r = change_lock(&(struct change_lock){ .bdfs = (const char *const *) j->bdfs,
+                                               .n = n,
+                                               .wait_ms = JOB_LOCK_TIMEOUT_MS,
+                                               .held = j->flags & AMDSMI_BUS_FLAG_DRY_RUN },
+                        locks, msg, sizeof(msg));
+        if (r < 0) {
+                j->r = r;
+                j->message = strdup(msg);
+                goto out;
         }
         j->r = j->run(j, ctx);
-        if (!(j->flags & AMDSMI_BUS_FLAG_DRY_RUN))
-                gpu_locks_release(locks, n);
+        change_unlock(locks, n);
 out:
         free(locks);
         amdsmi_ctx_unref(ctx);

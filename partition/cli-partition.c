@@ -331,29 +331,17 @@ static int emit_change_document(struct partition_run *run) {
 static void record_direct(struct partition_run *run, const char *change,
                           const char *const *bdfs, size_t n_bdfs, const char *old_value,
                           const char *new_value, int r, const char *message) {
-        static bool warned, loaded;
-        static uint64_t max_bytes;
-
-        if (!loaded) {
-                struct config *conf = NULL;
-
-                loaded = true;
-                if (config_load(NULL, &conf, NULL, 0) >= 0)
-                        max_bytes = conf->history_max_bytes;
-                config_free(conf);
-        }
+        struct cli *c = run->userdata;
 
         for (size_t i = 0; i < n_bdfs; i++)
-                (void) change_record_direct(run->report,
-                                            (struct history_entry){
-                                                    .gpu = bdfs[i],
-                                                    .change = change,
-                                                    .old_value = old_value,
-                                                    .new_value = new_value,
-                                                    .result = r,
-                                                    .message = message,
-                                            },
-                                            max_bytes, &warned);
+                (void) change_journal_record(&c->journal, (struct history_entry){
+                                                                  .gpu = bdfs[i],
+                                                                  .change = change,
+                                                                  .old_value = old_value,
+                                                                  .new_value = new_value,
+                                                                  .result = r,
+                                                                  .message = message,
+                                                          });
 }
 
 static int change_begin(struct cli *c, struct partition_run *run) {
@@ -370,8 +358,10 @@ static int change_begin(struct cli *c, struct partition_run *run) {
         if (r < 0)
                 return cli_fail(c, r, "out of memory");
         run->remote = route == CLI_ROUTE_DAEMON;
-        if (!run->remote)
+        if (!run->remote) {
                 run->record = record_direct;
+                run->userdata = c;
+        }
         return 0;
 }
 

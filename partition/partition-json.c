@@ -17,7 +17,7 @@
 #include "gpu-set.h"
 #include "report.h"
 #include "exit-codes.h"
-#include "gpu-lock.h"
+#include "change.h"
 #include "partition-json.h"
 
 /* ---- helpers ---------------------------------------------------------------------------- */
@@ -164,29 +164,55 @@ void partition_cover(struct partition_run *run, const char *bdf, int by) {
         run->covered_by[run->n_covered++] = by;
 }
 
-static int lock_gpus(struct partition_run *run, struct gpu_lock *locks, const char *const *bdfs,
-                     size_t n) {
-        char busy[16] = "";
-        pid_t holder = 0;
-        int r;
+/* One partition operation for change_run(): what it changes, and what the library said. */
+enum partition_op { PARTITION_OP_COMPUTE, PARTITION_OP_MEMORY, PARTITION_OP_RELOAD };
 
-        /* amdsmid's job holds the locks of its GPUs already */
-        if (run->report->dry_run || run->in_daemon)
-                return 0;
-        r = gpu_locks_acquire(locks, bdfs, n, busy, &holder);
-        if (r == -EBUSY) {
-                if (holder > 0)
-                        return partition_fail(run, r, "GPU %s is being changed by PID %ld", busy,
-                                              (long) holder);
-                return partition_fail(run, r, "GPU %s is being changed by another process",
-                                      busy);
+struct partition_apply {
+        struct partition_run *run;
+        struct amdsmi_gpu *gpu;
+        enum partition_op op;
+        uint64_t flags;
+        bool started; /* the locks were taken: @ch says what the library did */
+        struct amdsmi_partition_change ch;
+};
+
+static int apply_op(void *userdata) {
+        struct partition_apply *a = userdata;
+        const struct partition_change *pc = &a->run->ch;
+
+        a->started = true;
+        switch (a->op) {
+        case PARTITION_OP_COMPUTE:
+                return amdsmi_gpu_set_compute_mode(a->gpu, pc->compute, a->flags, pc->timeout_ms,
+                                                   &a->ch);
+        case PARTITION_OP_MEMORY:
+                return amdsmi_gpu_set_memory_mode(a->gpu, pc->memory, a->flags, &a->ch);
+        case PARTITION_OP_RELOAD:
+                return amdsmi_gpu_reload_driver(a->gpu, a->flags, pc->timeout_ms, &a->ch);
         }
-        if (r < 0)
-                return partition_fail(
-                        run, r, "cannot take the change lock of GPU %s: %s",
-                        busy[0] ? busy : bdfs[0],
-                        gpu_lock_error(busy[0] ? busy : bdfs[0], r, (char[4400]){}, 4400));
-        return 0;
+        return -EINVAL;
+}
+
+static int apply_lock_failed(void *userdata, int r, const char *message) {
+        struct partition_apply *a = userdata;
+
+        return partition_run_fail(a->run, partition_fail(a->run, r, "%s", message));
+}
+
+/*
+ * Runs @a under the change locks of @bdfs (amdsmid's job holds them already; a dry run takes
+ * none). @return what the library returned, with a->started set; or the lock's failure
+ * (reported), with a->started false.
+ */
+static int run_op(struct partition_apply *a, const char *const *bdfs, size_t n) {
+        a->ch = (struct amdsmi_partition_change){ .size = sizeof(a->ch) };
+        return change_run(&(struct change_lock){ .bdfs = bdfs,
+                                                 .n = n,
+                                                 .held = a->run->report->dry_run ||
+                                                         a->run->in_daemon },
+                          &(const struct change_ops){ .apply = apply_op,
+                                                      .lock_failed = apply_lock_failed },
+                          a);
 }
 
 /* ---- the document's parts --------------------------------------------------------------- */
@@ -477,16 +503,16 @@ static uint64_t change_flags(const struct partition_run *run) {
 /* The memory request of @gpu's hive. @return 1 when it waits for a reload, 0, or < 0. */
 static int do_memory(struct partition_run *run, size_t index, struct amdsmi_gpu *gpu,
                      json_object *entry, const struct amdsmi_partition_plan *p) {
-        struct gpu_lock locks[AMDSMI_PLAN_MAX_HIVE];
+        struct partition_apply a = { .run = run,
+                                     .gpu = gpu,
+                                     .op = PARTITION_OP_MEMORY,
+                                     .flags = change_flags(run) };
         const char *bdfs[AMDSMI_PLAN_MAX_HIVE];
-        struct amdsmi_partition_change ch = { .size = sizeof(ch) };
         json_object *reports = NULL;
         int r;
 
         if (run->remote)
                 return refuse_local(run, index);
-        for (size_t i = 0; i < AMDSMI_PLAN_MAX_HIVE; i++)
-                locks[i] = (struct gpu_lock) GPU_LOCK_INIT;
         for (unsigned i = 0; i < p->n_affected_bdfs; i++)
                 bdfs[i] = p->affected_bdfs[i];
 
@@ -505,15 +531,13 @@ static int do_memory(struct partition_run *run, size_t index, struct amdsmi_gpu 
                                memory_name(p->memory_after), list);
         }
 
-        r = lock_gpus(run, locks, bdfs, p->n_affected_bdfs);
-        if (r < 0)
-                return partition_run_fail(run, r);
-        r = amdsmi_gpu_set_memory_mode(gpu, run->ch.memory, change_flags(run), &ch);
-        gpu_locks_release(locks, AMDSMI_PLAN_MAX_HIVE);
+        r = run_op(&a, bdfs, p->n_affected_bdfs);
+        if (!a.started)
+                return r;
         if (json_object_object_get_ex(entry, "reports", &reports))
-                json_object_array_add(reports, report_object("memory", &ch));
+                json_object_array_add(reports, report_object("memory", &a.ch));
         if (r < 0) {
-                report_failure(run, (int) index, r, &ch, "the memory mode request");
+                report_failure(run, (int) index, r, &a.ch, "the memory mode request");
                 return r;
         }
         for (unsigned i = 0; i < p->n_affected_bdfs; i++)
@@ -523,32 +547,33 @@ static int do_memory(struct partition_run *run, size_t index, struct amdsmi_gpu 
 
 static int do_compute(struct partition_run *run, size_t index, struct amdsmi_gpu *gpu,
                       json_object *entry) {
-        struct gpu_lock lock = GPU_LOCK_INIT;
+        struct partition_apply a = { .run = run,
+                                     .gpu = gpu,
+                                     .op = PARTITION_OP_COMPUTE,
+                                     .flags = change_flags(run) };
         const char *bdf = amdsmi_gpu_get_bdf(gpu);
-        struct amdsmi_partition_change ch = { .size = sizeof(ch) };
+        const struct amdsmi_partition_change *ch = &a.ch;
         json_object *reports = NULL;
         int r;
 
         if (run->remote)
                 return refuse_local(run, index);
-        r = lock_gpus(run, &lock, &bdf, 1);
-        if (r < 0)
-                return partition_run_fail(run, r);
-        r = amdsmi_gpu_set_compute_mode(gpu, run->ch.compute, change_flags(run), run->ch.timeout_ms, &ch);
-        gpu_lock_release(&lock);
+        r = run_op(&a, &bdf, 1);
+        if (!a.started)
+                return r;
         if (json_object_object_get_ex(entry, "reports", &reports))
-                json_object_array_add(reports, report_object("compute", &ch));
+                json_object_array_add(reports, report_object("compute", ch));
         if (r < 0) {
-                report_failure(run, (int) index, r, &ch, "the compute mode switch");
+                report_failure(run, (int) index, r, ch, "the compute mode switch");
                 return r;
         }
         if (run->report->dry_run)
                 report_say(run->report, entry, "  dry run: the switch to %s is possible now",
                         compute_name(run->ch.compute));
-        else if (ch.changed)
+        else if (ch->changed)
                 report_say(run->report, entry, "  done: %s with %u partition%s (%u ms)",
-                        compute_name(ch.compute_after) ?: "N/A", ch.partitions_after,
-                        ch.partitions_after == 1 ? "" : "s", ch.elapsed_ms);
+                        compute_name(ch->compute_after) ?: "N/A", ch->partitions_after,
+                        ch->partitions_after == 1 ? "" : "s", ch->elapsed_ms);
         return 0;
 }
 
@@ -706,8 +731,11 @@ int partition_set_one(struct partition_run *run, size_t index, struct amdsmi_gpu
 
 static int reset_one(struct partition_run *run, size_t index, struct amdsmi_gpu *gpu,
                      json_object *entry, const char **bdfs, size_t *ret_n) {
-        struct gpu_lock locks[AMDSMI_PLAN_MAX_HIVE];
-        struct amdsmi_partition_change ch = { .size = sizeof(ch) };
+        struct partition_apply a = { .run = run,
+                                     .gpu = gpu,
+                                     .op = PARTITION_OP_RELOAD,
+                                     .flags = run->report->dry_run ? AMDSMI_CHANGE_DRY_RUN : 0 };
+        const struct amdsmi_partition_change *ch = &a.ch;
         uint64_t hive = amdsmi_gpu_get_hive_id(gpu);
         /* a GPU a failed reload (or an admin) left without a driver is only bound */
         bool unbound = amdsmi_gpu_get_driver(gpu) == AMDSMI_DRIVER_NONE;
@@ -725,8 +753,6 @@ static int reset_one(struct partition_run *run, size_t index, struct amdsmi_gpu 
         if (run->remote)
                 return refuse_local(run, index);
 
-        for (size_t i = 0; i < AMDSMI_PLAN_MAX_HIVE; i++)
-                locks[i] = (struct gpu_lock) GPU_LOCK_INIT;
         bdfs[n++] = amdsmi_gpu_get_bdf(gpu);
         for (size_t i = 0; hive != 0 && i < run->set->n_gpus && n < AMDSMI_PLAN_MAX_HIVE; i++) {
                 struct amdsmi_gpu *o = amdsmi_ctx_get_gpu(run->set->ctx, i);
@@ -741,18 +767,15 @@ static int reset_one(struct partition_run *run, size_t index, struct amdsmi_gpu 
                                "%zu GPUs",
                                n);
 
-        r = lock_gpus(run, locks, bdfs, n);
-        if (r < 0)
-                return partition_run_fail(run, r);
-        r = amdsmi_gpu_reload_driver(gpu, run->report->dry_run ? AMDSMI_CHANGE_DRY_RUN : 0, run->ch.timeout_ms,
-                                     &ch);
-        gpu_locks_release(locks, AMDSMI_PLAN_MAX_HIVE);
+        r = run_op(&a, bdfs, n);
+        if (!a.started)
+                return r;
         if (json_object_object_get_ex(entry, "reports", &reports))
-                json_object_array_add(reports, report_object("reload", &ch));
+                json_object_array_add(reports, report_object("reload", ch));
         for (size_t i = 0; i < n; i++)
                 partition_cover(run, bdfs[i], (int) index);
         if (r < 0) {
-                report_failure(run, (int) index, r, &ch, "the driver reload");
+                report_failure(run, (int) index, r, ch, "the driver reload");
                 return r;
         }
         if (run->report->dry_run) {
@@ -763,13 +786,13 @@ static int reset_one(struct partition_run *run, size_t index, struct amdsmi_gpu 
         }
         if (unbound)
                 report_say(run->report, entry, "GPU %zu (%s): bound to amdgpu (it had no driver) (%u ms)", index,
-                        amdsmi_gpu_get_bdf(gpu), ch.elapsed_ms);
+                        amdsmi_gpu_get_bdf(gpu), ch->elapsed_ms);
         else
                 report_say(run->report, entry, "GPU %zu (%s): driver reloaded on %u GPU%s (%u ms)", index,
-                        amdsmi_gpu_get_bdf(gpu), ch.n_gpus, ch.n_gpus == 1 ? "" : "s",
-                        ch.elapsed_ms);
-        for (unsigned i = 0; i < ch.n_gpus && i < AMDSMI_PLAN_MAX_HIVE; i++) {
-                const struct amdsmi_gpu_modes *m = &ch.gpus[i];
+                        amdsmi_gpu_get_bdf(gpu), ch->n_gpus, ch->n_gpus == 1 ? "" : "s",
+                        ch->elapsed_ms);
+        for (unsigned i = 0; i < ch->n_gpus && i < AMDSMI_PLAN_MAX_HIVE; i++) {
+                const struct amdsmi_gpu_modes *m = &ch->gpus[i];
 
                 if (m->error)
                         report_say(run->report, entry, "  %s  did not come back: %s", m->bdf,

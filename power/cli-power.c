@@ -383,7 +383,7 @@ static void record_direct(struct cli *c, const struct power_change *ch, const ch
         };
 
         if (!c->report.dry_run)
-                (void) change_record_direct(&c->report, e, 0, NULL);
+                (void) change_journal_record(&c->journal, e);
 }
 
 /* amdsmid names the host value as 'power set' does ("--host 800 W is out of range"); for

@@ -20,7 +20,7 @@
 
 #include "report.h"
 #include "samples.h"
-#include "gpu-lock.h"
+#include "change.h"
 #include "parse-util.h"
 #include "time-util.h"
 
@@ -873,37 +873,38 @@ struct change_work {
         struct power_sources recorded, previous;
 };
 
-int power_change_gpu(struct report *rep, const struct power_change *ch, size_t index,
-                     struct amdsmi_gpu *gpu, json_object *entry, struct power_outcome *out) {
-        struct power_run run = { .rep = rep, .ch = ch, .out = out, .entry = entry };
+/* One GPU's change for change_run(). */
+struct power_apply {
+        struct power_run run;
+        size_t index;
+        struct amdsmi_gpu *gpu;
+};
+
+/* The change of one GPU, under its change lock (power_change_gpu()). */
+static int change_locked(void *userdata) {
+        const struct power_apply *pa = userdata;
+        struct power_run run = pa->run;
+        struct report *rep = run.rep;
+        const struct power_change *ch = run.ch;
+        struct power_outcome *out = run.out;
+        json_object *entry = run.entry;
+        size_t index = pa->index;
+        struct amdsmi_gpu *gpu = pa->gpu;
         const char *bdf = amdsmi_gpu_get_bdf(gpu);
-        struct gpu_lock lock = GPU_LOCK_INIT;
         struct state_store *st = NULL;
         struct amdsmi_power_cap_result res = { .size = sizeof(res) };
         _cleanup_free_ struct change_work *w = calloc(1, sizeof(*w));
         bool gim = false, applied = false, loaded = false, host_touched;
-        pid_t holder = 0;
         int r;
 
-        *out = (struct power_outcome){ .applied_uw = AMDSMI_NA, .readback_uw = AMDSMI_NA };
         if (!w)
                 return run_fail(&run, -ENOMEM, "out of memory");
         host_touched = ch->host;
-        if (!rep->dry_run && ch->lock) {
-                r = gpu_lock_acquire_wait(&lock, bdf, POWER_LOCK_WAIT_MS, &holder);
-                if (r == -EBUSY)
-                        return run_fail(&run, r, "GPU %zu (%s) is being changed by PID %ld",
-                                        index, bdf, (long) holder);
-                if (r < 0)
-                        return run_fail(&run, r, "cannot take the change lock of GPU %s: %s", bdf,
-                                        gpu_lock_error(bdf, r, (char[4400]){}, 4400));
-        }
         r = state_open(rep->dry_run ? STATE_READ : STATE_WRITE, POWER_LOCK_WAIT_MS, &st);
         if (r < 0) {
                 char dir[256] = "";
 
                 (void) state_dir(dir, sizeof(dir));
-                gpu_lock_release(&lock);
                 return run_fail(&run, r, "cannot open the state in %s: %s", dir,
                                 state_open_error(r, (char[PATH_MAX + 128]){}, PATH_MAX + 128));
         }
@@ -915,7 +916,6 @@ int power_change_gpu(struct report *rep, const struct power_change *ch, size_t i
         if (r == -EUCLEAN) {
                 r = refuse_damaged(&run, index, bdf, st);
                 state_close(st);
-                gpu_lock_release(&lock);
                 return r;
         }
         if (r < 0) {
@@ -928,7 +928,6 @@ int power_change_gpu(struct report *rep, const struct power_change *ch, size_t i
                              : state_warning(st)   ? state_warning(st)
                                                    : strerror(-r));
                 state_close(st);
-                gpu_lock_release(&lock);
                 return r;
         }
 
@@ -936,13 +935,11 @@ int power_change_gpu(struct report *rep, const struct power_change *ch, size_t i
                 r = drop_damaged(&run, index, bdf, st, entry);
                 if (r < 0) {
                         state_close(st);
-                        gpu_lock_release(&lock);
-                        return r;
+                                return r;
                 }
         } else if (state_damage_find(st, bdf)) {
                 r = refuse_damaged(&run, index, bdf, st);
                 state_close(st);
-                gpu_lock_release(&lock);
                 return r;
         }
 
@@ -1100,7 +1097,37 @@ out:
                          cap_after);
         }
         state_close(st);
-        gpu_lock_release(&lock);
+        return r;
+}
+
+static int lock_failed(void *userdata, int r, const char *message) {
+        struct power_apply *a = userdata;
+
+        return run_fail(&a->run, r, "%s", message);
+}
+
+int power_change_gpu(struct report *rep, const struct power_change *ch, size_t index,
+                     struct amdsmi_gpu *gpu, json_object *entry, struct power_outcome *out) {
+        struct power_apply a = {
+                .run = { .rep = rep, .ch = ch, .out = out, .entry = entry },
+                .index = index,
+                .gpu = gpu,
+        };
+        const char *bdf = amdsmi_gpu_get_bdf(gpu);
+        char who[64];
+        int r;
+
+        *out = (struct power_outcome){ .applied_uw = AMDSMI_NA, .readback_uw = AMDSMI_NA };
+        snprintf(who, sizeof(who), "GPU %zu (%s)", index, bdf);
+        /* amdsmid's jobs hold the lock already; a dry run changes nothing */
+        r = change_run(&(struct change_lock){ .bdfs = &bdf,
+                                              .n = 1,
+                                              .wait_ms = POWER_LOCK_WAIT_MS,
+                                              .who = who,
+                                              .held = rep->dry_run || !ch->lock },
+                       &(const struct change_ops){ .apply = change_locked,
+                                                   .lock_failed = lock_failed },
+                       &a);
         /* the outcome's message: the failure, or the last line said */
         if (out->message[0] == '+')
                 memmove(out->message, out->message + 1, strlen(out->message));

@@ -327,16 +327,14 @@ int verb_sriov(struct cli *c) {
 static void record_direct(struct cli *c, const char *gpu, const char *change,
                           const char *old_value, const char *new_value, int r,
                           const char *message) {
-        (void) change_record_direct(&c->report,
-                                    (struct history_entry){
-                                            .gpu = gpu,
-                                            .change = change,
-                                            .old_value = old_value,
-                                            .new_value = new_value,
-                                            .result = r,
-                                            .message = message,
-                                    },
-                                    0, NULL);
+        (void) change_journal_record(&c->journal, (struct history_entry){
+                                                          .gpu = gpu,
+                                                          .change = change,
+                                                          .old_value = old_value,
+                                                          .new_value = new_value,
+                                                          .result = r,
+                                                          .message = message,
+                                                  });
 }
 
 /* The first message line of @entry, or NULL. */

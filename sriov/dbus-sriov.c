@@ -60,7 +60,7 @@
 #include "amdsmid.h"
 #include "exit-codes.h"
 #include "gim-modprobe.h"
-#include "gpu-lock.h"
+#include "change.h"
 #include "history.h"
 #include "select.h"
 #include "sriov-json.h"
@@ -753,18 +753,19 @@ static void recover_gim(const struct intent *i) {
 static void rollback_bind(const struct intent *i, struct amdsmi_gpu *vf, const char *bdf) {
         struct amdsmi_vf_bind_report rep = { .size = sizeof(rep) };
         struct gpu_lock lock = GPU_LOCK_INIT;
-        pid_t holder = 0;
+        const char *pf = i->gpu;
         char message[512];
         int r;
 
-        r = gpu_lock_acquire_wait(&lock, i->gpu, RECOVER_LOCK_WAIT_MS, &holder);
+        r = change_lock(&(struct change_lock){ .bdfs = &pf,
+                                               .n = 1,
+                                               .wait_ms = RECOVER_LOCK_WAIT_MS },
+                        &lock, rep.message, sizeof(rep.message));
         if (r >= 0) {
                 /* not on vfio-pci: the release clears the leftover override, nothing else */
                 r = amdsmi_vf_release(vf, 0, &rep);
-                gpu_lock_release(&lock);
-        } else
-                snprintf(rep.message, sizeof(rep.message), "the change lock of %s is held%s",
-                         i->gpu, holder > 0 ? " by another process" : "");
+                change_unlock(&lock, 1);
+        }
         if (r >= 0)
                 snprintf(message, sizeof(message),
                          "the interrupted bind of %s to vfio-pci was rolled back: its "

@@ -17,7 +17,7 @@
 
 #include "exit-codes.h"
 #include "gim-modprobe.h"
-#include "gpu-lock.h"
+#include "change.h"
 #include "safe-open.h"
 #include "sriov-json.h"
 
@@ -301,31 +301,20 @@ int sriov_set_one(struct sriov_run *s, struct sriov_set_target *t, int *result) 
         uint64_t flags = (s->report->dry_run ? AMDSMI_SRIOV_DRY_RUN : 0) |
                          (s->ch.force ? AMDSMI_SRIOV_FORCE : 0) |
                          (s->ch.autoprobe_off ? AMDSMI_SRIOV_AUTOPROBE_OFF : 0);
-        pid_t holder = 0;
+        char who[64], msg[4600];
         int r;
 
-        if (!s->report->dry_run && !s->daemon) {
-                r = gpu_lock_acquire(&lock, bdf, &holder);
-                if (r == -EBUSY && holder > 0)
-                        return sriov_run_fail(result, report_fail(s->report, r,
-                                                               "GPU %zu (%s) is being changed "
-                                                               "by PID %ld",
-                                                               t->index, bdf, (long) holder));
-                if (r == -EBUSY)
-                        return sriov_run_fail(result, report_fail(s->report, r,
-                                                               "GPU %zu (%s) is being changed "
-                                                               "by another process",
-                                                               t->index, bdf));
-                if (r < 0)
-                        return sriov_run_fail(
-                                result,
-                                report_fail(s->report, r,
-                                         "cannot take the change lock of "
-                                         "GPU %s: %s",
-                                         bdf, gpu_lock_error(bdf, r, (char[4400]){}, 4400)));
-        }
+        /* amdsmid's job holds the lock already */
+        snprintf(who, sizeof(who), "GPU %zu (%s)", t->index, bdf);
+        r = change_lock(&(struct change_lock){ .bdfs = &bdf,
+                                               .n = 1,
+                                               .who = who,
+                                               .held = s->report->dry_run || s->daemon },
+                        &lock, msg, sizeof(msg));
+        if (r < 0)
+                return sriov_run_fail(result, report_fail(s->report, r, "%s", msg));
         r = amdsmi_gpu_set_num_vfs(t->gpu, s->ch.num_vfs, flags, s->ch.timeout_ms, &ch);
-        gpu_lock_release(&lock);
+        change_unlock(&lock, 1);
         json_set(t->entry, "report", change_report_json(&ch));
 
         if (r < 0) {
@@ -660,11 +649,10 @@ int sriov_persist_run(struct sriov_run *s, struct sriov_set_target *targets, siz
         struct gim_modprobe_scan scan = {};
         struct gim_gpus g = {};
         struct gim_conf_line initramfs = {};
-        char errpath[PATH_MAX] = "", bdf[16] = "", busy[16] = "", order[PATH_MAX + 64];
+        char errpath[PATH_MAX] = "", bdf[16] = "", order[PATH_MAX + 64], lock_msg[4600];
         json_object *persist = NULL;
         size_t n_v = 0;
         bool pending = false, lock = !s->report->dry_run && !s->daemon;
-        pid_t holder = 0;
         int r;
 
         for (size_t i = 0; i < n_targets; i++) {
@@ -685,24 +673,14 @@ int sriov_persist_run(struct sriov_run *s, struct sriov_set_target *targets, siz
         }
         for (size_t i = 0; i < g.n; i++)
                 locks[i] = (struct gpu_lock) GPU_LOCK_INIT;
-        if (lock) {
-                r = gpu_locks_acquire(locks, g.bdfs, g.n, busy, &holder);
-                if (r == -EBUSY) {
-                        r = holder > 0 ? report_fail(s->report, r, "GPU %s is being changed by PID %ld", busy,
-                                                  (long) holder)
-                                       : report_fail(s->report, r,
-                                                  "GPU %s is being changed by another "
-                                                  "process",
-                                                  busy);
-                        goto finish;
-                }
-                if (r < 0) {
-                        r = report_fail(s->report, r,
-                                     "cannot take the change locks of the GPUs under gim: "
-                                     "%s",
-                                     gpu_lock_error(busy, r, (char[4400]){}, 4400));
-                        goto finish;
-                }
+        r = change_lock(&(struct change_lock){ .bdfs = g.bdfs,
+                                               .n = g.n,
+                                               .what = "the change locks of the GPUs under gim",
+                                               .held = !lock },
+                        locks, lock_msg, sizeof(lock_msg));
+        if (r < 0) {
+                r = report_fail(s->report, r, "%s", lock_msg);
+                goto finish;
         }
 
         r = gim_modprobe_scan(NULL, &scan, errpath);
@@ -820,8 +798,8 @@ int sriov_persist_run(struct sriov_run *s, struct sriov_set_target *targets, siz
                 r = report_fail(s->report, -ERELOAD_REQUIRED, SRIOV_GIM_PENDING_MESSAGE);
 
 finish:
-        if (locks && lock)
-                gpu_locks_release(locks, g.n);
+        if (locks)
+                change_unlock(locks, g.n);
         gim_gpus_done(&g);
         gim_modprobe_scan_done(&scan);
         json_object_put(persist);
@@ -878,33 +856,24 @@ int sriov_vf_change(struct sriov_run *s, enum sriov_vf_op op, struct amdsmi_gpu 
         struct gpu_lock lock = GPU_LOCK_INIT;
         json_object *e;
         uint64_t flags;
-        pid_t holder = 0;
+        char who[64], msg[4600];
         int r;
 
         *ret_entry = NULL;
-        if (!s->report->dry_run && !s->daemon) {
-                r = gpu_lock_acquire_wait(&lock, pf, BIND_LOCK_WAIT_MS, &holder);
-                if (r == -EBUSY)
-                        return sriov_run_fail(
-                                result, holder > 0 ? report_fail(s->report, r,
-                                                              "GPU %s (the PF of %s) is being "
-                                                              "changed by PID %ld",
-                                                              pf, bdf, (long) holder)
-                                                   : report_fail(s->report, r,
-                                                              "GPU %s (the PF of %s) is being "
-                                                              "changed by another process",
-                                                              pf, bdf));
-                if (r < 0)
-                        return sriov_run_fail(
-                                result, report_fail(s->report, r,
-                                                 "cannot take the change lock of GPU "
-                                                 "%s: %s",
-                                                 pf, gpu_lock_error(pf, r, (char[4400]){}, 4400)));
-        }
+        /* the PF's lock: a bind waits for a change of its PF; amdsmid's job holds it already */
+        snprintf(who, sizeof(who), "GPU %s (the PF of %s)", pf, bdf);
+        r = change_lock(&(struct change_lock){ .bdfs = &pf,
+                                               .n = 1,
+                                               .wait_ms = BIND_LOCK_WAIT_MS,
+                                               .who = who,
+                                               .held = s->report->dry_run || s->daemon },
+                        &lock, msg, sizeof(msg));
+        if (r < 0)
+                return sriov_run_fail(result, report_fail(s->report, r, "%s", msg));
         flags = (s->report->dry_run ? AMDSMI_SRIOV_DRY_RUN : 0) | (s->ch.force ? AMDSMI_SRIOV_FORCE : 0);
         r = op == SRIOV_VF_BIND ? amdsmi_vf_bind_vfio(vf, flags, &rep)
                                 : amdsmi_vf_release(vf, flags, &rep);
-        gpu_lock_release(&lock);
+        change_unlock(&lock, 1);
         if (ret_report)
                 *ret_report = rep;
 
