@@ -237,17 +237,21 @@ int cli_print_json(struct cli *c, json_object *doc) {
         return output_json(stdout, doc, c->interval_ns > 0);
 }
 
+int cli_print_document(struct cli *c, json_object *gpus) {
+        json_object *doc = cli_document(c, gpus);
+        int r = cli_print_json(c, doc);
+
+        json_object_put(doc);
+        return r;
+}
+
 int cli_emit(struct cli *c, json_object *gpus, const struct columns *cols) {
         struct columns with_time = {};
-        json_object *doc;
         int r = 0;
 
         switch (c->format) {
         case OUTPUT_JSON:
-                doc = cli_document(c, gpus);
-                r = cli_print_json(c, doc);
-                json_object_put(doc);
-                return r;
+                return cli_print_document(c, gpus);
 
         case OUTPUT_CSV:
                 if (c->interval_ns > 0) {

@@ -194,6 +194,8 @@ int cli_open(struct cli *c);
 
 /* Prints a document (compact in watch mode). */
 int cli_print_json(struct cli *c, json_object *doc);
+/* Prints the amdsmi/1 document of @gpus (borrowed) as JSON. @return 0 or < 0. */
+int cli_print_document(struct cli *c, json_object *gpus);
 
 /*
  * Runs @sample once, or in watch mode every interval until the count is reached or SIGINT /

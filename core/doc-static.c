@@ -85,47 +85,51 @@ static json_object *static_firmware(const struct doc_query *q, int index, struct
         return a;
 }
 
-static json_object *static_partitions(const struct doc_query *q, size_t index, struct amdsmi_gpu *gpu) {
+json_object *doc_partitions(const struct doc_query *q, size_t index, struct amdsmi_gpu *gpu,
+                            json_object *(*entry)(struct amdsmi_partition *p, unsigned pi)) {
         size_t n = amdsmi_gpu_get_partition_count(gpu);
         json_object *a;
 
         if (amdsmi_gpu_get_partitions_error(gpu) < 0)
                 return NULL; /* unknown, reported with partition_count */
         a = json_object_new_array();
-        if (!a)
-                return NULL;
-        for (size_t k = 0; k < n; k++) {
+        for (size_t k = 0; a && k < n; k++) {
                 struct amdsmi_partition *p = amdsmi_gpu_get_partition(gpu, k);
-                unsigned pi;
-                uint64_t uid;
                 json_object *e;
+                unsigned pi;
 
                 if (!p)
                         continue;
                 pi = amdsmi_partition_get_index(p);
                 if (!select_match_partition(&q->set->matches[index], pi))
                         continue;
-                e = json_object_new_object();
+                e = entry(p, pi);
                 if (!e)
                         break;
-                json_set(e, "partition", json_object_new_uint64(pi));
-                json_set(e, "kfd_node", json_object_new_uint64(amdsmi_partition_get_kfd_node(p)));
-                json_set(e, "kfd_gpu_id",
-                         json_object_new_uint64(amdsmi_partition_get_kfd_gpu_id(p)));
-                json_set(e, "render_minor", int_or_null(amdsmi_partition_get_render_minor(p)));
-                json_set(e, "compute_units",
-                         json_object_new_uint64(amdsmi_partition_get_compute_units(p)));
-                json_set(e, "simd_count",
-                         json_object_new_uint64(amdsmi_partition_get_simd_count(p)));
-                json_set(e, "xcc_count", json_object_new_uint64(amdsmi_partition_get_xcc_count(p)));
-                json_set(e, "memory_bytes", json_u64_or_null(amdsmi_partition_get_memory_bytes(p)));
-                json_set(e, "gfx_target_version",
-                         json_object_new_uint64(amdsmi_partition_get_gfx_target_version(p)));
-                uid = amdsmi_partition_get_unique_id(p);
-                json_set(e, "unique_id", uid ? json_hex(uid, 16) : NULL);
                 json_object_array_add(a, e);
         }
         return a;
+}
+
+static json_object *static_partition(struct amdsmi_partition *p, unsigned pi) {
+        json_object *e = json_object_new_object();
+        uint64_t uid;
+
+        if (!e)
+                return NULL;
+        json_set(e, "partition", json_object_new_uint64(pi));
+        json_set(e, "kfd_node", json_object_new_uint64(amdsmi_partition_get_kfd_node(p)));
+        json_set(e, "kfd_gpu_id", json_object_new_uint64(amdsmi_partition_get_kfd_gpu_id(p)));
+        json_set(e, "render_minor", int_or_null(amdsmi_partition_get_render_minor(p)));
+        json_set(e, "compute_units", json_object_new_uint64(amdsmi_partition_get_compute_units(p)));
+        json_set(e, "simd_count", json_object_new_uint64(amdsmi_partition_get_simd_count(p)));
+        json_set(e, "xcc_count", json_object_new_uint64(amdsmi_partition_get_xcc_count(p)));
+        json_set(e, "memory_bytes", json_u64_or_null(amdsmi_partition_get_memory_bytes(p)));
+        json_set(e, "gfx_target_version",
+                 json_object_new_uint64(amdsmi_partition_get_gfx_target_version(p)));
+        uid = amdsmi_partition_get_unique_id(p);
+        json_set(e, "unique_id", uid ? json_hex(uid, 16) : NULL);
+        return e;
 }
 
 json_object *static_gpu(const struct doc_query *q, size_t index, struct amdsmi_gpu *gpu) {
@@ -182,7 +186,7 @@ json_object *static_gpu(const struct doc_query *q, size_t index, struct amdsmi_g
         gpu_add_partition_modes(q->report, idx, gpu, o, false);
         json_set(o, "firmware", static_firmware(q, idx, gpu));
         json_set(o, "partition_count", gpu_partition_count(q->report, (int) index, gpu));
-        json_set(o, "partitions", static_partitions(q, index, gpu));
+        json_set(o, "partitions", doc_partitions(q, index, gpu, static_partition));
         return o;
 }
 

@@ -39,6 +39,15 @@ json_object *list_gpu(const struct doc_query *q, size_t index, struct amdsmi_gpu
 json_object *static_gpu(const struct doc_query *q, size_t index, struct amdsmi_gpu *gpu);
 json_object *metric_gpu(const struct doc_query *q, size_t index, struct amdsmi_gpu *gpu);
 
+/*
+ * The "partitions" array of @gpu: one object per partition the selection of @index keeps,
+ * each made by @entry (NULL entries are left out). @return NULL (JSON null) when the
+ * partitions cannot be read (reported with "partition_count", gpu_partition_count()) or on
+ * -ENOMEM.
+ */
+json_object *doc_partitions(const struct doc_query *q, size_t index, struct amdsmi_gpu *gpu,
+                            json_object *(*entry)(struct amdsmi_partition *p, unsigned pi));
+
 /* One object per selected GPU. @return 0 and the array in @ret, or a negative errno
  * (reported). */
 int doc_collect(const struct doc_query *q, doc_gpu_fn fn, json_object **ret);

@@ -61,138 +61,6 @@ static json_object *joined(json_object *array, bool table) {
 }
 /* ---- amdsmi partition ------------------------------------------------------------------- */
 
-static json_object *share_object(const struct amdsmi_engine_share *s) {
-        json_object *o = json_object_new_object();
-
-        if (!o)
-                return NULL;
-        json_set(o, "num_inst", json_u64_or_null(s->num_inst));
-        json_set(o, "num_shared", json_u64_or_null(s->num_shared));
-        return o;
-}
-
-static json_object *partition_partitions(const struct doc_query *q, size_t index, struct amdsmi_gpu *gpu) {
-        size_t n = amdsmi_gpu_get_partition_count(gpu);
-        json_object *a;
-
-        if (amdsmi_gpu_get_partitions_error(gpu) < 0)
-                return NULL; /* unknown, reported with partition_count */
-        a = json_object_new_array();
-        for (size_t k = 0; a && k < n; k++) {
-                struct amdsmi_partition *p = amdsmi_gpu_get_partition(gpu, k);
-                json_object *e;
-                unsigned pi;
-                int minor;
-
-                if (!p)
-                        continue;
-                pi = amdsmi_partition_get_index(p);
-                if (!select_match_partition(&q->set->matches[index], pi))
-                        continue;
-                e = json_object_new_object();
-                if (!e)
-                        break;
-                json_set(e, "partition", json_object_new_uint64(pi));
-                json_set(e, "xcc_count", json_object_new_uint64(amdsmi_partition_get_xcc_count(p)));
-                json_set(e, "compute_units",
-                         json_object_new_uint64(amdsmi_partition_get_compute_units(p)));
-                json_set(e, "memory_bytes", json_u64_or_null(amdsmi_partition_get_memory_bytes(p)));
-                minor = amdsmi_partition_get_render_minor(p);
-                json_set(e, "render_minor", minor < 0 ? NULL : json_object_new_int(minor));
-                json_set(e, "kfd_gpu_id",
-                         json_object_new_uint64(amdsmi_partition_get_kfd_gpu_id(p)));
-                json_object_array_add(a, e);
-        }
-        return a;
-}
-
-static json_object *partition_gpu(const struct doc_query *q, size_t index, struct amdsmi_gpu *gpu) {
-        json_object *o = json_object_new_object();
-        enum amdsmi_compute_mode cm;
-        enum amdsmi_memory_mode mm, pending;
-        struct amdsmi_engine_shares es;
-        uint32_t mask;
-        uint64_t hive;
-        int idx = (int) index, r;
-
-        if (!o)
-                return NULL;
-        json_set(o, "gpu", json_object_new_uint64(index));
-        json_set(o, "bdf", json_object_new_string(amdsmi_gpu_get_bdf(gpu)));
-        json_set(o, "product", json_object_new_string(amdsmi_gpu_get_product(gpu)));
-        json_set(o, "role",
-                 json_object_new_string(amdsmi_role_to_string(amdsmi_gpu_get_role(gpu))));
-        json_set(o, "driver",
-                 json_object_new_string(amdsmi_driver_to_string(amdsmi_gpu_get_driver(gpu))));
-
-        r = amdsmi_gpu_read_compute_mode(gpu, &cm);
-        if (r < 0 && r != -ENODATA)
-                report_field_error(q->report, idx, "compute_mode", r);
-        json_set(o, "compute_mode", r < 0 ? NULL : json_string_or_null(compute_name(cm)));
-
-        r = amdsmi_gpu_read_memory_mode(gpu, &mm);
-        if (r < 0 && r != -ENODATA)
-                report_field_error(q->report, idx, "memory_mode", r);
-        json_set(o, "memory_mode", r < 0 ? NULL : json_string_or_null(memory_name(mm)));
-
-        r = amdsmi_gpu_read_pending_memory_mode(gpu, &pending);
-        if (r < 0 && r != -ENODATA && r != -EOPNOTSUPP)
-                report_field_error(q->report, idx, "memory_pending", r);
-        json_set(o, "memory_pending", r < 0 ? NULL : json_string_or_null(memory_name(pending)));
-
-        r = amdsmi_gpu_get_supported_compute_modes(gpu, &mask);
-        if (r < 0 && r != -ENODATA)
-                report_field_error(q->report, idx, "supported_compute_modes", r);
-        json_set(o, "supported_compute_modes", r < 0 ? NULL : compute_array(mask));
-
-        r = amdsmi_gpu_read_available_compute_modes(gpu, &mask);
-        if (r < 0 && r != -ENODATA)
-                report_field_error(q->report, idx, "available_compute_modes", r);
-        json_set(o, "available_compute_modes", r < 0 ? NULL : compute_array(mask));
-
-        r = amdsmi_gpu_read_available_memory_modes(gpu, &mask);
-        if (r < 0 && r != -ENODATA)
-                report_field_error(q->report, idx, "available_memory_modes", r);
-        json_set(o, "available_memory_modes", r < 0 ? NULL : memory_array(mask));
-        json_set(o, "memory_changeable", r < 0 ? NULL : json_object_new_boolean(r > 0));
-
-        hive = amdsmi_gpu_get_hive_id(gpu);
-        json_set(o, "hive_id", hive == 0 ? NULL : json_hex(hive, 16));
-
-        /* gim hosts: the VFs a change tears down and makes again (the plan knows them). */
-        if (amdsmi_gpu_get_driver(gpu) == AMDSMI_DRIVER_GIM) {
-                struct amdsmi_partition_plan plan = { .size = sizeof(plan) };
-
-                r = amdsmi_gpu_plan_partition(gpu, AMDSMI_COMPUTE_UNKNOWN, AMDSMI_MEMORY_UNKNOWN,
-                                              0, &plan);
-                if (r < 0)
-                        report_field_error(q->report, idx, "vf_count", r);
-                json_set(o, "vf_count", r < 0 ? NULL : json_object_new_uint64(plan.vfs_before));
-        } else
-                json_set(o, "vf_count", NULL);
-
-        r = amdsmi_gpu_read_engine_shares(gpu, &es);
-        if (r < 0 && r != -ENODATA)
-                report_field_error(q->report, idx, "engine_shares", r);
-        if (r < 0)
-                json_set(o, "engine_shares", NULL);
-        else {
-                json_object *s = json_object_new_object();
-
-                if (s) {
-                        json_set(s, "xcc", share_object(&es.xcc));
-                        json_set(s, "dma", share_object(&es.dma));
-                        json_set(s, "dec", share_object(&es.dec));
-                        json_set(s, "jpeg", share_object(&es.jpeg));
-                }
-                json_set(o, "engine_shares", s);
-        }
-
-        json_set(o, "partition_count", gpu_partition_count(q->report, idx, gpu));
-        json_set(o, "partitions", partition_partitions(q, index, gpu));
-        return o;
-}
-
 /* The GPU columns, repeated on every partition line in CSV. Lists become "A B C". */
 static const struct column_def partition_gpu_columns[] = {
         { "gpu", "GPU", "gpu", 0 },
@@ -264,7 +132,7 @@ static int print_partitions(json_object *gpus, bool table) {
 }
 
 static int partition_sample(struct cli *c) {
-        json_object *gpus, *doc;
+        json_object *gpus;
         int r;
 
         r = cli_collect_gpus(c, partition_gpu, &gpus);
@@ -273,10 +141,7 @@ static int partition_sample(struct cli *c) {
 
         switch (c->format) {
         case OUTPUT_JSON:
-                doc = cli_document(c, gpus);
-                r = cli_print_json(c, doc);
-                json_object_put(doc);
-                return r;
+                return cli_print_document(c, gpus);
         case OUTPUT_CSV:
                 r = print_partitions(gpus, false);
                 break;

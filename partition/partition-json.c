@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "documents.h"
 #include "gpu-set.h"
 #include "report.h"
 #include "exit-codes.h"
@@ -213,6 +214,121 @@ static int run_op(struct partition_apply *a, const char *const *bdfs, size_t n) 
                           &(const struct change_ops){ .apply = apply_op,
                                                       .lock_failed = apply_lock_failed },
                           a);
+}
+
+/* ---- amdsmi partition: a GPU's modes and partitions ------------------------------------ */
+
+static json_object *share_object(const struct amdsmi_engine_share *s) {
+        json_object *o = json_object_new_object();
+
+        if (!o)
+                return NULL;
+        json_set(o, "num_inst", json_u64_or_null(s->num_inst));
+        json_set(o, "num_shared", json_u64_or_null(s->num_shared));
+        return o;
+}
+
+static json_object *partition_entry(struct amdsmi_partition *p, unsigned pi) {
+        json_object *e = json_object_new_object();
+        int minor;
+
+        if (!e)
+                return NULL;
+        json_set(e, "partition", json_object_new_uint64(pi));
+        json_set(e, "xcc_count", json_object_new_uint64(amdsmi_partition_get_xcc_count(p)));
+        json_set(e, "compute_units", json_object_new_uint64(amdsmi_partition_get_compute_units(p)));
+        json_set(e, "memory_bytes", json_u64_or_null(amdsmi_partition_get_memory_bytes(p)));
+        minor = amdsmi_partition_get_render_minor(p);
+        json_set(e, "render_minor", minor < 0 ? NULL : json_object_new_int(minor));
+        json_set(e, "kfd_gpu_id", json_object_new_uint64(amdsmi_partition_get_kfd_gpu_id(p)));
+        return e;
+}
+
+json_object *partition_gpu(const struct doc_query *q, size_t index, struct amdsmi_gpu *gpu) {
+        json_object *o = json_object_new_object();
+        enum amdsmi_compute_mode cm;
+        enum amdsmi_memory_mode mm, pending;
+        struct amdsmi_engine_shares es;
+        uint32_t mask;
+        uint64_t hive;
+        int idx = (int) index, r;
+
+        if (!o)
+                return NULL;
+        json_set(o, "gpu", json_object_new_uint64(index));
+        json_set(o, "bdf", json_object_new_string(amdsmi_gpu_get_bdf(gpu)));
+        json_set(o, "product", json_object_new_string(amdsmi_gpu_get_product(gpu)));
+        json_set(o, "role",
+                 json_object_new_string(amdsmi_role_to_string(amdsmi_gpu_get_role(gpu))));
+        json_set(o, "driver",
+                 json_object_new_string(amdsmi_driver_to_string(amdsmi_gpu_get_driver(gpu))));
+
+        r = amdsmi_gpu_read_compute_mode(gpu, &cm);
+        if (r < 0 && r != -ENODATA)
+                report_field_error(q->report, idx, "compute_mode", r);
+        json_set(o, "compute_mode", r < 0 ? NULL : json_string_or_null(partition_compute_name(cm)));
+
+        r = amdsmi_gpu_read_memory_mode(gpu, &mm);
+        if (r < 0 && r != -ENODATA)
+                report_field_error(q->report, idx, "memory_mode", r);
+        json_set(o, "memory_mode", r < 0 ? NULL : json_string_or_null(partition_memory_name(mm)));
+
+        r = amdsmi_gpu_read_pending_memory_mode(gpu, &pending);
+        if (r < 0 && r != -ENODATA && r != -EOPNOTSUPP)
+                report_field_error(q->report, idx, "memory_pending", r);
+        json_set(o, "memory_pending", r < 0 ? NULL : json_string_or_null(partition_memory_name(pending)));
+
+        r = amdsmi_gpu_get_supported_compute_modes(gpu, &mask);
+        if (r < 0 && r != -ENODATA)
+                report_field_error(q->report, idx, "supported_compute_modes", r);
+        json_set(o, "supported_compute_modes", r < 0 ? NULL : partition_compute_array(mask));
+
+        r = amdsmi_gpu_read_available_compute_modes(gpu, &mask);
+        if (r < 0 && r != -ENODATA)
+                report_field_error(q->report, idx, "available_compute_modes", r);
+        json_set(o, "available_compute_modes", r < 0 ? NULL : partition_compute_array(mask));
+
+        r = amdsmi_gpu_read_available_memory_modes(gpu, &mask);
+        if (r < 0 && r != -ENODATA)
+                report_field_error(q->report, idx, "available_memory_modes", r);
+        json_set(o, "available_memory_modes", r < 0 ? NULL : partition_memory_array(mask));
+        json_set(o, "memory_changeable", r < 0 ? NULL : json_object_new_boolean(r > 0));
+
+        hive = amdsmi_gpu_get_hive_id(gpu);
+        json_set(o, "hive_id", hive == 0 ? NULL : json_hex(hive, 16));
+
+        /* gim hosts: the VFs a change tears down and makes again (the plan knows them). */
+        if (amdsmi_gpu_get_driver(gpu) == AMDSMI_DRIVER_GIM) {
+                struct amdsmi_partition_plan plan = { .size = sizeof(plan) };
+
+                r = amdsmi_gpu_plan_partition(gpu, AMDSMI_COMPUTE_UNKNOWN, AMDSMI_MEMORY_UNKNOWN,
+                                              0, &plan);
+                if (r < 0)
+                        report_field_error(q->report, idx, "vf_count", r);
+                json_set(o, "vf_count", r < 0 ? NULL : json_object_new_uint64(plan.vfs_before));
+        } else
+                json_set(o, "vf_count", NULL);
+
+        r = amdsmi_gpu_read_engine_shares(gpu, &es);
+        if (r < 0 && r != -ENODATA)
+                report_field_error(q->report, idx, "engine_shares", r);
+        if (r < 0)
+                json_set(o, "engine_shares", NULL);
+        else {
+                json_object *s = json_object_new_object();
+
+                if (s) {
+                        json_set(s, "xcc", share_object(&es.xcc));
+                        json_set(s, "dma", share_object(&es.dma));
+                        json_set(s, "dec", share_object(&es.dec));
+                        json_set(s, "jpeg", share_object(&es.jpeg));
+                }
+                json_set(o, "engine_shares", s);
+        }
+
+        json_set(o, "partition_count", gpu_partition_count(q->report, idx, gpu));
+        json_set(o, "partitions", doc_partitions(q, index, gpu, partition_entry));
+        return o;
 }
 
 /* ---- the document's parts --------------------------------------------------------------- */

@@ -23,6 +23,8 @@
 
 #include "macro.h"
 
+struct doc_query;
+
 struct gpu_set;
 struct report;
 
@@ -97,6 +99,10 @@ void partition_diag(struct partition_run *run, const char *format, ...)
 
 int partition_covered_by(struct partition_run *run, const char *bdf);
 void partition_cover(struct partition_run *run, const char *bdf, int by);
+
+/* A GPU's object of `amdsmi partition --json`: its modes, what it may switch to, its engine
+ * shares and its (selected) partitions. NULL on -ENOMEM. */
+json_object *partition_gpu(const struct doc_query *q, size_t index, struct amdsmi_gpu *gpu);
 
 /* A GPU's element of the change document, with "result" null and no plan yet. */
 json_object *partition_entry_new(size_t index, struct amdsmi_gpu *gpu);

@@ -250,7 +250,7 @@ static json_object *pf_json_daemon(struct cli *c, struct amdsmi_gpu *gpu, bool a
 
 static int sriov_sample(struct cli *c) {
         _cleanup_free_ bool *show = NULL, *all_vfs = NULL;
-        json_object *gpus = NULL, *doc;
+        json_object *gpus = NULL;
         size_t n_guest = 0;
         int r = 0, guest = -1;
 
@@ -303,10 +303,7 @@ static int sriov_sample(struct cli *c) {
 
         switch (c->format) {
         case OUTPUT_JSON:
-                doc = cli_document(c, gpus);
-                r = cli_print_json(c, doc);
-                json_object_put(doc);
-                return r;
+                return cli_print_document(c, gpus);
         case OUTPUT_CSV:
                 r = print_pfs(gpus, false);
                 break;
