@@ -74,6 +74,18 @@ exec_verb "$SPX" "amdsmi metric, 8 GPUs (table)" metric
 exec_verb "$CPX" "amdsmi partition --json, 8 GPUs x CPX" partition --json
 exec_verb "$SPX" "amdsmi power --json, 8 GPUs" power --json
 exec_verb "$SPX" "amdsmi sriov --json, 8 GPUs" sriov --json
+if [ "$(id -u)" = 0 ]; then
+        # a change in-process: locks, the state file, the cap and the history (core's change
+        # runner), on a copy of the tree that both builds write
+        cp -a "$SPX" "$W/tree-change"
+        mkdir "$W/state-change"
+        compare "amdsmi power set --direct -g all --host 600W" env STATE_DIRECTORY="$W/state-change" \
+                RUNTIME_DIRECTORY="$W/run" AMDSMI_SYSFS_ROOT="$W/tree-change" "$EXEC" -n "$RUNS" \
+                -l "amdsmi power set --direct -g all --host 600W" -- \
+                @B@/cli/amdsmi power set --direct -g all --host 600W
+else
+        echo "amdsmi power set skipped (in-process changes need root)"
+fi
 
 echo "== in-process: one GPU's telemetry and the metric document (bench-telemetry)"
 for round in $(seq "$ROUNDS"); do
