@@ -9,7 +9,7 @@
 
 #include "documents.h"
 
-json_object *list_gpu(const struct doc_query *q, size_t index, struct amdsmi_gpu *gpu) {
+json_object *doc_gpu_new(size_t index, struct amdsmi_gpu *gpu) {
         json_object *o = json_object_new_object();
 
         if (!o)
@@ -21,6 +21,14 @@ json_object *list_gpu(const struct doc_query *q, size_t index, struct amdsmi_gpu
                  json_object_new_string(amdsmi_role_to_string(amdsmi_gpu_get_role(gpu))));
         json_set(o, "driver",
                  json_object_new_string(amdsmi_driver_to_string(amdsmi_gpu_get_driver(gpu))));
+        return o;
+}
+
+json_object *list_gpu(const struct doc_query *q, size_t index, struct amdsmi_gpu *gpu) {
+        json_object *o = doc_gpu_new(index, gpu);
+
+        if (!o)
+                return NULL;
         json_set(o, "partition_count", gpu_partition_count(q->report, (int) index, gpu));
         gpu_add_partition_modes(q->report, (int) index, gpu, o, true);
         json_set(o, "unique_id",

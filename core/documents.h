@@ -34,6 +34,10 @@ struct doc_query {
 typedef json_object *(*doc_gpu_fn)(const struct doc_query *q, size_t index,
                                    struct amdsmi_gpu *gpu);
 
+/* A new GPU object that starts as the list document's does: gpu, bdf, product, role, driver
+ * (NULL on -ENOMEM). */
+json_object *doc_gpu_new(size_t index, struct amdsmi_gpu *gpu);
+
 /* A GPU's object of each read document (NULL on -ENOMEM). */
 json_object *list_gpu(const struct doc_query *q, size_t index, struct amdsmi_gpu *gpu);
 json_object *static_gpu(const struct doc_query *q, size_t index, struct amdsmi_gpu *gpu);

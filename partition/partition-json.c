@@ -245,7 +245,7 @@ static json_object *partition_entry(struct amdsmi_partition *p, unsigned pi) {
 }
 
 json_object *partition_gpu(const struct doc_query *q, size_t index, struct amdsmi_gpu *gpu) {
-        json_object *o = json_object_new_object();
+        json_object *o = doc_gpu_new(index, gpu);
         enum amdsmi_compute_mode cm;
         enum amdsmi_memory_mode mm, pending;
         struct amdsmi_engine_shares es;
@@ -255,13 +255,6 @@ json_object *partition_gpu(const struct doc_query *q, size_t index, struct amdsm
 
         if (!o)
                 return NULL;
-        json_set(o, "gpu", json_object_new_uint64(index));
-        json_set(o, "bdf", json_object_new_string(amdsmi_gpu_get_bdf(gpu)));
-        json_set(o, "product", json_object_new_string(amdsmi_gpu_get_product(gpu)));
-        json_set(o, "role",
-                 json_object_new_string(amdsmi_role_to_string(amdsmi_gpu_get_role(gpu))));
-        json_set(o, "driver",
-                 json_object_new_string(amdsmi_driver_to_string(amdsmi_gpu_get_driver(gpu))));
 
         r = amdsmi_gpu_read_compute_mode(gpu, &cm);
         if (r < 0 && r != -ENODATA)
