@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "gpu-set.h"
 
@@ -25,6 +26,74 @@ int gpu_set_attach(struct gpu_set *s, struct amdsmi_ctx *ctx, const char *bdf) {
         if (bdf && !found) {
                 free(matches);
                 return -ENOENT;
+        }
+        free(s->matches);
+        s->matches = matches;
+        s->n_gpus = n;
+        s->ctx = ctx;
+        return 0;
+}
+
+int gpu_set_resolve(struct gpu_set *s, struct amdsmi_ctx *ctx, struct selection *sel,
+                    struct report *r, unsigned flags) {
+        struct select_target *targets = NULL;
+        struct select_match *matches = NULL;
+        bool need_partitions = false;
+        size_t n, failed = 0;
+        int k;
+
+        n = amdsmi_ctx_get_gpu_count(ctx);
+        targets = calloc(n ? n : 1, sizeof(*targets));
+        matches = calloc(n ? n : 1, sizeof(*matches));
+        if (!targets || !matches) {
+                free(targets);
+                free(matches);
+                return report_fail(r, -ENOMEM, "out of memory");
+        }
+        /* Partition counts come from the KFD topology walk: only pay for it when a selector
+         * names a partition (metric must stay cheap). */
+        for (size_t i = 0; i < sel->n_items; i++)
+                if (sel->items[i].partition != SELECT_NO_PARTITION)
+                        need_partitions = true;
+        for (size_t i = 0; i < n; i++) {
+                struct amdsmi_gpu *gpu = amdsmi_ctx_get_gpu(ctx, i);
+
+                targets[i].bdf = gpu ? amdsmi_gpu_get_bdf(gpu) : NULL;
+                targets[i].n_partitions =
+                        gpu && need_partitions ? amdsmi_gpu_get_partition_count(gpu) : 0;
+        }
+
+        k = selection_resolve(sel, targets, n, matches, &failed);
+        if (k == -ENOENT) {
+                const struct selector *f = &sel->items[failed];
+                size_t at = n;
+
+                if (f->kind == SELECTOR_BDF)
+                        for (at = 0; at < n; at++)
+                                if (targets[at].bdf && strcasecmp(targets[at].bdf, f->bdf) == 0)
+                                        break;
+                if (f->kind == SELECTOR_BDF && at < n)
+                        report_fail(r, k, "GPU %s has no partition %u (it has %zu)", f->bdf,
+                                    f->partition, targets[at].n_partitions);
+                else if (f->kind == SELECTOR_BDF)
+                        report_fail(r, k, "no AMD GPU at %s%s", f->bdf,
+                                    flags & GPU_SET_AGAIN ? " any more" : "");
+                else if (f->index >= n)
+                        report_fail(r, k, "GPU %u not found (%zu GPU%s present)", f->index, n,
+                                    n == 1 ? "" : "s");
+                else
+                        report_fail(r, k, "GPU %u has no partition %u (it has %zu)", f->index,
+                                    f->partition, targets[f->index].n_partitions);
+        } else if (k < 0) {
+                report_fail(r, k, "cannot resolve the GPU selection: %s", strerror(-k));
+        } else if (flags & GPU_SET_PIN) {
+                /* a watch follows the GPUs it started with, whatever their index becomes */
+                selection_pin(sel, targets, n);
+        }
+        free(targets);
+        if (k < 0) {
+                free(matches);
+                return k;
         }
         free(s->matches);
         s->matches = matches;

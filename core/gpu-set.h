@@ -27,6 +27,20 @@ struct gpu_set {
  * enumerating. The context stays the caller's.
  */
 int gpu_set_attach(struct gpu_set *s, struct amdsmi_ctx *ctx, const char *bdf);
+/*
+ * Resolves @sel (-g) over @ctx's last enumeration into @s: every GPU when @sel is empty. A
+ * selector that names no GPU or partition is reported through @r ("GPU 9 not found (8 GPUs
+ * present)"; with GPU_SET_AGAIN, a later sample of a watch: "no AMD GPU at BDF any more").
+ * GPU_SET_PIN pins @sel's index selectors to the GPUs they named (selection_pin()).
+ * @return 0 or a negative errno (reported).
+ */
+enum {
+        GPU_SET_AGAIN = 1u << 0,
+        GPU_SET_PIN = 1u << 1,
+};
+int gpu_set_resolve(struct gpu_set *s, struct amdsmi_ctx *ctx, struct selection *sel,
+                    struct report *r, unsigned flags);
+
 /* Frees the selection (not the context). */
 void gpu_set_clear(struct gpu_set *s);
 

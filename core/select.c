@@ -269,6 +269,26 @@ void selection_pin(struct selection *sel, const struct select_target *gpus, size
         }
 }
 
+int selector_format(const struct selector *s, char *buf, size_t len) {
+        switch (s->kind) {
+        case SELECTOR_ALL:
+                snprintf(buf, len, "all");
+                return 0;
+        case SELECTOR_BDF:
+                if (s->partition != SELECT_NO_PARTITION)
+                        return -EOPNOTSUPP;
+                snprintf(buf, len, "%s", s->bdf);
+                return 0;
+        case SELECTOR_INDEX:
+                if (s->partition == SELECT_NO_PARTITION)
+                        snprintf(buf, len, "%u", s->index);
+                else
+                        snprintf(buf, len, "%u.%u", s->index, s->partition);
+                return 0;
+        }
+        return -EINVAL;
+}
+
 void selector_describe(const struct selector *s, char *buf, size_t len) {
         switch (s->kind) {
         case SELECTOR_ALL:

@@ -97,6 +97,12 @@ int parse_interval(const char *s, uint64_t *ret_ns);
 /* Parses a sample count: a positive decimal integer. @return 0 or -EINVAL. */
 int parse_count(const char *s, uint64_t *ret);
 
+/*
+ * Spells @s as -g takes it ("all", "3", "0.3", "0000:c1:00.0") into @buf. @return 0, or
+ * -EOPNOTSUPP for a selector -g cannot spell (a pinned partition of a PCI address).
+ */
+int selector_format(const struct selector *s, char *buf, size_t len);
+
 /* Writes "GPU 3", "GPU 0 partition 3", "GPU 0000:c1:00.0" or "all" into @buf. */
 void selector_describe(const struct selector *s, char *buf, size_t len);
 

@@ -37,6 +37,29 @@ static int resolve(const char *arg, struct select_match *m, size_t *failed) {
         return r;
 }
 
+/* selector_format() spells what selector_parse() takes back (amdsmid's GetDocument gets -g
+ * this way), and refuses a pinned partition of a PCI address, which -g cannot spell. */
+static void test_format(void **state) {
+        static const char *const in[] = { "all", "3", "0.3", "0000:c1:00.0", "c1:00.0" };
+        static const char *const out[] = { "all", "3", "0.3", "0000:c1:00.0", "0000:c1:00.0" };
+        struct selector s, back;
+        char buf[64];
+
+        for (size_t i = 0; i < sizeof(in) / sizeof(in[0]); i++) {
+                assert_int_equal(selector_parse(in[i], &s), 0);
+                assert_int_equal(selector_format(&s, buf, sizeof(buf)), 0);
+                assert_string_equal(buf, out[i]);
+                assert_int_equal(selector_parse(buf, &back), 0);
+                assert_int_equal(back.kind, s.kind);
+                assert_int_equal(back.index, s.index);
+                assert_int_equal(back.partition, s.partition);
+                assert_string_equal(back.bdf, s.bdf);
+        }
+        s = (struct selector){ .kind = SELECTOR_BDF, .partition = 2 };
+        strcpy(s.bdf, "0000:c1:00.0");
+        assert_int_equal(selector_format(&s, buf, sizeof(buf)), -EOPNOTSUPP);
+}
+
 static void test_index(void **state) {
         struct selector s;
 
@@ -462,6 +485,7 @@ static void test_pin(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_format),
                 cmocka_unit_test(test_index),
                 cmocka_unit_test(test_partition),
                 cmocka_unit_test(test_bdf),
