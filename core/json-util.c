@@ -134,6 +134,25 @@ int format_timestamp(const struct timespec *ts, char *buf, size_t len) {
         return 0;
 }
 
+int parse_timestamp(const char *s, struct timespec *ret) {
+        struct tm tm = {};
+        int ms, n = 0;
+        time_t t;
+
+        if (!s || sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d.%3dZ%n", &tm.tm_year, &tm.tm_mon,
+                         &tm.tm_mday, &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &ms, &n) != 7 ||
+            n != 24 || s[n] != '\0' || tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 ||
+            tm.tm_mday > 31 || tm.tm_hour > 23 || tm.tm_min > 59 || tm.tm_sec > 60 || ms < 0)
+                return -EINVAL;
+        tm.tm_year -= 1900;
+        tm.tm_mon -= 1;
+        t = timegm(&tm);
+        if (t == (time_t) -1)
+                return -EINVAL;
+        *ret = (struct timespec){ .tv_sec = t, .tv_nsec = (long) ms * 1000000L };
+        return 0;
+}
+
 json_object *document_new(const char *command, const struct timespec *ts, const char *hostname) {
         json_object *doc = json_object_new_object();
         char stamp[40];

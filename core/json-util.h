@@ -43,6 +43,9 @@ json_object *json_hex(uint64_t v, int digits);
 /* RFC 3339 UTC with milliseconds: "2025-01-31T08:15:02.123Z". @len >= 32. */
 int format_timestamp(const struct timespec *ts, char *buf, size_t len);
 
+/* Parses what format_timestamp() writes. @return 0 or -EINVAL. */
+int parse_timestamp(const char *s, struct timespec *ret);
+
 /* {"schema", "timestamp", "hostname", "command"}: the head of every document. */
 json_object *document_new(const char *command, const struct timespec *ts, const char *hostname);
 

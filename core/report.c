@@ -15,6 +15,8 @@ void report_clear(struct report *r) {
         r->error_message = NULL;
         json_object_put(r->errors);
         r->errors = NULL;
+        json_object_put(r->notes);
+        r->notes = NULL;
 }
 
 void report_set_hostname(struct report *r) {
@@ -90,6 +92,36 @@ void report_field_error_msg(struct report *r, int gpu, const char *field, int er
         free(line);
 }
 
+void report_replay_error(struct report *r, json_object *entry) {
+        json_object *gpu = NULL, *field = NULL, *message = NULL;
+        char *line = NULL;
+
+        if (!json_object_is_type(entry, json_type_object))
+                return;
+        if (r->keep_field_errors) {
+                report_add_error(r, json_object_get(entry));
+                return;
+        }
+        if (!r->print)
+                return;
+        json_object_object_get_ex(entry, "gpu", &gpu);
+        json_object_object_get_ex(entry, "field", &field);
+        json_object_object_get_ex(entry, "message", &message);
+        if (!json_object_is_type(field, json_type_string))
+                line = strdup(json_object_get_string(message) ?: "");
+        else if (json_object_is_type(gpu, json_type_int)) {
+                if (asprintf(&line, "GPU %d: %s: %s", json_object_get_int(gpu),
+                             json_object_get_string(field),
+                             json_object_get_string(message) ?: "") < 0)
+                        line = NULL;
+        } else if (asprintf(&line, "%s: %s", json_object_get_string(field),
+                            json_object_get_string(message) ?: "") < 0)
+                line = NULL;
+        if (line)
+                r->print(r, REPORT_FIELD_ERROR, line);
+        free(line);
+}
+
 void report_say(struct report *r, json_object *entry, const char *format, ...) {
         json_object *lines = NULL;
         char *msg = NULL;
@@ -112,7 +144,7 @@ void report_note(struct report *r, const char *format, ...) {
         char *msg = NULL;
         va_list ap;
 
-        if (!r->print)
+        if (!r->print && !r->keep_notes)
                 return;
         va_start(ap, format);
         if (vasprintf(&msg, format, ap) < 0)
@@ -120,7 +152,14 @@ void report_note(struct report *r, const char *format, ...) {
         va_end(ap);
         if (!msg)
                 return;
-        r->print(r, REPORT_NOTE, msg);
+        if (r->print)
+                r->print(r, REPORT_NOTE, msg);
+        if (r->keep_notes) {
+                if (!r->notes)
+                        r->notes = json_object_new_array();
+                if (r->notes)
+                        json_object_array_add(r->notes, json_object_new_string(msg));
+        }
         free(msg);
 }
 

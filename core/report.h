@@ -32,6 +32,8 @@ struct report {
         struct timespec sample_time;   /* CLOCK_REALTIME at the start of the sample */
         bool keep_field_errors;        /* field errors become "errors" entries; else lines */
         bool dry_run;                  /* a change document's "dry_run" */
+        bool keep_notes;               /* notes go to "notes" too (amdsmid: for its client) */
+        json_object *notes;            /* the notes of the run, with keep_notes */
         json_object *errors;           /* "errors" of the next document */
         char *error_message;           /* the first fatal error's message */
         /* the front end's printer of each line as it is reported (NULL: none) */
@@ -64,11 +66,20 @@ void report_field_error_msg(struct report *r, int gpu, const char *field, int er
 /* Appends an entry to "errors" (taken; NULL is ignored). */
 void report_add_error(struct report *r, json_object *entry);
 
+/*
+ * An "errors" entry of a document another run built (amdsmid's answer to a read): kept when
+ * the report keeps field errors, else printed as the line report_field_error_msg() prints
+ * ("GPU 0: power: why"; an entry without a field, a library message, as its message alone).
+ * @entry is borrowed.
+ */
+void report_replay_error(struct report *r, json_object *entry);
+
 /* A line about a change: printed (REPORT_SAY) and appended to the "messages" array of
  * @entry (a GPU's object in the change document; may be NULL). */
 void report_say(struct report *r, json_object *entry, const char *format, ...) _printf_(3, 4);
 
-/* A note beside the output (REPORT_NOTE), for a front end that prints one. */
+/* A note beside the output (REPORT_NOTE), for a front end that prints one; kept in "notes"
+ * with keep_notes. */
 void report_note(struct report *r, const char *format, ...) _printf_(2, 3);
 
 /* Verbatim text for a front end that shows tables (REPORT_TEXT). */

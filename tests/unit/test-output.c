@@ -198,6 +198,33 @@ static void test_timestamp(void **state) {
         assert_int_equal(format_timestamp(&ts, buf, 10), -ENOBUFS);
 }
 
+static void test_parse_timestamp(void **state) {
+        static const char *const bad[] = {
+                "", "2025-01-31", "2025-01-31T08:15:02Z", "2025-01-31T08:15:02.1Z",
+                "2025-01-31T08:15:02.123", "2025-01-31T08:15:02.123Zx", "2025-13-31T08:15:02.123Z",
+                "2025-00-31T08:15:02.123Z", "2025-01-31T24:15:02.123Z", "2025-01-31T08:60:02.123Z",
+                "2025-01-31 08:15:02.123Z", "x025-01-31T08:15:02.123Z",
+        };
+        struct timespec ts = {}, back;
+        char buf[40];
+
+        assert_int_equal(parse_timestamp("2025-01-31T08:15:02.999Z", &ts), 0);
+        assert_int_equal(ts.tv_sec, 1738311302);
+        assert_int_equal(ts.tv_nsec, 999000000);
+        /* what format_timestamp() writes comes back */
+        back = (struct timespec){ .tv_sec = 1764825205, .tv_nsec = 557123456 };
+        assert_int_equal(format_timestamp(&back, buf, sizeof(buf)), 0);
+        assert_int_equal(parse_timestamp(buf, &ts), 0);
+        assert_int_equal(ts.tv_sec, back.tv_sec);
+        assert_int_equal(ts.tv_nsec, 557000000);
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                ts = (struct timespec){ .tv_sec = 7 };
+                assert_int_equal(parse_timestamp(bad[i], &ts), -EINVAL);
+                assert_int_equal(ts.tv_sec, 7);
+        }
+        assert_int_equal(parse_timestamp(NULL, &ts), -EINVAL);
+}
+
 static void test_csv_quote(void **state) {
         static const struct {
                 const char *in, *out;
@@ -584,6 +611,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_format_scaled), cmocka_unit_test(test_json_numbers),
                 cmocka_unit_test(test_json_document), cmocka_unit_test(test_timestamp),
+                cmocka_unit_test(test_parse_timestamp),
                 cmocka_unit_test(test_csv_quote),     cmocka_unit_test(test_cells),
                 cmocka_unit_test(test_paths),         cmocka_unit_test(test_csv),
                 cmocka_unit_test(test_table),         cmocka_unit_test(test_nested_table),
