@@ -25,6 +25,7 @@
 #include "parse-util.h"
 
 struct config;
+struct doc_query;
 struct job;
 struct polkit_registry;
 struct udev_monitor;
@@ -179,6 +180,8 @@ void manager_refresh_gpu(struct dgpu *g, struct amdsmi_gpu *gpu, bool emit);
 struct dgpu *manager_find_gpu(struct daemon *d, const char *bdf);
 /* The GPU whose object @path is (NULL if none). */
 struct dgpu *manager_gpu_from_path(struct daemon *d, const char *path);
+/* Describe()'s document (cached until manager_invalidate()). @return 0 or -ENOMEM. */
+int manager_describe(struct daemon *d, const char **ret);
 /* Describe()'s document is rebuilt on the next call. */
 void manager_invalidate(struct daemon *d);
 /* Applies the desired state of the configuration to @g (NULL: every GPU). */
@@ -317,9 +320,19 @@ struct slice {
         void (*free_gpu)(struct dgpu *g);
         /* Optional: methods the slice adds to org.amdsmi1.Manager (userdata: the daemon). */
         const sd_bus_vtable *manager_vtable;
+        /* Optional: the "gpus" of the slice's read verb for Manager.GetDocument() (document.c):
+         * one object per GPU of @q's set, problems with single values in @q's report.
+         * @return 0 and the array in *ret, or a negative errno (reported). */
+        int (*document_gpus)(struct daemon *d, const struct doc_query *q, json_object **ret);
 };
 extern const struct slice partition_slice, power_slice, sriov_slice;
 extern const sd_bus_vtable gpu_vtable[], manager_vtable[];
+/* daemon/document.c: Manager.GetDocument() */
+extern const sd_bus_vtable document_manager_vtable[];
+/* The slices' document_gpus */
+int partition_daemon_document(struct daemon *d, const struct doc_query *q, json_object **ret);
+int power_daemon_document(struct daemon *d, const struct doc_query *q, json_object **ret);
+int sriov_daemon_document(struct daemon *d, const struct doc_query *q, json_object **ret);
 
 /* power/dbus-power.c, for the VM provisioning of sriov/dbus-vm.c: on a worker thread (a job
  * holding @pf), sets (@uw) or clears (@uw AMDSMI_NA) the vm source @vm (VF @vf, may be NULL)

@@ -370,17 +370,27 @@ static int build_describe(struct daemon *d, char **ret) {
         return *ret ? 0 : -ENOMEM;
 }
 
-static int method_describe(sd_bus_message *m, void *userdata, sd_bus_error *error) {
-        struct daemon *d = userdata;
+int manager_describe(struct daemon *d, const char **ret) {
         int r;
 
         if (!d->describe_json) {
                 r = build_describe(d, &d->describe_json);
                 if (r < 0)
-                        return bus_error_errno(error, r, "cannot describe the GPUs: %s",
-                                               strerror(-r));
+                        return r;
         }
-        return bus_reply_string(m, d->describe_json);
+        *ret = d->describe_json;
+        return 0;
+}
+
+static int method_describe(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        struct daemon *d = userdata;
+        const char *s;
+        int r;
+
+        r = manager_describe(d, &s);
+        if (r < 0)
+                return bus_error_errno(error, r, "cannot describe the GPUs: %s", strerror(-r));
+        return bus_reply_string(m, s);
 }
 
 /* GetMetrics() answers from a document at most this old: ten clients polling at 10 Hz cost
@@ -654,6 +664,10 @@ int manager_register(struct daemon *d, sd_bus *bus) {
 
         r = sd_bus_add_object_vtable(bus, NULL, AMDSMI_BUS_PATH, AMDSMI_BUS_IFACE_MANAGER,
                                      manager_vtable, d);
+        if (r < 0)
+                return r;
+        r = sd_bus_add_object_vtable(bus, NULL, AMDSMI_BUS_PATH, AMDSMI_BUS_IFACE_MANAGER,
+                                     document_manager_vtable, d);
         if (r < 0)
                 return r;
         for (size_t i = 0; i < ELEMENTSOF(slices); i++)

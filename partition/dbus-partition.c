@@ -38,6 +38,7 @@
 #include "gpu-set.h"
 #include "report.h"
 #include "history.h"
+#include "documents.h"
 #include "partition-json.h"
 
 /* A desired compute mode that KFD users block is tried again at most this often. */
@@ -1099,6 +1100,10 @@ static int partition_recover(struct daemon *d, const struct intent *i) {
         return 1;
 }
 
+int partition_daemon_document(struct daemon *d, const struct doc_query *q, json_object **ret) {
+        return doc_collect(q, partition_gpu, ret);
+}
+
 const struct slice partition_slice = {
         .interface = AMDSMI_BUS_IFACE_PARTITION,
         .vtable = partition_vtable,
@@ -1106,4 +1111,5 @@ const struct slice partition_slice = {
         .check = partition_check,
         .apply_desired = partition_apply_desired,
         .recover = partition_recover,
+        .document_gpus = partition_daemon_document,
 };

@@ -59,6 +59,7 @@
 
 #include "amdsmid.h"
 #include "amdsmid-conf.h"
+#include "documents.h"
 #include "report.h"
 #include "samples.h"
 #include "history.h"
@@ -1031,37 +1032,74 @@ int power_daemon_limit(void *userdata, struct amdsmi_gpu *gpu, struct power_limi
         return 0;
 }
 
-static int method_explain(sd_bus_message *m, void *userdata, sd_bus_error *error) {
-        struct dgpu *g = userdata;
-        struct amdsmi_gpu *gpu = dgpu_handle(g);
+/* The GPU's object of `amdsmi power --json` from the model (@index: its "gpu"), problems
+ * with single values in @rep. NULL on -ENOMEM. */
+static json_object *explain_object(struct dgpu *g, struct amdsmi_gpu *gpu, struct report *rep,
+                                   size_t index) {
         struct dgpu_power *p = power_get(g);
         _cleanup_free_ struct power_view *v = malloc(sizeof(*v));
-        struct report rep = { .command = "power", .keep_field_errors = true };
-        json_object *o;
-        int r;
-
         struct sample_pair *pair;
+        json_object *o;
 
-        if (!gpu)
-                return bus_error_errno(error, -ENODEV, "GPU %s is gone", g->bdf);
         if (!p || !v)
-                return bus_error_errno(error, -ENOMEM, "out of memory");
-        /* the limiters: two gpu_metrics samples (held back only after a long idle) */
-        r = sampler_prepare(g->d, m, g->bdf, method_explain);
-        if (r != 0)
-                return r < 0 ? bus_error_errno(error, r, "out of memory") : 1;
+                return NULL;
         state_load_gpu(g, p);
         power_view_read_device(gpu, 0, v);
         power_view_set_sources(v, g->bdf, &p->sources, p->applied_uw, p->applied_usec);
-        o = power_gpu_object(&rep, amdsmi_gpu_get_index(gpu), gpu, v);
-        report_clear(&rep);
+        o = power_gpu_object(rep, index, gpu, v);
         if (!o)
-                return bus_error_errno(error, -ENOMEM, "out of memory");
+                return NULL;
         pair = sampler_samples(g->d) ? samples_get(g->d->samples, g->bdf) : NULL;
         if (pair)
                 (void) sample_pair_update(pair, gpu, sampler_interval_usec(g->d));
         power_gpu_object_add_limiters(o, v, pair);
+        return o;
+}
+
+static int method_explain(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        struct dgpu *g = userdata;
+        struct amdsmi_gpu *gpu = dgpu_handle(g);
+        struct report rep = { .command = "power", .keep_field_errors = true };
+        json_object *o;
+        int r;
+
+        if (!gpu)
+                return bus_error_errno(error, -ENODEV, "GPU %s is gone", g->bdf);
+        /* the limiters: two gpu_metrics samples (held back only after a long idle) */
+        r = sampler_prepare(g->d, m, g->bdf, method_explain);
+        if (r != 0)
+                return r < 0 ? bus_error_errno(error, r, "out of memory") : 1;
+        o = explain_object(g, gpu, &rep, amdsmi_gpu_get_index(gpu));
+        report_clear(&rep);
+        if (!o)
+                return bus_error_errno(error, -ENOMEM, "out of memory");
         return bus_reply_json(m, o);
+}
+
+int power_daemon_document(struct daemon *d, const struct doc_query *q, json_object **ret) {
+        json_object *gpus = json_object_new_array();
+
+        if (!gpus)
+                return report_fail(q->report, -ENOMEM, "out of memory");
+        FOREACH_GPU_IN_SET(q->set, i, gpu) {
+                struct dgpu *g = manager_find_gpu(d, amdsmi_gpu_get_bdf(gpu));
+                json_object *o;
+
+                if (!g) {
+                        /* a GPU amdsmid has no object for (yet): the device alone */
+                        report_field_error_msg(q->report, (int) i, "power", -ENODEV,
+                                               "amdsmid has no object for this GPU yet");
+                        continue;
+                }
+                o = explain_object(g, gpu, q->report, i);
+                if (!o) {
+                        json_object_put(gpus);
+                        return report_fail(q->report, -ENOMEM, "out of memory");
+                }
+                json_object_array_add(gpus, o);
+        }
+        *ret = gpus;
+        return 0;
 }
 
 static int property_cap_uw(sd_bus *bus, const char *path, const char *interface,
@@ -1181,4 +1219,5 @@ const struct slice power_slice = {
         .apply_desired = power_apply_desired,
         .recover = power_recover,
         .free_gpu = power_free_gpu,
+        .document_gpus = power_daemon_document,
 };

@@ -63,6 +63,7 @@
 #include "change.h"
 #include "history.h"
 #include "select.h"
+#include "documents.h"
 #include "sriov-json.h"
 
 #define SRIOV_ACTION "org.amdsmi1.sriov.configure"
@@ -846,6 +847,10 @@ static int sriov_recover(struct daemon *d, const struct intent *i) {
         return 1;
 }
 
+int sriov_daemon_document(struct daemon *d, const struct doc_query *q, json_object **ret) {
+        return sriov_document_gpus(q->report, q->set, true, ret);
+}
+
 const struct slice sriov_slice = {
         .interface = AMDSMI_BUS_IFACE_SRIOV,
         .vtable = sriov_vtable,
@@ -853,4 +858,5 @@ const struct slice sriov_slice = {
         .apply_desired = sriov_apply_desired,
         .recover = sriov_recover,
         .manager_vtable = vm_manager_vtable,
+        .document_gpus = sriov_daemon_document,
 };

@@ -231,6 +231,62 @@ json_object *sriov_pf_json(struct report *rep, const struct gpu_set *set, size_t
         return o;
 }
 
+int sriov_document_gpus(struct report *rep, const struct gpu_set *set, bool guest_note,
+                        json_object **ret) {
+        _cleanup_free_ bool *show = NULL, *all_vfs = NULL;
+        json_object *gpus = NULL;
+        size_t n_guest = 0;
+        int guest = -1;
+
+        show = calloc(set->n_gpus + 1, sizeof(bool));
+        all_vfs = calloc(set->n_gpus + 1, sizeof(bool));
+        gpus = json_object_new_array();
+        if (!show || !all_vfs || !gpus) {
+                json_object_put(gpus);
+                return report_fail(rep, -ENOMEM, "out of memory");
+        }
+        FOREACH_GPU_IN_SET(set, i, gpu) {
+                enum amdsmi_role role = amdsmi_gpu_get_role(gpu);
+
+                if (role == AMDSMI_ROLE_VF) {
+                        int k = sriov_index_of_bdf(set, amdsmi_gpu_get_physfn_bdf(gpu));
+
+                        if (k >= 0 && (size_t) k < set->n_gpus)
+                                show[k] = true;
+                } else if (sriov_role_is_guest(role)) {
+                        if (guest < 0)
+                                guest = (int) i;
+                        n_guest++;
+                } else {
+                        show[i] = true;
+                        all_vfs[i] = true;
+                }
+        }
+        for (size_t i = 0; i < set->n_gpus; i++) {
+                struct amdsmi_gpu *gpu = amdsmi_ctx_get_gpu(set->ctx, i);
+                json_object *o;
+
+                if (!show[i] || !gpu)
+                        continue;
+                o = sriov_pf_json(rep, set, i, gpu, all_vfs[i]);
+                if (!o) {
+                        json_object_put(gpus);
+                        return report_fail(rep, -ENOMEM, "out of memory");
+                }
+                json_object_array_add(gpus, o);
+        }
+        if (guest_note && n_guest > 0 && json_object_array_length(gpus) == 0) {
+                struct amdsmi_gpu *gpu = amdsmi_ctx_get_gpu(set->ctx, (size_t) guest);
+
+                report_note(rep, "GPU %d (%s) is a VF inside a guest (%s): its VFs are "
+                                 "configured on the host",
+                            guest, amdsmi_gpu_get_bdf(gpu),
+                            amdsmi_role_to_string(amdsmi_gpu_get_role(gpu)));
+        }
+        *ret = gpus;
+        return 0;
+}
+
 static json_object *vf_bdfs_json(const struct amdsmi_sriov_info *info) {
         json_object *a = json_object_new_array();
 

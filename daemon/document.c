@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Manager.GetDocument(s verb, a{sv} options) -> s: the document of one of amdsmi(1)'s read
+ * verbs, so that `amdsmi VERB` asks amdsmid instead of reading the GPUs again (ARCHITECTURE §4:
+ * every gpu_metrics read costs the SMU time, a partition file may wake the GPU).
+ *
+ *   verb     list, static, metric, partition, power or sriov
+ *   options  "gpus" (as): the -g selectors as amdsmi(1) takes them ("0", "0.3",
+ *            "0000:c1:00.0", "all"); none: every GPU
+ *
+ * The answer is the amdsmi/1 document `amdsmi VERB --json --direct` prints, built by the same
+ * code (core/'s documents, the slices' through struct slice.document_gpus) over amdsmid's
+ * context: metric and power from the sampler's samples (so the limiters are known at once),
+ * power from amdsmid's model of the sources. What amdsmi prints on stderr beside a table goes
+ * into "notes" (amdsmi prints them and leaves the key out). A GPU under a change is not read
+ * (its partition files wait until the change ends): it gets an "errors" entry instead, except
+ * in metric and power, which read no partition file.
+ *
+ * Errors: InvalidArgument for an unknown verb, option or option type, or a malformed
+ * selector; NotFound, with the message amdsmi prints, for a selector that names no GPU.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "amdsmid.h"
+#include "documents.h"
+#include "gpu-set.h"
+#include "report.h"
+#include "select.h"
+
+static int read_selection(sd_bus_message *m, struct selection *sel, sd_bus_error *error) {
+        int r;
+
+        r = sd_bus_message_enter_container(m, 'a', "{sv}");
+        if (r < 0)
+                return r;
+        while ((r = sd_bus_message_enter_container(m, 'e', "sv")) > 0) {
+                const char *key;
+
+                r = sd_bus_message_read(m, "s", &key);
+                if (r < 0)
+                        return r;
+                if (strcmp(key, "gpus") != 0)
+                        return bus_error_errno(error, -EINVAL,
+                                               "GetDocument: unknown option '%s' (options: gpus)",
+                                               key);
+                if (sd_bus_message_verify_type(m, 'v', "as") <= 0 ||
+                    sd_bus_message_enter_container(m, 'v', "as") < 0)
+                        return bus_error_errno(error, -EINVAL,
+                                               "GetDocument: option 'gpus' must be an array of "
+                                               "strings (as)");
+                r = sd_bus_message_enter_container(m, 'a', "s");
+                if (r < 0)
+                        return r;
+                for (;;) {
+                        const char *s;
+
+                        r = sd_bus_message_read(m, "s", &s);
+                        if (r < 0)
+                                return r;
+                        if (r == 0)
+                                break;
+                        r = selection_add(sel, s);
+                        if (r == -ENOMEM)
+                                return r;
+                        if (r < 0)
+                                return bus_error_errno(error, -EINVAL,
+                                                       "invalid GPU selection '%s': expected N, "
+                                                       "N.P, a PCI address or all, separated "
+                                                       "by commas",
+                                                       s);
+                }
+                r = sd_bus_message_exit_container(m); /* a */
+                if (r >= 0)
+                        r = sd_bus_message_exit_container(m); /* v */
+                if (r >= 0)
+                        r = sd_bus_message_exit_container(m); /* e */
+                if (r < 0)
+                        return r;
+        }
+        if (r < 0)
+                return r;
+        return sd_bus_message_exit_container(m);
+}
+
+/* list, static, partition, sriov: a GPU under a change is left out with an "errors" entry. */
+static void skip_changing(struct daemon *d, struct gpu_set *set, struct report *rep) {
+        FOREACH_GPU_IN_SET(set, i, gpu) {
+                struct dgpu *g = manager_find_gpu(d, amdsmi_gpu_get_bdf(gpu));
+
+                if (!g || g->busy == 0)
+                        continue;
+                set->matches[i].selected = false;
+                report_field_error_msg(rep, (int) i, "gpu", -EBUSY,
+                                       "a change of this GPU is under way (amdsmid); its "
+                                       "values follow when it ends");
+        }
+}
+
+enum {
+        DOC_SAMPLES = 1u << 0, /* the sampler's samples must be fresh first (limiters) */
+        DOC_SKIP_CHANGING = 1u << 1,
+};
+
+struct doc_verb {
+        const char *verb;
+        unsigned flags;
+        doc_gpu_fn gpu_fn;         /* core/'s documents */
+        const struct slice *slice; /* else the slice's document_gpus */
+};
+
+static const struct doc_verb doc_verbs[] = {
+        { "list", DOC_SKIP_CHANGING, list_gpu, NULL },
+        { "static", DOC_SKIP_CHANGING, static_gpu, NULL },
+        { "metric", DOC_SAMPLES, metric_gpu, NULL },
+        { "partition", DOC_SKIP_CHANGING, NULL, &partition_slice },
+        { "power", DOC_SAMPLES, NULL, &power_slice },
+        { "sriov", DOC_SKIP_CHANGING, NULL, &sriov_slice },
+};
+
+static const struct doc_verb *find_verb(const char *verb) {
+        for (size_t i = 0; i < ELEMENTSOF(doc_verbs); i++)
+                if (strcmp(doc_verbs[i].verb, verb) == 0)
+                        return &doc_verbs[i];
+        return NULL;
+}
+
+/* `amdsmi list` of every GPU: Describe()'s cached document without what only amdsmid adds
+ * (a GPU under change keeps its entry of the last document). */
+static int list_from_describe(struct daemon *d, sd_bus_message *m, sd_bus_error *error) {
+        json_object *doc, *gpus;
+        const char *s;
+        int r;
+
+        r = manager_describe(d, &s);
+        if (r < 0)
+                return bus_error_errno(error, r, "cannot describe the GPUs: %s", strerror(-r));
+        doc = json_tokener_parse(s);
+        if (!doc)
+                return bus_error_errno(error, -ENOMEM, "out of memory");
+        json_object_object_del(doc, "daemon");
+        if (json_object_object_get_ex(doc, "gpus", &gpus))
+                for (size_t i = 0; i < json_object_array_length(gpus); i++) {
+                        json_object_object_del(json_object_array_get_idx(gpus, i), "object_path");
+                        json_object_object_del(json_object_array_get_idx(gpus, i), "changing");
+                }
+        return bus_reply_json(m, doc);
+}
+
+static int method_get_document(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        struct daemon *d = userdata;
+        _cleanup_(selection_clear) struct selection sel = {};
+        const struct doc_verb *v;
+        struct report rep = { .keep_field_errors = true, .keep_notes = true };
+        struct gpu_set set = {};
+        struct doc_query q = { .report = &rep, .set = &set };
+        json_object *gpus = NULL, *doc;
+        const char *verb;
+        int r;
+
+        /* the sampler may call again with the same message, once the samples are there */
+        r = sd_bus_message_rewind(m, true);
+        if (r >= 0)
+                r = sd_bus_message_read(m, "s", &verb);
+        if (r < 0)
+                return r;
+        v = find_verb(verb);
+        if (!v)
+                return bus_error_errno(error, -EINVAL,
+                                       "GetDocument: unknown verb '%s' (verbs: list, static, "
+                                       "metric, partition, power, sriov)",
+                                       verb);
+        r = read_selection(m, &sel, error);
+        if (r < 0)
+                return r == -ENOMEM ? bus_error_errno(error, r, "out of memory") : r;
+        if (strcmp(v->verb, "list") == 0 && sel.n_items == 0)
+                return list_from_describe(d, m, error);
+        if (v->flags & DOC_SAMPLES) {
+                r = sampler_prepare(d, m, NULL, method_get_document);
+                if (r != 0)
+                        return r < 0 ? bus_error_errno(error, r, "out of memory") : 1;
+                sampler_use(d);
+                q.samples = sampler_samples(d);
+                q.samples_max_age_usec = sampler_interval_usec(d);
+                q.power_limit = power_daemon_limit;
+                q.power_limit_userdata = d;
+        }
+
+        rep.command = v->verb;
+        snprintf(rep.hostname, sizeof(rep.hostname), "%s", d->hostname);
+        report_begin_sample(&rep);
+        r = gpu_set_resolve(&set, d->ctx, &sel, &rep, 0);
+        if (r < 0) {
+                r = bus_error_errno(error, r, "%s", rep.error_message ?: strerror(-r));
+                goto finish;
+        }
+        if (v->flags & DOC_SKIP_CHANGING)
+                skip_changing(d, &set, &rep);
+        if (v->gpu_fn)
+                r = doc_collect(&q, v->gpu_fn, &gpus);
+        else
+                r = v->slice->document_gpus(d, &q, &gpus);
+        if (r < 0) {
+                r = bus_error_errno(error, r, "%s", rep.error_message ?: strerror(-r));
+                goto finish;
+        }
+        doc = report_document(&rep, gpus);
+        if (doc && rep.notes)
+                json_object_object_add(doc, "notes", TAKE_PTR(rep.notes));
+        r = bus_reply_json(m, doc);
+finish:
+        gpu_set_clear(&set);
+        report_clear(&rep);
+        return r;
+}
+
+const sd_bus_vtable document_manager_vtable[] = {
+        SD_BUS_VTABLE_START(0),
+        SD_BUS_METHOD_WITH_ARGS("GetDocument", SD_BUS_ARGS("s", verb, "a{sv}", options),
+                                SD_BUS_RESULT("s", json), method_get_document,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_VTABLE_END,
+};
