@@ -98,18 +98,12 @@ static json_object *read_document(sd_bus_message *m) {
         return json_tokener_parse_verbose(text, &jerr);
 }
 
-int cli_bus_call(struct cli *c, const char *path, const char *bdf, const char *interface,
-                 const char *member, unsigned timeout_ms, json_object **ret, char **ret_message,
-                 const char *types, ...) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
-        _cleanup_(sd_bus_slot_unrefp) sd_bus_slot *slot = NULL;
+/* A new call of @member of @interface on @path (NULL: the GPU object of @bdf). */
+static int bus_new_call(struct cli *c, const char *path, const char *bdf, const char *interface,
+                        const char *member, sd_bus_message **ret) {
         _cleanup_free_ char *gpu_path = NULL;
-        va_list ap;
         int r;
 
-        *ret = NULL;
-        if (ret_message)
-                *ret_message = NULL;
         r = bus_open(c);
         if (r < 0)
                 return r;
@@ -119,20 +113,23 @@ int cli_bus_call(struct cli *c, const char *path, const char *bdf, const char *i
                         return r;
                 path = gpu_path;
         }
-        r = sd_bus_message_new_method_call(c->bus, &m, AMDSMI_BUS_NAME, path, interface,
+        r = sd_bus_message_new_method_call(c->bus, ret, AMDSMI_BUS_NAME, path, interface,
                                            member);
         if (r < 0)
                 return r;
         /* polkit may ask the admin for a password (an agent on the terminal) */
-        (void) sd_bus_message_set_allow_interactive_authorization(m, true);
-        (void) sd_bus_message_set_auto_start(m, false);
-        if (types && types[0]) {
-                va_start(ap, types);
-                r = sd_bus_message_appendv(m, types, ap);
-                va_end(ap);
-                if (r < 0)
-                        return r;
-        }
+        (void) sd_bus_message_set_allow_interactive_authorization(*ret, true);
+        (void) sd_bus_message_set_auto_start(*ret, false);
+        return 0;
+}
+
+/* Sends @m and waits for the reply: cli_bus_call()'s results. */
+static int bus_send(struct cli *c, sd_bus_message *m, unsigned timeout_ms, json_object **ret,
+                    char **ret_message) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(sd_bus_slot_unrefp) sd_bus_slot *slot = NULL;
+        int r;
+
         /* asynchronously, since sd_bus_call() keeps only the name and message of an error,
          * and a failed change carries its document after the message */
         r = sd_bus_call_async(c->bus, &slot, m, on_reply, &reply,
@@ -164,6 +161,62 @@ int cli_bus_call(struct cli *c, const char *path, const char *bdf, const char *i
                 return 0; /* a method without a result */
         *ret = read_document(reply);
         return *ret ? 0 : -EBADMSG;
+}
+
+int cli_bus_call(struct cli *c, const char *path, const char *bdf, const char *interface,
+                 const char *member, unsigned timeout_ms, json_object **ret, char **ret_message,
+                 const char *types, ...) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        va_list ap;
+        int r;
+
+        *ret = NULL;
+        if (ret_message)
+                *ret_message = NULL;
+        r = bus_new_call(c, path, bdf, interface, member, &m);
+        if (r < 0)
+                return r;
+        if (types && types[0]) {
+                va_start(ap, types);
+                r = sd_bus_message_appendv(m, types, ap);
+                va_end(ap);
+                if (r < 0)
+                        return r;
+        }
+        return bus_send(c, m, timeout_ms, ret, ret_message);
+}
+
+int cli_bus_get_document(struct cli *c, const char *verb, char **gpus, unsigned timeout_ms,
+                         json_object **ret, char **ret_message) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        int r;
+
+        *ret = NULL;
+        if (ret_message)
+                *ret_message = NULL;
+        r = bus_new_call(c, AMDSMI_BUS_PATH, NULL, AMDSMI_BUS_IFACE_MANAGER, "GetDocument", &m);
+        if (r >= 0)
+                r = sd_bus_message_append(m, "s", verb);
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'a', "{sv}");
+        if (r >= 0 && gpus && gpus[0]) {
+                r = sd_bus_message_open_container(m, 'e', "sv");
+                if (r >= 0)
+                        r = sd_bus_message_append(m, "s", "gpus");
+                if (r >= 0)
+                        r = sd_bus_message_open_container(m, 'v', "as");
+                if (r >= 0)
+                        r = sd_bus_message_append_strv(m, gpus);
+                if (r >= 0)
+                        r = sd_bus_message_close_container(m);
+                if (r >= 0)
+                        r = sd_bus_message_close_container(m);
+        }
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
+        if (r < 0)
+                return r;
+        return bus_send(c, m, timeout_ms, ret, ret_message);
 }
 
 void cli_bus_close(struct cli *c) {

@@ -46,5 +46,12 @@ int cli_bus_call(struct cli *c, const char *path, const char *bdf, const char *i
                  const char *member, unsigned timeout_ms, json_object **ret, char **ret_message,
                  const char *types, ...);
 
+/*
+ * amdsmid's document of the read verb @verb (Manager.GetDocument) for the selectors @gpus
+ * (NULL or empty: every GPU), as cli_bus_call() answers.
+ */
+int cli_bus_get_document(struct cli *c, const char *verb, char **gpus, unsigned timeout_ms,
+                         json_object **ret, char **ret_message);
+
 /* Closes the connection (main() calls it). */
 void cli_bus_close(struct cli *c);

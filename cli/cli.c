@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "documents.h"
 #include "exit-codes.h"
+#include "parse-util.h"
 
 _Static_assert(OUTPUT_NA == AMDSMI_NA, "OUTPUT_NA must be the library's AMDSMI_NA");
 
@@ -61,11 +62,166 @@ int cli_change_begin(struct cli *c, const char *why) {
 }
 
 int cli_open_run(struct cli *c, int (*sample)(struct cli *c)) {
-        int r = cli_open(c);
+        int r;
 
-        if (r < 0)
-                return r;
+        /* with amdsmid running, the verb's sample asks it (cli_read_document()): nothing is
+         * read here, not even the enumeration */
+        c->read_daemon = !c->direct && cli_daemon_running(c);
+        if (!c->read_daemon) {
+                r = cli_open(c);
+                if (r < 0)
+                        return r;
+        }
         return cli_run(c, sample);
+}
+
+/* The -g selectors as GetDocument takes them; -EOPNOTSUPP when one cannot be spelled. */
+static int selection_strv(const struct selection *sel, char ***ret) {
+        _cleanup_strv_free_ char **l = NULL;
+
+        for (size_t i = 0; i < sel->n_items; i++) {
+                char buf[SELECT_BDF_MAX + 16];
+                int r = selector_format(&sel->items[i], buf, sizeof(buf));
+
+                if (r < 0)
+                        return r;
+                r = strv_extend(&l, buf);
+                if (r < 0)
+                        return r;
+        }
+        *ret = TAKE_PTR(l);
+        return 0;
+}
+
+/* A watch follows the GPUs it started with: the index selectors become the PCI addresses of
+ * amdsmid's answer (as selection_pin() does over an enumeration). */
+static void pin_from_document(struct cli *c, json_object *gpus) {
+        struct select_target *targets = NULL;
+        size_t n = 0;
+
+        for (size_t i = 0; i < json_object_array_length(gpus); i++) {
+                json_object *g = json_object_array_get_idx(gpus, i), *k;
+
+                if (json_object_object_get_ex(g, "gpu", &k) &&
+                    json_object_is_type(k, json_type_int) && json_object_get_int(k) >= 0 &&
+                    (size_t) json_object_get_int(k) + 1 > n)
+                        n = (size_t) json_object_get_int(k) + 1;
+        }
+        if (n == 0 || n > 4096)
+                return;
+        targets = calloc(n, sizeof(*targets));
+        if (!targets)
+                return;
+        for (size_t i = 0; i < json_object_array_length(gpus); i++) {
+                json_object *g = json_object_array_get_idx(gpus, i), *k, *bdf;
+
+                if (json_object_object_get_ex(g, "gpu", &k) &&
+                    json_object_is_type(k, json_type_int) && json_object_get_int(k) >= 0 &&
+                    json_object_object_get_ex(g, "bdf", &bdf) &&
+                    json_object_is_type(bdf, json_type_string))
+                        targets[json_object_get_int(k)].bdf = json_object_get_string(bdf);
+        }
+        /* a selector whose GPU the answer does not show stays as it is */
+        for (size_t i = 0; i < c->selection.n_items; i++) {
+                struct selector *s = &c->selection.items[i];
+
+                if (s->kind == SELECTOR_INDEX && s->index < n && targets[s->index].bdf &&
+                    s->partition == SELECT_NO_PARTITION) {
+                        snprintf(s->bdf, sizeof(s->bdf), "%s", targets[s->index].bdf);
+                        s->kind = SELECTOR_BDF;
+                }
+        }
+        free(targets);
+}
+
+/* Whether @doc has the shape read here: an object whose "gpus" is an array of objects and
+ * whose "errors" and "notes", if any, are arrays (json-c asserts the type of what it indexes;
+ * a confused daemon must not abort the CLI). */
+static bool document_usable(json_object *doc) {
+        json_object *gpus, *a;
+
+        if (!json_object_is_type(doc, json_type_object) ||
+            !json_object_object_get_ex(doc, "gpus", &gpus) ||
+            !json_object_is_type(gpus, json_type_array))
+                return false;
+        for (size_t i = 0; i < json_object_array_length(gpus); i++)
+                if (!json_object_is_type(json_object_array_get_idx(gpus, i), json_type_object))
+                        return false;
+        if (json_object_object_get_ex(doc, "errors", &a) && a &&
+            !json_object_is_type(a, json_type_array))
+                return false;
+        if (json_object_object_get_ex(doc, "notes", &a) && a &&
+            !json_object_is_type(a, json_type_array))
+                return false;
+        return true;
+}
+
+/* amdsmid answers from its cache at once; a hung daemon is not waited for long. */
+#define READ_CALL_TIMEOUT_MS 30000
+
+int cli_read_document(struct cli *c, const char *verb, json_object **ret) {
+        _cleanup_strv_free_ char **gpus = NULL;
+        _cleanup_free_ char *message = NULL;
+        json_object *doc = NULL, *a;
+        int r;
+
+        if (!c->read_daemon)
+                return 0;
+        r = selection_strv(&c->selection, &gpus);
+        if (r == -ENOMEM)
+                return cli_fail(c, r, "out of memory");
+        if (r < 0)
+                goto in_process;
+        r = cli_bus_get_document(c, verb, gpus, READ_CALL_TIMEOUT_MS, &doc, &message);
+        switch (r) {
+        case 0:
+                break;
+        /* an amdsmid without GetDocument, or one that went away: read here */
+        case -EBADR:
+        case -EHOSTUNREACH:
+        case -ENXIO:
+        case -ENOTCONN:
+        case -ECONNRESET:
+        case -EPIPE:
+                json_object_put(doc);
+                goto in_process;
+        default:
+                json_object_put(doc);
+                return cli_fail(c, r, "%s", message ? message : strerror(-r));
+        }
+        if (!document_usable(doc)) {
+                json_object_put(doc);
+                goto in_process;
+        }
+        if (json_object_object_get_ex(doc, "errors", &a) && a)
+                for (size_t i = 0; i < json_object_array_length(a); i++)
+                        report_replay_error(&c->report, json_object_array_get_idx(a, i));
+        if (json_object_object_get_ex(doc, "notes", &a) && a)
+                for (size_t i = 0; i < json_object_array_length(a); i++)
+                        report_note(&c->report, "%s",
+                                    json_object_get_string(json_object_array_get_idx(a, i)));
+        /* the time amdsmid read the values */
+        if (json_object_object_get_ex(doc, "timestamp", &a))
+                (void) parse_timestamp(json_object_get_string(a), &c->report.sample_time);
+        json_object_object_get_ex(doc, "gpus", &a);
+        if (c->interval_ns > 0)
+                pin_from_document(c, a);
+        *ret = json_object_get(a);
+        json_object_put(doc);
+        return 1;
+
+in_process:
+        c->read_daemon = false;
+        r = cli_open(c);
+        return r < 0 ? r : 0;
+}
+
+int cli_collect_document(struct cli *c, const char *verb, doc_gpu_fn gpu_fn, json_object **ret) {
+        int r = cli_read_document(c, verb, ret);
+
+        if (r != 0)
+                return r < 0 ? r : 0;
+        return cli_collect_gpus(c, gpu_fn, ret);
 }
 
 int cli_sample_done(struct cli *c, json_object *gpus, int r) {
@@ -140,70 +296,9 @@ _printf_(3, 0) static void log_handler(struct amdsmi_ctx *ctx, int priority, con
 }
 
 static int resolve(struct cli *c) {
-        struct select_target *targets = NULL;
-        struct select_match *matches = NULL;
-        size_t n, failed = 0;
-        int r;
-
-        n = amdsmi_ctx_get_gpu_count(c->set.ctx);
-        targets = calloc(n ? n : 1, sizeof(*targets));
-        matches = calloc(n ? n : 1, sizeof(*matches));
-        if (!targets || !matches) {
-                free(targets);
-                free(matches);
-                return cli_fail(c, -ENOMEM, "out of memory");
-        }
-        /* Partition counts come from the KFD topology walk: only pay for it when a selector
-         * names a partition (metric must stay cheap). */
-        bool need_partitions = false;
-        for (size_t i = 0; i < c->selection.n_items; i++)
-                if (c->selection.items[i].partition != SELECT_NO_PARTITION)
-                        need_partitions = true;
-        for (size_t i = 0; i < n; i++) {
-                struct amdsmi_gpu *gpu = amdsmi_ctx_get_gpu(c->set.ctx, i);
-
-                targets[i].bdf = gpu ? amdsmi_gpu_get_bdf(gpu) : NULL;
-                targets[i].n_partitions =
-                        gpu && need_partitions ? amdsmi_gpu_get_partition_count(gpu) : 0;
-        }
-
-        r = selection_resolve(&c->selection, targets, n, matches, &failed);
-        if (r == -ENOENT) {
-                const struct selector *s = &c->selection.items[failed];
-
-                size_t at = n;
-
-                if (s->kind == SELECTOR_BDF)
-                        for (at = 0; at < n; at++)
-                                if (targets[at].bdf && strcasecmp(targets[at].bdf, s->bdf) == 0)
-                                        break;
-                if (s->kind == SELECTOR_BDF && at < n)
-                        cli_fail(c, r, "GPU %s has no partition %u (it has %zu)", s->bdf,
-                                 s->partition, targets[at].n_partitions);
-                else if (s->kind == SELECTOR_BDF)
-                        cli_fail(c, r, "no AMD GPU at %s%s", s->bdf,
-                                 c->sample > 0 ? " any more" : "");
-                else if (s->index >= n)
-                        cli_fail(c, r, "GPU %u not found (%zu GPU%s present)", s->index, n,
-                                 n == 1 ? "" : "s");
-                else
-                        cli_fail(c, r, "GPU %u has no partition %u (it has %zu)", s->index,
-                                 s->partition, targets[s->index].n_partitions);
-        } else if (r < 0) {
-                cli_fail(c, r, "cannot resolve the GPU selection: %s", strerror(-r));
-        } else if (c->interval_ns > 0) {
-                /* a watch follows the GPUs it started with, whatever their index becomes */
-                selection_pin(&c->selection, targets, n);
-        }
-        free(targets);
-        if (r < 0) {
-                free(matches);
-                return r;
-        }
-        free(c->set.matches);
-        c->set.matches = matches;
-        c->set.n_gpus = n;
-        return 0;
+        return gpu_set_resolve(&c->set, c->set.ctx, &c->selection, &c->report,
+                               (c->sample > 0 ? GPU_SET_AGAIN : 0) |
+                                       (c->interval_ns > 0 ? GPU_SET_PIN : 0));
 }
 
 static int enumerate(struct cli *c) {
@@ -311,6 +406,8 @@ static int flush_stdout(struct cli *c) {
 
 /* Enumerates again when a partition switch rebuilt the KFD topology. */
 static int refresh_topology(struct cli *c) {
+        if (!c->set.ctx)
+                return 0; /* amdsmid answers (cli_read_document()) */
         if (amdsmi_ctx_check_topology(c->set.ctx) != -ESTALE)
                 return 0;
         return enumerate(c);

@@ -93,6 +93,7 @@ struct cli {
         /* amdsmid (bus.c) */
         struct sd_bus *bus;
         bool bus_failed, daemon_checked, daemon_running;
+        bool read_daemon; /* a read verb's samples come from amdsmid (cli_read_document()) */
 
         /* run time */
         unsigned sample;             /* 0-based sample number */
@@ -167,8 +168,26 @@ void cli_report_init(struct cli *c);
  */
 int cli_change_begin(struct cli *c, const char *why);
 
-/* A read verb: enumerates, resolves -g, then cli_run(@sample). */
+/* A read verb: with amdsmid running (and no --direct) leaves the reading to it, else
+ * enumerates and resolves -g; then cli_run(@sample). */
 int cli_open_run(struct cli *c, int (*sample)(struct cli *c));
+
+/*
+ * A read verb's sample from amdsmid (ARCHITECTURE §4): when cli_open_run() left the reading
+ * to it, its Manager.GetDocument(@verb) for -g: the "gpus" in *ret, its "errors" added to the
+ * report (as the in-process reading adds them), its "notes" printed. An amdsmid that cannot
+ * answer (an older one, gone) or a selection GetDocument cannot take: enumerates here and
+ * returns 0, as when amdsmid does not run. @return 1 (*ret set), 0 (read in-process) or a
+ * negative errno (reported: amdsmid's answer, e.g. a GPU that -g does not find).
+ */
+int cli_read_document(struct cli *c, const char *verb, json_object **ret);
+
+/* cli_read_document(), or else cli_collect_gpus() with @gpu_fn. @return 0 or < 0. */
+struct doc_query;
+int cli_collect_document(struct cli *c, const char *verb,
+                         json_object *(*gpu_fn)(const struct doc_query *q, size_t index,
+                                                struct amdsmi_gpu *gpu),
+                         json_object **ret);
 
 /* The end of a table or CSV sample: frees @gpus and the errors already printed on stderr;
  * a failure @r to format the output is reported. @return 0 or @r. */

@@ -229,62 +229,6 @@ static void prime_samples(struct cli *c) {
         cli_begin_sample(c);
 }
 
-/* GPUs whose limiters need a second sample take them from amdsmid, whose sampler has them:
- * one call for all. */
-static void limiters_from_daemon(struct cli *c, json_object *gpus) {
-        json_object *doc = NULL, *dgpus, *one = NULL;
-        size_t wanted = 0;
-        int r;
-
-        for (size_t i = 0; i < json_object_array_length(gpus); i++) {
-                json_object *g = json_object_array_get_idx(gpus, i);
-                json_object *l = json_path_get(g, "limiters.status");
-
-                if (l && strcmp(json_object_get_string(l), "one_sample") == 0) {
-                        wanted++;
-                        one = g;
-                }
-                json_object_put(l);
-        }
-        if (wanted == 0 || c->direct || !cli_daemon_running(c))
-                return;
-        /* one GPU: its own document (amdsmid samples only it); more: the whole server's */
-        if (wanted == 1 && json_object_object_get_ex(one, "bdf", &dgpus))
-                r = cli_bus_call(c, NULL, json_object_get_string(dgpus), AMDSMI_BUS_IFACE_GPU,
-                                 "GetMetrics", 10000, &doc, NULL, NULL);
-        else
-                r = cli_bus_call(c, AMDSMI_BUS_PATH, NULL, AMDSMI_BUS_IFACE_MANAGER, "GetMetrics",
-                                 10000, &doc, NULL, NULL);
-        if (r < 0 ||
-            !json_object_object_get_ex(doc, "gpus", &dgpus)) {
-                json_object_put(doc);
-                return;
-        }
-        for (size_t i = 0; i < json_object_array_length(gpus); i++) {
-                json_object *g = json_object_array_get_idx(gpus, i), *bdf, *st;
-
-                if (!json_object_object_get_ex(g, "bdf", &bdf))
-                        continue;
-                st = json_path_get(g, "limiters.status");
-                if (!st || strcmp(json_object_get_string(st), "one_sample") != 0) {
-                        json_object_put(st);
-                        continue;
-                }
-                json_object_put(st);
-                for (size_t k = 0; k < json_object_array_length(dgpus); k++) {
-                        json_object *d = json_object_array_get_idx(dgpus, k), *dbdf, *dl;
-
-                        if (json_object_object_get_ex(d, "bdf", &dbdf) &&
-                            strcmp(json_object_get_string(dbdf), json_object_get_string(bdf)) == 0 &&
-                            json_object_object_get_ex(d, "limiters", &dl) && dl) {
-                                json_object_object_add(g, "limiters", json_object_get(dl));
-                                break;
-                        }
-                }
-        }
-        json_object_put(doc);
-}
-
 /* The THROTTLE cell of every GPU (tables and CSV; not part of the JSON document). */
 static void add_throttle_text(json_object *gpus) {
         for (size_t i = 0; i < json_object_array_length(gpus); i++) {
@@ -302,12 +246,12 @@ static int metric_sample(struct cli *c) {
         json_object *gpus;
         int r;
 
-        if (c->metric.throttle && c->sample == 0)
+        /* amdsmid's sampler has the samples of the limiters */
+        if (c->metric.throttle && c->sample == 0 && !c->read_daemon)
                 prime_samples(c);
-        r = cli_collect_gpus(c, metric_gpu, &gpus);
+        r = cli_collect_document(c, "metric", metric_gpu, &gpus);
         if (r != 0)
                 return r;
-        limiters_from_daemon(c, gpus);
         if (c->format != OUTPUT_JSON)
                 add_throttle_text(gpus);
 
@@ -342,14 +286,12 @@ static int metric_sample(struct cli *c) {
 }
 
 int verb_metric(struct cli *c) {
-        int r = cli_open(c);
+        int r;
 
-        if (r < 0)
-                return r;
         /* the limiters need two samples: those of a watch, or --throttle's */
         if (c->interval_ns > 0 || c->metric.throttle)
                 c->samples = &c->own_samples;
-        r = cli_run(c, metric_sample);
+        r = cli_open_run(c, metric_sample);
         c->samples = NULL;
         samples_clear(&c->own_samples);
         return r;

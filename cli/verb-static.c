@@ -155,7 +155,7 @@ static int static_sample(struct cli *c) {
         json_object *gpus;
         int r;
 
-        r = cli_collect_gpus(c, static_gpu, &gpus);
+        r = cli_collect_document(c, "static", static_gpu, &gpus);
         if (r != 0)
                 return r;
 

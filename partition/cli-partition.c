@@ -135,7 +135,7 @@ static int partition_sample(struct cli *c) {
         json_object *gpus;
         int r;
 
-        r = cli_collect_gpus(c, partition_gpu, &gpus);
+        r = cli_collect_document(c, "partition", partition_gpu, &gpus);
         if (r != 0)
                 return r;
 

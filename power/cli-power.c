@@ -101,27 +101,6 @@ static const struct column_def power_csv_columns[] = {
         { "notes", NULL, "notes", 0 },
 };
 
-/* The GPU's object from amdsmid's Explain(), or NULL (then it is read in-process). */
-static json_object *explain_via_daemon(struct cli *c, size_t index, struct amdsmi_gpu *gpu) {
-        _cleanup_free_ char *msg = NULL;
-        json_object *o = NULL;
-        int r;
-
-        r = cli_bus_call(c, NULL, amdsmi_gpu_get_bdf(gpu), AMDSMI_BUS_IFACE_POWER, "Explain",
-                         30000, &o, &msg, NULL);
-        if (r < 0) {
-                json_object_put(o);
-                return NULL; /* a GPU amdsmid does not know (yet): read it here */
-        }
-        if (!json_object_is_type(o, json_type_object)) {
-                json_object_put(o);
-                return NULL;
-        }
-        /* the number the selection uses (the same enumeration order as amdsmid's) */
-        json_set(o, "gpu", json_object_new_uint64(index));
-        return o;
-}
-
 /* The sources of the state file, opened once per sample when a GPU is read in-process. */
 struct local_state {
         bool opened;
@@ -175,35 +154,28 @@ static const struct sample_pair *power_sample_pair(struct cli *c, struct amdsmi_
         return p;
 }
 
-static int power_sample(struct cli *c) {
+/* The GPUs' objects read in-process: the device, the state file's sources. */
+static int power_read_gpus(struct cli *c, json_object **ret) {
         _cleanup_free_ struct power_view *v = malloc(sizeof(*v));
-        bool daemon = !c->direct && cli_daemon_running(c);
         struct local_state ls = {};
         json_object *gpus = json_object_new_array();
-        struct columns cols = {};
         int r = 0;
 
         if (!gpus || !v) {
                 json_object_put(gpus);
                 return cli_fail(c, -ENOMEM, "out of memory");
         }
-        cli_begin_sample(c);
         FOREACH_SELECTED_GPU(c, i, gpu) {
-                json_object *o = daemon ? explain_via_daemon(c, i, gpu) : NULL;
+                json_object *o;
 
-                if (!o) {
-                        power_view_load(gpu, local_state(c, &ls), 0, v);
-                        o = power_gpu_object(&c->report, i, gpu, v);
-                        if (o)
-                                power_gpu_object_add_limiters(o, v, power_sample_pair(c, gpu));
-                }
+                power_view_load(gpu, local_state(c, &ls), 0, v);
+                o = power_gpu_object(&c->report, i, gpu, v);
+                if (o)
+                        power_gpu_object_add_limiters(o, v, power_sample_pair(c, gpu));
                 if (!o) {
                         r = cli_fail(c, -ENOMEM, "out of memory");
                         break;
                 }
-                /* table and CSV helpers, not part of the JSON document */
-                if (c->format != OUTPUT_JSON)
-                        power_gpu_object_add_text(o);
                 json_object_array_add(gpus, o);
         }
         state_close(ls.st);
@@ -211,6 +183,25 @@ static int power_sample(struct cli *c) {
                 json_object_put(gpus);
                 return r;
         }
+        *ret = gpus;
+        return 0;
+}
+
+static int power_sample(struct cli *c) {
+        json_object *gpus = NULL;
+        struct columns cols = {};
+        int r;
+
+        /* amdsmid's model of the sources, else the device and the state file */
+        r = cli_read_document(c, "power", &gpus);
+        if (r == 0)
+                r = power_read_gpus(c, &gpus);
+        if (r < 0)
+                return r;
+        /* table and CSV helpers, not part of the JSON document */
+        if (c->format != OUTPUT_JSON)
+                for (size_t i = 0; i < json_object_array_length(gpus); i++)
+                        power_gpu_object_add_text(json_object_array_get_idx(gpus, i));
 
         if (c->format == OUTPUT_TABLE) {
                 json_object *tmp = json_object_get(gpus);
@@ -247,14 +238,12 @@ static int power_sample(struct cli *c) {
 }
 
 int verb_power(struct cli *c) {
-        int r = cli_open(c);
+        int r;
 
-        if (r < 0)
-                return r;
         /* in a watch read in-process, consecutive gpu_metrics samples give the limiters */
         if (c->interval_ns > 0)
                 c->samples = &c->own_samples;
-        r = cli_run(c, power_sample);
+        r = cli_open_run(c, power_sample);
         c->samples = NULL;
         samples_clear(&c->own_samples);
         return r;

@@ -63,8 +63,6 @@
 #include "parse-util.h"
 #include "sriov-json.h"
 
-/* ListVfs() answers from the daemon's context at once; a hung daemon is not waited for long. */
-#define LIST_CALL_TIMEOUT_MS 30000
 
 /* The table's and CSV's helper fields of a PF row. */
 static void pf_row_texts(json_object *row, json_object *pf) {
@@ -213,93 +211,15 @@ static int print_pfs(json_object *gpus, bool table) {
                                        vf_columns, ELEMENTSOF(vf_columns), pf_vf_row, table);
 }
 
-/* The PF's object of `amdsmi sriov --json` from amdsmid's ListVfs() (NULL: ask the library);
- * without @all_vfs only the VFs selected here are kept. */
-static json_object *pf_json_daemon(struct cli *c, struct amdsmi_gpu *gpu, bool all_vfs) {
-        json_object *o = NULL, *vfs = NULL, *keep;
+static int sriov_sample(struct cli *c) {
+        json_object *gpus = NULL;
         int r;
 
-        if (c->direct || !cli_daemon_running(c))
-                return NULL;
-        r = cli_bus_call(c, NULL, amdsmi_gpu_get_bdf(gpu), AMDSMI_BUS_IFACE_SRIOV, "ListVfs",
-                         LIST_CALL_TIMEOUT_MS, &o, NULL, "");
-        if (r < 0 || !json_object_is_type(o, json_type_object)) {
-                json_object_put(o);
-                return NULL;
-        }
-        if (all_vfs || !json_object_object_get_ex(o, "vfs", &vfs) ||
-            !json_object_is_type(vfs, json_type_array))
-                return o;
-        keep = json_object_new_array();
-        if (!keep) {
-                json_object_put(o);
-                return NULL;
-        }
-        for (size_t i = 0; i < json_object_array_length(vfs); i++) {
-                json_object *v = json_object_array_get_idx(vfs, i), *bdf = NULL;
-                int k = -1;
-
-                if (json_object_object_get_ex(v, "bdf", &bdf))
-                        k = sriov_index_of_bdf(&c->set, json_object_get_string(bdf));
-                if (k >= 0 && c->set.matches[k].selected)
-                        json_object_array_add(keep, json_object_get(v));
-        }
-        json_set(o, "vfs", keep);
-        return o;
-}
-
-static int sriov_sample(struct cli *c) {
-        _cleanup_free_ bool *show = NULL, *all_vfs = NULL;
-        json_object *gpus = NULL;
-        size_t n_guest = 0;
-        int r = 0, guest = -1;
-
-        show = calloc(c->set.n_gpus + 1, sizeof(bool));
-        all_vfs = calloc(c->set.n_gpus + 1, sizeof(bool));
-        gpus = json_object_new_array();
-        if (!show || !all_vfs || !gpus) {
-                json_object_put(gpus);
-                return cli_fail(c, -ENOMEM, "out of memory");
-        }
-        FOREACH_SELECTED_GPU(c, i, gpu) {
-                enum amdsmi_role role = amdsmi_gpu_get_role(gpu);
-
-                if (role == AMDSMI_ROLE_VF) {
-                        int k = sriov_index_of_bdf(&c->set, amdsmi_gpu_get_physfn_bdf(gpu));
-
-                        if (k >= 0 && (size_t) k < c->set.n_gpus)
-                                show[k] = true;
-                } else if (sriov_role_is_guest(role)) {
-                        if (guest < 0)
-                                guest = (int) i;
-                        n_guest++;
-                } else {
-                        show[i] = true;
-                        all_vfs[i] = true;
-                }
-        }
-        for (size_t i = 0; i < c->set.n_gpus; i++) {
-                struct amdsmi_gpu *gpu = amdsmi_ctx_get_gpu(c->set.ctx, i);
-                json_object *o;
-
-                if (!show[i] || !gpu)
-                        continue;
-                o = pf_json_daemon(c, gpu, all_vfs[i]);
-                if (!o)
-                        o = sriov_pf_json(&c->report, &c->set, i, gpu, all_vfs[i]);
-                if (!o) {
-                        json_object_put(gpus);
-                        return cli_fail(c, -ENOMEM, "out of memory");
-                }
-                json_object_array_add(gpus, o);
-        }
-        if (n_guest > 0 && json_object_array_length(gpus) == 0 && c->format != OUTPUT_JSON)
-                fprintf(stderr,
-                        "amdsmi: GPU %d (%s) is a VF inside a guest (%s): its VFs are "
-                        "configured on the host\n",
-                        guest, amdsmi_gpu_get_bdf(amdsmi_ctx_get_gpu(c->set.ctx, guest)),
-                        amdsmi_role_to_string(
-                                amdsmi_gpu_get_role(amdsmi_ctx_get_gpu(c->set.ctx, guest))));
+        r = cli_read_document(c, "sriov", &gpus);
+        if (r == 0)
+                r = sriov_document_gpus(&c->report, &c->set, c->format != OUTPUT_JSON, &gpus);
+        if (r < 0)
+                return r;
 
         switch (c->format) {
         case OUTPUT_JSON:

@@ -4,7 +4,7 @@
  * document of a reply, the error name, message and document of a failed change). A server
  * thread answers on a private D-Bus connection (a socketpair, no bus daemon) with the input:
  * its first byte picks the shape of the reply (a document; an error with a message and a
- * document; no result; a result of another type; a Describe() document that `amdsmi list`
+ * document; no result; a result of another type; a GetDocument() document that `amdsmi list`
  * prints), the second an error name of amdsmid's table (or the output format), the rest up to a NUL byte is the text. Checks: a reply document is returned exactly
  * when it is JSON (and equals it); an error returns its errno (the table's first for its
  * name), its message, and its document when that is JSON; a reply without a document is not
