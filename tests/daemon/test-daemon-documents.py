@@ -1,0 +1,153 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""The read verbs through amdsmid (Manager.GetDocument, ARCHITECTURE §4).
+
+With amdsmid running, `amdsmi list|static|metric|partition|power|sriov` ask it for their
+document and read nothing under /sys themselves: the CLI runs here with AMDSMI_SYSFS_ROOT at
+a directory that does not exist, so any read of its own would fail. The output must be what
+`--direct` prints on the same (frozen) simulator, in every format, byte for byte but for the
+JSON timestamp.
+"""
+import json
+import os
+import re
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from daemontest import MANAGER, NOBODY, ROOT, Daemon, require_daemon  # noqa: E402
+
+import dbus  # noqa: E402
+
+NOWHERE = {"AMDSMI_SYSFS_ROOT": "/nonexistent/amdsmi-test-sysfs"}
+STAMP = re.compile(r'"timestamp": ?"[^"]*"')
+
+# metric's limiters need two samples: --throttle gives the in-process reading its two, as
+# amdsmid's sampler has them
+CASES = [
+    ("list",), ("list", "-g", "1"), ("static",), ("static", "-g", "0,3"),
+    ("metric", "--throttle"), ("metric", "--throttle", "-g", "2"),
+    ("partition",), ("partition", "-g", "0.0"), ("power",), ("power", "-g", "7"),
+    ("sriov",),
+]
+
+
+def unstamped(text):
+    return STAMP.sub('"timestamp": "T"', text)
+
+
+def without_limiters(text):
+    """power has no --throttle: its JSON limiters (which need two samples) are left out."""
+    doc = json.loads(text)
+    for g in doc["gpus"]:
+        g.pop("limiters")
+    doc["timestamp"] = "T"
+    return doc
+
+
+class Documents(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        require_daemon()
+
+    def bus(self, d):
+        return dbus.bus.BusConnection(d.address)
+
+    def get_document(self, d, verb, options):
+        obj = self.bus(d).get_object("org.amdsmi1", ROOT)
+        return json.loads(obj.GetDocument(verb, options, dbus_interface=MANAGER))
+
+    def assertBusError(self, d, name, verb, options, message=None):
+        with self.assertRaises(dbus.exceptions.DBusException) as cm:
+            self.get_document(d, verb, options)
+        self.assertEqual(cm.exception.get_dbus_name(), name)
+        if message:
+            self.assertIn(message, cm.exception.get_dbus_message())
+
+    def test_every_read_verb_as_direct(self):
+        with Daemon(sim_args=("--frozen",)) as d:
+            for case in CASES:
+                for fmt in ((), ("--json",), ("--csv",)):
+                    args = case + fmt
+                    with self.subTest(args=" ".join(args)):
+                        via = d.cli(*args, user=NOBODY, env=NOWHERE, status=None)
+                        direct = d.cli("--direct", *args, status=None)
+                        self.assertEqual(via.returncode, direct.returncode, via.stderr)
+                        self.assertEqual(via.returncode, 0, via.stderr)
+                        if case[0] == "power" and "--json" in fmt:
+                            self.assertEqual(without_limiters(via.stdout),
+                                             without_limiters(direct.stdout))
+                        else:
+                            self.assertEqual(unstamped(via.stdout), unstamped(direct.stdout))
+                        self.assertEqual(via.stderr, direct.stderr)
+                        self.assertNotEqual(via.stdout, "")
+
+    def test_direct_reads_sysfs(self):
+        # the control: --direct does read the (missing) tree, so the test above can fail
+        with Daemon() as d:
+            p = d.cli("--direct", "metric", "--json", env=NOWHERE, status=None)
+            self.assertNotEqual(p.returncode, 0)
+            self.assertIn("no AMD GPU found under /nonexistent", p.stderr)
+
+    def test_document_answers(self):
+        with Daemon(sim_args=("--frozen",)) as d:
+            doc = self.get_document(d, "metric", {"gpus": dbus.Array(["1"], signature="s")})
+            self.assertEqual((doc["schema"], doc["command"]), ("amdsmi/1", "metric"))
+            self.assertEqual([g["gpu"] for g in doc["gpus"]], [1])
+            # amdsmid's sampler has two samples: the limiters are measured, not unknown
+            self.assertNotEqual(doc["gpus"][0]["limiters"]["status"], "one_sample")
+            doc = self.get_document(d, "partition", dbus.Dictionary({}, signature="sv"))
+            self.assertEqual(len(doc["gpus"]), 8)
+            self.assertNotIn("notes", doc)
+            doc = self.get_document(d, "power", {"gpus": dbus.Array(["0000:26:00.0", "all"],
+                                                                    signature="s")})
+            self.assertEqual(len(doc["gpus"]), 8)
+            for verb in ("list", "static", "sriov"):
+                self.assertEqual(self.get_document(d, verb, {})["command"], verb)
+
+    def test_bad_calls(self):
+        with Daemon() as d:
+            inval = "org.amdsmi1.Error.InvalidArgument"
+            self.assertBusError(d, inval, "reset", {}, "unknown verb 'reset'")
+            self.assertBusError(d, inval, "", {}, "unknown verb ''")
+            self.assertBusError(d, inval, "list", {"gpu": dbus.Array(["0"], signature="s")},
+                                "unknown option 'gpu'")
+            self.assertBusError(d, inval, "list", {"gpus": dbus.String("0")},
+                                "option 'gpus' must be an array of strings")
+            self.assertBusError(d, inval, "list", {"gpus": dbus.Array([dbus.UInt32(0)],
+                                                                      signature="u")},
+                                "option 'gpus' must be an array of strings")
+            self.assertBusError(d, inval, "static", {"gpus": dbus.Array(["zz"], signature="s")},
+                                "invalid GPU selection 'zz'")
+            self.assertBusError(d, "org.amdsmi1.Error.NotFound", "metric",
+                                {"gpus": dbus.Array(["9"], signature="s")},
+                                "GPU 9 not found (8 GPUs present)")
+            self.assertBusError(d, "org.amdsmi1.Error.NotFound", "list",
+                                {"gpus": dbus.Array(["0000:99:00.0"], signature="s")},
+                                "no AMD GPU at 0000:99:00.0")
+            # the CLI says what --direct says, with the same exit status
+            for args in (("list", "-g", "9"), ("metric", "-g", "0.5"),
+                         ("static", "-g", "0000:99:00.0")):
+                with self.subTest(args=args):
+                    via = d.cli(*args, env=NOWHERE, status=None)
+                    direct = d.cli("--direct", *args, status=None)
+                    self.assertEqual(via.returncode, 3)
+                    self.assertEqual(via.returncode, direct.returncode)
+                    self.assertEqual(via.stderr, direct.stderr)
+            # still serving
+            self.assertEqual(len(self.get_document(d, "list", {})["gpus"]), 8)
+
+    def test_watch_follows_amdsmid(self):
+        with Daemon(sim_args=("--frozen",)) as d:
+            p = d.cli("metric", "--json", "-g", "1", "-w", "0.1", "-n", "3", env=NOWHERE)
+            lines = p.stdout.splitlines()
+            self.assertEqual(len(lines), 3)
+            for line in lines:
+                doc = json.loads(line)
+                self.assertEqual([g["bdf"] for g in doc["gpus"]], ["0000:26:00.0"])
+            p = d.cli("power", "--csv", "-w", "0.1", "-n", "2", env=NOWHERE)
+            self.assertEqual(len(p.stdout.splitlines()), 1 + 2 * 8)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
