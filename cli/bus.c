@@ -2,17 +2,24 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include <systemd/sd-bus.h>
 
 #include "bus-errors.h"
 #include "bus.h"
 #include "cli.h"
+#include "parse-util.h"
+#include "runtime-dir.h"
+#include "safe-open.h"
+#include "sd-bus-dl.h"
 
 static bool streq_ptr(const char *a, const char *b) {
         return a && b && strcmp(a, b) == 0;
@@ -28,8 +35,14 @@ static int bus_open(struct cli *c) {
                 return 0;
         if (c->bus_failed)
                 return -ENOTCONN;
-        (void) amdsmi_bus_errors_register();
-        r = sd_bus_open_system(&bus);
+        /* libsystemd is loaded now, not at every start (sd-bus-dl.h) */
+        r = sd_bus_dl_load();
+        if (r < 0) {
+                c->bus_failed = true;
+                return r;
+        }
+        (void) sym_sd_bus_error_add_map(amdsmi_bus_errors);
+        r = sym_sd_bus_open_system(&bus);
         if (r < 0) {
                 c->bus_failed = true;
                 return r;
@@ -38,9 +51,38 @@ static int bus_open(struct cli *c) {
         return 0;
 }
 
+bool cli_daemon_may_run(void) {
+        char dir[PATH_MAX], path[PATH_MAX + sizeof(AMDSMID_PID_FILE) + 1], buf[32];
+        uint32_t pid;
+        ssize_t n;
+        int fd;
+
+        if (runtime_dir(dir, sizeof(dir)) < 0 ||
+            (size_t) snprintf(path, sizeof(path), "%s/%s", dir, AMDSMID_PID_FILE) >=
+                    sizeof(path))
+                return true; /* cannot tell: ask the bus */
+        /* root's regular file (another user's could make reads ask a fake daemon... which
+         * the bus would then refuse; still, trust only root's) */
+        fd = safe_open(path, O_RDONLY, 0, SAFE_OPEN_TRUSTED);
+        if (fd == -ENOENT)
+                return false;
+        if (fd < 0)
+                return true;
+        n = read(fd, buf, sizeof(buf) - 1);
+        close(fd);
+        if (n <= 0)
+                return true;
+        buf[n] = '\0';
+        buf[strcspn(buf, "\n")] = '\0';
+        if (parse_u32(buf, 10, &pid) < 0 || pid == 0 || pid > INT32_MAX)
+                return true;
+        /* a PID that is gone: amdsmid was killed (a stale file); EPERM: alive, not ours */
+        return kill((pid_t) pid, 0) == 0 || errno != ESRCH;
+}
+
 bool cli_daemon_running(struct cli *c) {
-        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(sym_sd_bus_error_freep) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_(sym_sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         int has = 0, r;
 
         if (c->daemon_checked)
@@ -48,11 +90,11 @@ bool cli_daemon_running(struct cli *c) {
         c->daemon_checked = true;
         if (bus_open(c) < 0)
                 return false;
-        r = sd_bus_call_method(c->bus, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+        r = sym_sd_bus_call_method(c->bus, "org.freedesktop.DBus", "/org/freedesktop/DBus",
                                "org.freedesktop.DBus", "NameHasOwner", &error, &reply, "s",
                                AMDSMI_BUS_NAME);
         if (r >= 0)
-                r = sd_bus_message_read(reply, "b", &has);
+                r = sym_sd_bus_message_read(reply, "b", &has);
         c->daemon_running = r >= 0 && has;
         return c->daemon_running;
 }
@@ -84,7 +126,7 @@ int cli_change_route(struct cli *c) {
 static int on_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
         sd_bus_message **reply = userdata;
 
-        *reply = sd_bus_message_ref(m);
+        *reply = sym_sd_bus_message_ref(m);
         return 0;
 }
 
@@ -93,7 +135,7 @@ static json_object *read_document(sd_bus_message *m) {
         enum json_tokener_error jerr;
         const char *text = NULL;
 
-        if (sd_bus_message_read(m, "s", &text) <= 0 || !text)
+        if (sym_sd_bus_message_read(m, "s", &text) <= 0 || !text)
                 return NULL;
         return json_tokener_parse_verbose(text, &jerr);
 }
@@ -108,56 +150,56 @@ static int bus_new_call(struct cli *c, const char *path, const char *bdf, const 
         if (r < 0)
                 return r;
         if (!path) {
-                r = amdsmi_bus_gpu_path(bdf, &gpu_path);
+                r = sym_sd_bus_path_encode(AMDSMI_BUS_GPU_PREFIX, bdf, &gpu_path);
                 if (r < 0)
                         return r;
                 path = gpu_path;
         }
-        r = sd_bus_message_new_method_call(c->bus, ret, AMDSMI_BUS_NAME, path, interface,
+        r = sym_sd_bus_message_new_method_call(c->bus, ret, AMDSMI_BUS_NAME, path, interface,
                                            member);
         if (r < 0)
                 return r;
         /* polkit may ask the admin for a password (an agent on the terminal) */
-        (void) sd_bus_message_set_allow_interactive_authorization(*ret, true);
-        (void) sd_bus_message_set_auto_start(*ret, false);
+        (void) sym_sd_bus_message_set_allow_interactive_authorization(*ret, true);
+        (void) sym_sd_bus_message_set_auto_start(*ret, false);
         return 0;
 }
 
 /* Sends @m and waits for the reply: cli_bus_call()'s results. */
 static int bus_send(struct cli *c, sd_bus_message *m, unsigned timeout_ms, json_object **ret,
                     char **ret_message) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        _cleanup_(sd_bus_slot_unrefp) sd_bus_slot *slot = NULL;
+        _cleanup_(sym_sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(sym_sd_bus_slot_unrefp) sd_bus_slot *slot = NULL;
         int r;
 
-        /* asynchronously, since sd_bus_call() keeps only the name and message of an error,
+        /* asynchronously, since sym_sd_bus_call() keeps only the name and message of an error,
          * and a failed change carries its document after the message */
-        r = sd_bus_call_async(c->bus, &slot, m, on_reply, &reply,
+        r = sym_sd_bus_call_async(c->bus, &slot, m, on_reply, &reply,
                               (uint64_t) (timeout_ms ? timeout_ms : DEFAULT_CALL_TIMEOUT_MS) *
                                       1000);
         if (r < 0)
                 return r;
         while (!reply) {
-                r = sd_bus_process(c->bus, NULL);
+                r = sym_sd_bus_process(c->bus, NULL);
                 if (r < 0)
                         return r;
                 if (r > 0)
                         continue;
-                r = sd_bus_wait(c->bus, UINT64_MAX);
+                r = sym_sd_bus_wait(c->bus, UINT64_MAX);
                 if (r < 0 && r != -EINTR)
                         return r;
         }
-        if (sd_bus_message_is_method_error(reply, NULL)) {
-                const sd_bus_error *e = sd_bus_message_get_error(reply);
+        if (sym_sd_bus_message_is_method_error(reply, NULL)) {
+                const sd_bus_error *e = sym_sd_bus_message_get_error(reply);
 
-                r = e ? sd_bus_error_get_errno(e) : 0;
+                r = e ? sym_sd_bus_error_get_errno(e) : 0;
                 if (ret_message && e && e->message)
                         *ret_message = strdup(e->message);
-                if (sd_bus_message_rewind(reply, true) >= 0 && sd_bus_message_skip(reply, "s") >= 0)
+                if (sym_sd_bus_message_rewind(reply, true) >= 0 && sym_sd_bus_message_skip(reply, "s") >= 0)
                         *ret = read_document(reply);
                 return r > 0 ? -r : -EIO;
         }
-        if (!streq_ptr(sd_bus_message_get_signature(reply, true), "s"))
+        if (!streq_ptr(sym_sd_bus_message_get_signature(reply, true), "s"))
                 return 0; /* a method without a result */
         *ret = read_document(reply);
         return *ret ? 0 : -EBADMSG;
@@ -166,7 +208,7 @@ static int bus_send(struct cli *c, sd_bus_message *m, unsigned timeout_ms, json_
 int cli_bus_call(struct cli *c, const char *path, const char *bdf, const char *interface,
                  const char *member, unsigned timeout_ms, json_object **ret, char **ret_message,
                  const char *types, ...) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        _cleanup_(sym_sd_bus_message_unrefp) sd_bus_message *m = NULL;
         va_list ap;
         int r;
 
@@ -178,7 +220,7 @@ int cli_bus_call(struct cli *c, const char *path, const char *bdf, const char *i
                 return r;
         if (types && types[0]) {
                 va_start(ap, types);
-                r = sd_bus_message_appendv(m, types, ap);
+                r = sym_sd_bus_message_appendv(m, types, ap);
                 va_end(ap);
                 if (r < 0)
                         return r;
@@ -188,7 +230,7 @@ int cli_bus_call(struct cli *c, const char *path, const char *bdf, const char *i
 
 int cli_bus_get_document(struct cli *c, const char *verb, char **gpus, unsigned timeout_ms,
                          json_object **ret, char **ret_message) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        _cleanup_(sym_sd_bus_message_unrefp) sd_bus_message *m = NULL;
         int r;
 
         *ret = NULL;
@@ -196,29 +238,30 @@ int cli_bus_get_document(struct cli *c, const char *verb, char **gpus, unsigned 
                 *ret_message = NULL;
         r = bus_new_call(c, AMDSMI_BUS_PATH, NULL, AMDSMI_BUS_IFACE_MANAGER, "GetDocument", &m);
         if (r >= 0)
-                r = sd_bus_message_append(m, "s", verb);
+                r = sym_sd_bus_message_append(m, "s", verb);
         if (r >= 0)
-                r = sd_bus_message_open_container(m, 'a', "{sv}");
+                r = sym_sd_bus_message_open_container(m, 'a', "{sv}");
         if (r >= 0 && gpus && gpus[0]) {
-                r = sd_bus_message_open_container(m, 'e', "sv");
+                r = sym_sd_bus_message_open_container(m, 'e', "sv");
                 if (r >= 0)
-                        r = sd_bus_message_append(m, "s", "gpus");
+                        r = sym_sd_bus_message_append(m, "s", "gpus");
                 if (r >= 0)
-                        r = sd_bus_message_open_container(m, 'v', "as");
+                        r = sym_sd_bus_message_open_container(m, 'v', "as");
                 if (r >= 0)
-                        r = sd_bus_message_append_strv(m, gpus);
+                        r = sym_sd_bus_message_append_strv(m, gpus);
                 if (r >= 0)
-                        r = sd_bus_message_close_container(m);
+                        r = sym_sd_bus_message_close_container(m);
                 if (r >= 0)
-                        r = sd_bus_message_close_container(m);
+                        r = sym_sd_bus_message_close_container(m);
         }
         if (r >= 0)
-                r = sd_bus_message_close_container(m);
+                r = sym_sd_bus_message_close_container(m);
         if (r < 0)
                 return r;
         return bus_send(c, m, timeout_ms, ret, ret_message);
 }
 
 void cli_bus_close(struct cli *c) {
-        c->bus = sd_bus_flush_close_unref(c->bus);
+        if (c->bus)
+                c->bus = sym_sd_bus_flush_close_unref(c->bus);
 }

@@ -27,6 +27,11 @@ enum cli_route {
  */
 int cli_change_route(struct cli *c);
 
+/* Whether amdsmid may run, learnt without the bus: false only when its PID file
+ * (RUNTIME_DIRECTORY/amdsmid.pid) is missing or names a process that is gone. Reads ask it
+ * first, so that a machine without amdsmid never loads libsystemd; changes ask the bus. */
+bool cli_daemon_may_run(void);
+
 /* Whether amdsmid runs (org.amdsmi1 has an owner on the system bus); the bus stays open in
  * @c for the calls that follow. Never starts it. */
 bool cli_daemon_running(struct cli *c);

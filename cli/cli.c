@@ -66,7 +66,7 @@ int cli_open_run(struct cli *c, int (*sample)(struct cli *c)) {
 
         /* with amdsmid running, the verb's sample asks it (cli_read_document()): nothing is
          * read here, not even the enumeration */
-        c->read_daemon = !c->direct && cli_daemon_running(c);
+        c->read_daemon = !c->direct && cli_daemon_may_run() && cli_daemon_running(c);
         if (!c->read_daemon) {
                 r = cli_open(c);
                 if (r < 0)

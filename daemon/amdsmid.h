@@ -10,9 +10,11 @@
  */
 #pragma once
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include <json-c/json.h>
 #include <systemd/sd-bus.h>
@@ -120,6 +122,12 @@ struct daemon {
         sd_event_source *job_source;
 
         char *describe_json;            /* Describe()'s cached document */
+        char pid_file[PATH_MAX];        /* written at start (main.c), "" when not */
+        /* the BDF of each GPU index before the last enumeration that moved an index (a GPU
+         * came or went), and when: GetDocument notes a -g N that names another GPU now */
+        char **index_before;
+        struct timespec index_changed_at;
+        uint64_t index_changed_usec;
         char *metrics_json;             /* Manager.GetMetrics()'s last document */
         uint64_t metrics_usec;
         /* sampler.c: the last two gpu_metrics samples of each GPU */

@@ -24,6 +24,7 @@
 #include "libvirt-watch.h"
 #include "amdsmid-conf.h"
 #include "history.h"
+#include "runtime-dir.h"
 #include "safe-open.h"
 
 static void help(void) {
@@ -122,6 +123,32 @@ static int on_poll(sd_event_source *s, uint64_t usec, void *userdata) {
                         if (d->gpus[i]->desired_pending && !d->gpus[i]->changing)
                                 manager_apply_desired(d, d->gpus[i], false, NULL);
         return sd_event_source_set_time(s, usec + (uint64_t) ms * 1000);
+}
+
+/* ---- the PID file ------------------------------------------------------------------------ */
+
+/* RUNTIME_DIRECTORY/amdsmid.pid while amdsmid owns its bus name: amdsmi(1) reads it to learn,
+ * without the bus, that amdsmid may run (its reads then ask it). Best effort: without the
+ * file the CLI reads in-process, as when amdsmid does not run. */
+static void write_pid_file(struct daemon *d) {
+        char dir[PATH_MAX], buf[32];
+        int r, n;
+
+        r = runtime_dir(dir, sizeof(dir));
+        if (r >= 0)
+                r = runtime_dir_mkdir(dir);
+        if (r >= 0 && (size_t) snprintf(d->pid_file, sizeof(d->pid_file), "%s/%s", dir,
+                                        AMDSMID_PID_FILE) >= sizeof(d->pid_file))
+                r = -ENAMETOOLONG;
+        if (r >= 0) {
+                n = snprintf(buf, sizeof(buf), "%d\n", (int) getpid());
+                r = write_file_atomic(d->pid_file, buf, (size_t) n, 0644);
+        }
+        if (r < 0) {
+                log_warning("cannot write the PID file in %s: %s (amdsmi reads without "
+                            "amdsmid)", dir, strerror(-r));
+                d->pid_file[0] = '\0';
+        }
 }
 
 /* ---- signals ---------------------------------------------------------------------------- */
@@ -349,6 +376,8 @@ static int run(struct daemon *d) {
                 return r;
         }
 
+        write_pid_file(d);
+
         r = udev_setup(d);
         if (r < 0)
                 log_warning("no udev monitor (%s): relying on the periodic check", strerror(-r));
@@ -404,6 +433,8 @@ int main(int argc, char *argv[]) {
         r = run(&d);
         if (r < 0)
                 log_error("exiting: %s", strerror(-r));
+        if (d.pid_file[0])
+                (void) unlink(d.pid_file);
         manager_done(&d);
         polkit_done(&d);
         config_free(d.config);

@@ -12,6 +12,10 @@
  * /run/amdsmi. Writes it into buf; -ENAMETOOLONG if it does not fit. */
 int runtime_dir(char *buf, size_t size);
 
+/* amdsmid's PID in the runtime directory while it owns org.amdsmi1: amdsmi(1) learns from it
+ * whether amdsmid may run without connecting to the bus (and loading libsystemd). */
+#define AMDSMID_PID_FILE "amdsmid.pid"
+
 /* $STATE_DIRECTORY (its first entry when systemd lists several), else LOCALSTATEDIR
  * "/lib/amdsmi". Writes it into buf; -ENAMETOOLONG if it does not fit. */
 int state_dir(char *buf, size_t size);

@@ -26,6 +26,7 @@
 #include "cli.h"
 #include "fuzz-util.h"
 #include "output.h"
+#include "sd-bus-dl.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -131,6 +132,7 @@ static int first_errno(const char *name) {
 static void setup(void) {
         sd_bus *srv = NULL, *cl = NULL;
         sd_id128_t id;
+        char pid[32];
         pthread_t t;
         int fds[2];
 
@@ -154,12 +156,20 @@ static void setup(void) {
         client = calloc(1, sizeof(*client));
         if (!client)
                 abort();
+        if (sd_bus_dl_load() < 0)
+                abort();
         client->bus = cl; /* as if bus_open() had connected to the system bus */
         /* `amdsmi list` reads in-process when amdsmid's document is unusable: an empty tree,
          * never the host's */
         fuzz_mkdirs("sys/bus/pci/devices");
         if (setenv("AMDSMI_SYSFS_ROOT", fuzz_path("sys"), 1) < 0 ||
             setenv("AMDSMI_DEV_ROOT", fuzz_path("sys"), 1) < 0)
+                abort();
+        /* amdsmid's PID file, naming a live process (this one): reads ask the "daemon" */
+        fuzz_mkdirs("run");
+        snprintf(pid, sizeof(pid), "%d\n", (int) getpid());
+        fuzz_write("run/amdsmid.pid", pid, strlen(pid));
+        if (setenv("RUNTIME_DIRECTORY", fuzz_path("run"), 1) < 0)
                 abort();
 }
 

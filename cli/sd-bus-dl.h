@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sd-bus for amdsmi(1), loaded when the CLI first talks to amdsmid (dlopen, as systemd loads
+ * its optional libraries), not at every start: libsystemd brings libgcrypt, liblzma, libzstd,
+ * liblz4 and libcap with it, most of a read's start-up time, and a read without amdsmid or a
+ * --direct change never uses the bus. Only cli/bus.c calls sd-bus, through these pointers.
+ */
+#pragma once
+
+#include <systemd/sd-bus.h>
+
+/*
+ * Loads libsystemd.so.0 and its sd-bus calls (once; later calls return the first result).
+ * @return 0, or -EOPNOTSUPP when the library or one of its calls is missing.
+ */
+int sd_bus_dl_load(void);
+
+#define SD_BUS_DL(f) extern typeof(f) *sym_##f
+SD_BUS_DL(sd_bus_open_system);
+SD_BUS_DL(sd_bus_flush_close_unref);
+SD_BUS_DL(sd_bus_error_add_map);
+SD_BUS_DL(sd_bus_error_free);
+SD_BUS_DL(sd_bus_error_get_errno);
+SD_BUS_DL(sd_bus_path_encode);
+SD_BUS_DL(sd_bus_call_method);
+SD_BUS_DL(sd_bus_call_async);
+SD_BUS_DL(sd_bus_process);
+SD_BUS_DL(sd_bus_wait);
+SD_BUS_DL(sd_bus_slot_unref);
+SD_BUS_DL(sd_bus_message_new_method_call);
+SD_BUS_DL(sd_bus_message_set_allow_interactive_authorization);
+SD_BUS_DL(sd_bus_message_set_auto_start);
+SD_BUS_DL(sd_bus_message_append);
+SD_BUS_DL(sd_bus_message_appendv);
+SD_BUS_DL(sd_bus_message_append_strv);
+SD_BUS_DL(sd_bus_message_open_container);
+SD_BUS_DL(sd_bus_message_close_container);
+SD_BUS_DL(sd_bus_message_read);
+SD_BUS_DL(sd_bus_message_skip);
+SD_BUS_DL(sd_bus_message_rewind);
+SD_BUS_DL(sd_bus_message_ref);
+SD_BUS_DL(sd_bus_message_unref);
+SD_BUS_DL(sd_bus_message_is_method_error);
+SD_BUS_DL(sd_bus_message_get_error);
+SD_BUS_DL(sd_bus_message_get_signature);
+#undef SD_BUS_DL
+
+/* The cleanup helpers of sd-bus.h call libsystemd directly: these go through the pointers. */
+static inline void sym_sd_bus_message_unrefp(sd_bus_message **m) {
+        if (*m)
+                sym_sd_bus_message_unref(*m);
+}
+static inline void sym_sd_bus_slot_unrefp(sd_bus_slot **s) {
+        if (*s)
+                sym_sd_bus_slot_unref(*s);
+}
+static inline void sym_sd_bus_error_freep(sd_bus_error *e) {
+        sym_sd_bus_error_free(e);
+}
