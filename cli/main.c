@@ -342,7 +342,7 @@ static int parse_argv(struct cli *c, int argc, char **argv, const struct verb **
                         else if (k < 0)
                                 USAGE(c, r,
                                       "invalid GPU selection '%s': expected N, N.P, a PCI "
-                                      "address or all, separated by commas",
+                                      "address, a unique id or all, separated by commas",
                                       optarg);
                         break;
                 }

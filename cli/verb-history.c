@@ -74,6 +74,7 @@ static int selected_bdfs(struct cli *c, char ***ret) {
                         }
                         break;
                 case SELECTOR_INDEX:
+                case SELECTOR_UNIQUE_ID: /* both need this machine's GPUs */
                         indexes.items[indexes.n_items] = *s;
                         indexes.items[indexes.n_items++].partition = SELECT_NO_PARTITION;
                         break;
@@ -83,7 +84,7 @@ static int selected_bdfs(struct cli *c, char ***ret) {
         if (indexes.n_items > 0) {
                 char **nl;
 
-                /* only the indexes need this machine: a recorded GPU may be gone */
+                /* only indexes and unique ids need this machine: a recorded GPU may be gone */
                 saved = c->selection;
                 c->selection = indexes;
                 r = cli_open(c);

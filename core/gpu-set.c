@@ -59,6 +59,8 @@ int gpu_set_resolve(struct gpu_set *s, struct amdsmi_ctx *ctx, struct selection 
                 struct amdsmi_gpu *gpu = amdsmi_ctx_get_gpu(ctx, i);
 
                 targets[i].bdf = gpu ? amdsmi_gpu_get_bdf(gpu) : NULL;
+                targets[i].unique_id =
+                        gpu ? amdsmi_gpu_get_string(gpu, AMDSMI_STRING_UNIQUE_ID) : NULL;
                 targets[i].n_partitions =
                         gpu && need_partitions ? amdsmi_gpu_get_partition_count(gpu) : 0;
         }
@@ -72,7 +74,10 @@ int gpu_set_resolve(struct gpu_set *s, struct amdsmi_ctx *ctx, struct selection 
                         for (at = 0; at < n; at++)
                                 if (targets[at].bdf && strcasecmp(targets[at].bdf, f->bdf) == 0)
                                         break;
-                if (f->kind == SELECTOR_BDF && at < n)
+                if (f->kind == SELECTOR_UNIQUE_ID)
+                        report_fail(r, k, "no AMD GPU with unique id %s%s", f->unique_id,
+                                    flags & GPU_SET_AGAIN ? " any more" : "");
+                else if (f->kind == SELECTOR_BDF && at < n)
                         report_fail(r, k, "GPU %s has no partition %u (it has %zu)", f->bdf,
                                     f->partition, targets[at].n_partitions);
                 else if (f->kind == SELECTOR_BDF)

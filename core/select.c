@@ -85,6 +85,23 @@ static int parse_bdf(const char *s, char *ret, size_t len) {
         return 0;
 }
 
+/* 16 hex digits, "0x" allowed: a unique id, written lower-case into @ret (17 bytes). */
+static int parse_unique_id(const char *s, char *ret) {
+        if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+                s += 2;
+        if (strlen(s) != 16)
+                return -EINVAL;
+        for (size_t i = 0; i < 16; i++) {
+                int d = hex_value(s[i]);
+
+                if (d < 0)
+                        return -EINVAL;
+                ret[i] = "0123456789abcdef"[d];
+        }
+        ret[16] = '\0';
+        return 0;
+}
+
 int selector_parse(const char *s, struct selector *ret) {
         struct selector sel = { .partition = SELECT_NO_PARTITION };
         const char *dot;
@@ -94,6 +111,8 @@ int selector_parse(const char *s, struct selector *ret) {
 
         if (strcasecmp(s, "all") == 0) {
                 sel.kind = SELECTOR_ALL;
+        } else if (parse_unique_id(s, sel.unique_id) == 0) {
+                sel.kind = SELECTOR_UNIQUE_ID;
         } else if (strchr(s, ':')) {
                 sel.kind = SELECTOR_BDF;
                 if (parse_bdf(s, sel.bdf, sizeof(sel.bdf)) < 0)
@@ -229,6 +248,20 @@ int selection_resolve(const struct selection *sel, const struct select_target *g
                                 goto not_found;
                         goto matched;
 
+                case SELECTOR_UNIQUE_ID: {
+                        bool found = false;
+
+                        for (i = 0; i < n; i++)
+                                if (gpus[i].unique_id &&
+                                    strcasecmp(gpus[i].unique_id, s->unique_id) == 0) {
+                                        match_all(&m[i]);
+                                        found = true;
+                                }
+                        if (!found)
+                                goto not_found;
+                        break;
+                }
+
                 case SELECTOR_INDEX:
                         if (s->index >= n)
                                 goto not_found;
@@ -279,6 +312,9 @@ int selector_format(const struct selector *s, char *buf, size_t len) {
                         return -EOPNOTSUPP;
                 snprintf(buf, len, "%s", s->bdf);
                 return 0;
+        case SELECTOR_UNIQUE_ID:
+                snprintf(buf, len, "%s", s->unique_id);
+                return 0;
         case SELECTOR_INDEX:
                 if (s->partition == SELECT_NO_PARTITION)
                         snprintf(buf, len, "%u", s->index);
@@ -299,6 +335,9 @@ void selector_describe(const struct selector *s, char *buf, size_t len) {
                         snprintf(buf, len, "GPU %s", s->bdf);
                 else
                         snprintf(buf, len, "GPU %s partition %u", s->bdf, s->partition);
+                break;
+        case SELECTOR_UNIQUE_ID:
+                snprintf(buf, len, "GPU with unique id %s", s->unique_id);
                 break;
         case SELECTOR_INDEX:
                 if (s->partition == SELECT_NO_PARTITION)

@@ -11,6 +11,8 @@
  *   N.P               partition P of GPU N (decimal)
  *   DDDD:BB:DD.F      PCI address (hex, case-insensitive; 1-8 domain digits, 1-2 bus and
  *   BB:DD.F           device digits, device <= 1f, function 0-7); domain 0 when omitted
+ *   XXXXXXXXXXXXXXXX  unique id: exactly 16 hex digits, case-insensitive, "0x" allowed (the
+ *                     GPU's unique_id, as `amdsmi list` shows it); every GPU with that id
  *
  * The selection is the union of its selectors: duplicates collapse, a whole GPU absorbs its
  * partitions, "all" absorbs everything. Output follows enumeration order, not selector order.
@@ -29,6 +31,7 @@ enum selector_kind {
         SELECTOR_ALL,
         SELECTOR_INDEX,
         SELECTOR_BDF,
+        SELECTOR_UNIQUE_ID,
 };
 
 struct selector {
@@ -37,6 +40,7 @@ struct selector {
         uint32_t partition;       /* SELECT_NO_PARTITION for the whole GPU; a parsed BDF
                                    * selector always has it, a pinned one may not */
         char bdf[SELECT_BDF_MAX]; /* SELECTOR_BDF: normalised "0000:c1:00.0" */
+        char unique_id[17];       /* SELECTOR_UNIQUE_ID: 16 lower-case hex digits */
 };
 
 struct selection {
@@ -48,6 +52,7 @@ struct selection {
 struct select_target {
         const char *bdf; /* "0000:c1:00.0" */
         size_t n_partitions;
+        const char *unique_id; /* 16 hex digits, NULL: unknown */
 };
 
 /* What the selection keeps of one GPU. Partition bit i stands for partition index i. */

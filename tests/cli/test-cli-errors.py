@@ -288,6 +288,20 @@ class Cli(unittest.TestCase):
                 self.assertEqual([(g["gpu"], g["bdf"]) for g in doc["gpus"]],
                                  [(6, "0000:c6:00.0")])
 
+    def test_unique_id(self):
+        ids = [g["unique_id"] for g in self.json_doc(["list"])["gpus"]]
+        self.assertEqual(len(set(ids)), len(ids))
+        for sel in (ids[3], ids[3].upper(), "0x" + ids[3]):
+            with self.subTest(selection=sel):
+                doc = self.json_doc(["-g", sel, "static"])
+                self.assertEqual([g["gpu"] for g in doc["gpus"]], [3])
+        doc = self.json_doc(["-g", "%s,1" % ids[5], "metric"])
+        self.assertEqual([g["gpu"] for g in doc["gpus"]], [1, 5])
+        self.expect(["-g", "0123456789abcdef", "list"], EXIT_NOT_FOUND,
+                    ["no AMD GPU with unique id 0123456789abcdef"])
+        self.usage_error(["-g", ids[3][:15], "list"],
+                         "invalid GPU selection '%s'" % ids[3][:15], "a unique id")
+
     def test_bdf_not_found(self):
         self.expect(["-g", "c7:00.0", "list"], EXIT_NOT_FOUND, ["no AMD GPU at 0000:c7:00.0"])
         # the BMC's VGA function is a display device, but not an AMD GPU

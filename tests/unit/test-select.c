@@ -95,6 +95,50 @@ static void test_partition(void **state) {
         assert_int_equal(s.partition, 9);
 }
 
+/* A unique id: 16 hex digits (0x allowed, any case); every GPU with it, whole. */
+static void test_unique_id(void **state) {
+        static const struct select_target gpus[] = {
+                { "0000:05:00.0", 1, "637aac6ed49bc25c" },
+                { "0000:26:00.0", 4, "712290A6B1B365C2" },
+                { "0000:46:00.0", 1, NULL },
+                { "0000:65:00.0", 1, "712290a6b1b365c2" }, /* the same id twice: both */
+        };
+        struct select_match m[4];
+        struct selection sel = {};
+        struct selector s;
+        size_t failed = 99;
+        char buf[64];
+
+        assert_int_equal(selector_parse("637AAC6ED49BC25C", &s), 0);
+        assert_int_equal(s.kind, SELECTOR_UNIQUE_ID);
+        assert_string_equal(s.unique_id, "637aac6ed49bc25c");
+        assert_int_equal(selector_parse("0x637aac6ed49bc25c", &s), 0);
+        assert_string_equal(s.unique_id, "637aac6ed49bc25c");
+        assert_int_equal(selector_format(&s, buf, sizeof(buf)), 0);
+        assert_string_equal(buf, "637aac6ed49bc25c");
+        selector_describe(&s, buf, sizeof(buf));
+        assert_string_equal(buf, "GPU with unique id 637aac6ed49bc25c");
+        /* 15 or 17 digits, a non-hex digit: not an id (and not an index either) */
+        assert_int_equal(selector_parse("637aac6ed49bc25", &s), -EINVAL);
+        assert_int_equal(selector_parse("637aac6ed49bc25c0", &s), -EINVAL);
+        assert_int_equal(selector_parse("637aac6ed49bc25g", &s), -EINVAL);
+        assert_int_equal(selector_parse("0x", &s), -EINVAL);
+        /* 16 decimal digits are an id, not an index above 32 bits */
+        assert_int_equal(selector_parse("1234567890123456", &s), 0);
+        assert_int_equal(s.kind, SELECTOR_UNIQUE_ID);
+
+        assert_int_equal(selection_add(&sel, "712290a6b1b365c2"), 0);
+        assert_int_equal(selection_resolve(&sel, gpus, 4, m, &failed), 0);
+        assert_true(!m[0].selected && m[1].selected && !m[2].selected && m[3].selected);
+        assert_true(m[1].all_partitions);
+        selection_clear(&sel);
+
+        assert_int_equal(selection_add(&sel, "0, 0xffffffffffffffff"), 0);
+        assert_int_equal(selection_resolve(&sel, gpus, 4, m, &failed), -ENOENT);
+        assert_int_equal(failed, 1);
+        selection_clear(&sel);
+}
+
 static void test_bdf(void **state) {
         struct selector s;
 
@@ -486,6 +530,7 @@ static void test_pin(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_format),
+                cmocka_unit_test(test_unique_id),
                 cmocka_unit_test(test_index),
                 cmocka_unit_test(test_partition),
                 cmocka_unit_test(test_bdf),
