@@ -27,6 +27,7 @@
 #include "amdsmid.h"
 #include "documents.h"
 #include "gpu-set.h"
+#include "json-util.h"
 #include "report.h"
 #include "select.h"
 
@@ -68,8 +69,8 @@ static int read_selection(sd_bus_message *m, struct selection *sel, sd_bus_error
                         if (r < 0)
                                 return bus_error_errno(error, -EINVAL,
                                                        "invalid GPU selection '%s': expected N, "
-                                                       "N.P, a PCI address or all, separated "
-                                                       "by commas",
+                                                       "N.P, a PCI address, a unique id or "
+                                                       "all, separated by commas",
                                                        s);
                 }
                 r = sd_bus_message_exit_container(m); /* a */
@@ -96,6 +97,42 @@ static void skip_changing(struct daemon *d, struct gpu_set *set, struct report *
                 report_field_error_msg(rep, (int) i, "gpu", -EBUSY,
                                        "a change of this GPU is under way (amdsmid); its "
                                        "values follow when it ends");
+        }
+}
+
+/* How long after a GPU came or went a -g N that names another GPU than before is noted. */
+#define INDEX_NOTE_USEC (UINT64_C(3600) * 1000000)
+
+/* -g N of a new call that names another GPU than N did before the last enumeration that
+ * moved the indexes (a GPU came or went, in the last hour): a note, since a script or an
+ * operator may still mean the old one. */
+static void note_moved_indexes(struct daemon *d, const struct selection *sel,
+                               struct report *rep) {
+        size_t n_before = strv_length(d->index_before), n = amdsmi_ctx_get_gpu_count(d->ctx);
+        char when[40] = "";
+
+        if (n_before == 0 || now_usec(CLOCK_MONOTONIC) - d->index_changed_usec > INDEX_NOTE_USEC)
+                return;
+        (void) format_timestamp(&d->index_changed_at, when, sizeof(when));
+        for (size_t k = 0; k < sel->n_items; k++) {
+                const struct selector *s = &sel->items[k];
+                struct amdsmi_gpu *gpu;
+
+                if (s->kind != SELECTOR_INDEX || s->index >= n_before)
+                        continue;
+                gpu = s->index < n ? amdsmi_ctx_get_gpu(d->ctx, s->index) : NULL;
+                if (gpu && strcmp(amdsmi_gpu_get_bdf(gpu), d->index_before[s->index]) == 0)
+                        continue;
+                if (gpu)
+                        report_note(rep, "GPU %u is %s since %s; before, it was %s (GPUs came or "
+                                         "went: -g with a PCI address or unique id always "
+                                         "names the same GPU)",
+                                    s->index, amdsmi_gpu_get_bdf(gpu), when,
+                                    d->index_before[s->index]);
+                else
+                        report_note(rep, "GPU %u was %s until %s; it is gone (-g with a PCI "
+                                         "address or unique id always names the same GPU)",
+                                    s->index, d->index_before[s->index], when);
         }
 }
 
@@ -191,9 +228,14 @@ static int method_get_document(sd_bus_message *m, void *userdata, sd_bus_error *
         rep.command = v->verb;
         snprintf(rep.hostname, sizeof(rep.hostname), "%s", d->hostname);
         report_begin_sample(&rep);
+        note_moved_indexes(d, &sel, &rep);
         r = gpu_set_resolve(&set, d->ctx, &sel, &rep, 0);
         if (r < 0) {
-                r = bus_error_errno(error, r, "%s", rep.error_message ?: strerror(-r));
+                /* with the note of a GPU that went: why -g N names nothing now */
+                json_object *note = rep.notes ? json_object_array_get_idx(rep.notes, 0) : NULL;
+
+                r = bus_error_errno(error, r, "%s%s%s", rep.error_message ?: strerror(-r),
+                                    note ? "; " : "", note ? json_object_get_string(note) : "");
                 goto finish;
         }
         if (v->flags & DOC_SKIP_CHANGING)

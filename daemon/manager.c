@@ -200,17 +200,61 @@ bool manager_check(struct daemon *d, uint64_t full_usec) {
         return false;
 }
 
+/* The BDF of each GPU index of d->ctx's enumeration (NULL when there are none or on
+ * -ENOMEM: then no index change is noticed). */
+static char **index_snapshot(struct daemon *d) {
+        size_t n = amdsmi_ctx_get_gpu_count(d->ctx);
+        char **l;
+
+        if (n == 0)
+                return NULL;
+        l = calloc(n + 1, sizeof(char *));
+        for (size_t i = 0; l && i < n; i++) {
+                struct amdsmi_gpu *gpu = amdsmi_ctx_get_gpu(d->ctx, i);
+
+                l[i] = strdup(gpu ? amdsmi_gpu_get_bdf(gpu) : "");
+                if (!l[i]) {
+                        strv_free(l);
+                        return NULL;
+                }
+        }
+        return l;
+}
+
+/* After an enumeration: when an index names another GPU than before (a GPU came or went),
+ * the old indexes are kept for GetDocument's notes (document.c). */
+static void index_changed(struct daemon *d, char ***before) {
+        size_t n = amdsmi_ctx_get_gpu_count(d->ctx), n_before = strv_length(*before);
+        bool changed = n != n_before && n_before > 0;
+
+        for (size_t i = 0; !changed && i < n && i < n_before; i++) {
+                struct amdsmi_gpu *gpu = amdsmi_ctx_get_gpu(d->ctx, i);
+
+                changed = !gpu || strcmp(amdsmi_gpu_get_bdf(gpu), (*before)[i]) != 0;
+        }
+        if (!changed)
+                return;
+        strv_free(d->index_before);
+        d->index_before = TAKE_PTR(*before);
+        clock_gettime(CLOCK_REALTIME, &d->index_changed_at);
+        d->index_changed_usec = now_usec(CLOCK_MONOTONIC);
+}
+
 int manager_rescan(struct daemon *d) {
         size_t n;
         int r;
 
+        _cleanup_strv_free_ char **before = NULL;
+
         d->rescan_usec = now_usec(CLOCK_MONOTONIC);
+        before = index_snapshot(d);
         r = amdsmi_ctx_enumerate(d->ctx);
         if (r < 0 && r != -ENOENT) {
                 log_warning("cannot enumerate the GPUs: %s", strerror(-r));
                 return r;
         }
         n = r > 0 ? (size_t) r : 0;
+        index_changed(d, &before);
         for (size_t i = 0; i < d->n_gpus; i++)
                 d->gpus[i]->present = false;
 
@@ -700,6 +744,8 @@ int manager_register(struct daemon *d, sd_bus *bus) {
 
 void manager_done(struct daemon *d) {
         sampler_done(d);
+        strv_free(d->index_before);
+        d->index_before = NULL;
         for (size_t i = 0; i < d->n_gpus; i++)
                 dgpu_free(d->gpus[i]);
         free(d->gpus);

@@ -11,11 +11,14 @@ JSON timestamp.
 import json
 import os
 import re
+import subprocess
 import sys
+import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from daemontest import MANAGER, NOBODY, ROOT, Daemon, require_daemon  # noqa: E402
+from daemontest import (GPU1, MANAGER, MI300X_BDFS, NOBODY, ROOT, SIM, Daemon,  # noqa: E402
+                        require_daemon)
 
 import dbus  # noqa: E402
 
@@ -136,6 +139,41 @@ class Documents(unittest.TestCase):
                     self.assertEqual(via.stderr, direct.stderr)
             # still serving
             self.assertEqual(len(self.get_document(d, "list", {})["gpus"]), 8)
+
+    def test_moved_indexes_noted(self):
+        with Daemon() as d:
+            ids = {g["bdf"]: g["unique_id"] for g in self.get_document(d, "list", {})["gpus"]}
+            p = subprocess.run([SIM, "ctl", "--mount", d.mount.root, "unplug", GPU1],
+                               capture_output=True, text=True, timeout=60)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline:
+                if len(self.get_document(d, "list", {})["gpus"]) == 7:
+                    break
+                time.sleep(0.2)
+            # -g 1 names GPU 2's address now: said on stderr, the document is GPU 2's
+            p = d.cli("list", "-g", "1", "--json", env=NOWHERE)
+            self.assertEqual([g["bdf"] for g in json.loads(p.stdout)["gpus"]],
+                             [MI300X_BDFS[2]])
+            self.assertIn("GPU 1 is %s since " % MI300X_BDFS[2], p.stderr)
+            self.assertIn("before, it was %s" % GPU1, p.stderr)
+            # an index that names nothing now: the error says what it was
+            p = d.cli("metric", "-g", "7", env=NOWHERE, status=3)
+            self.assertIn("GPU 7 not found (7 GPUs present)", p.stderr)
+            self.assertIn("GPU 7 was %s until" % MI300X_BDFS[7], p.stderr)
+            # an index that did not move, a PCI address, a unique id: no note
+            for sel in ("0", MI300X_BDFS[4], ids[MI300X_BDFS[4]]):
+                with self.subTest(selection=sel):
+                    p = d.cli("static", "-g", sel, env=NOWHERE)
+                    self.assertEqual(p.stderr, "")
+
+    def test_unique_id(self):
+        with Daemon(sim_args=("--frozen",)) as d:
+            ids = [g["unique_id"] for g in self.get_document(d, "list", {})["gpus"]]
+            via = d.cli("power", "-g", ids[6].upper(), "--csv", env=NOWHERE)
+            direct = d.cli("--direct", "power", "-g", ids[6], "--csv")
+            self.assertEqual(via.stdout, direct.stdout)
+            self.assertEqual(via.stdout.splitlines()[1].split(",")[0], "6")
 
     def test_watch_follows_amdsmid(self):
         with Daemon(sim_args=("--frozen",)) as d:
