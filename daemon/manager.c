@@ -7,6 +7,8 @@
  * others are refreshed and emit PropertiesChanged.
  */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
@@ -15,6 +17,7 @@
 #include "documents.h"
 #include "amdsmid-conf.h"
 #include "history.h"
+#include "select.h"
 
 static const struct slice *const slices[] = { &partition_slice, &power_slice, &sriov_slice };
 
@@ -531,6 +534,105 @@ static int method_get_history(sd_bus_message *m, void *userdata, sd_bus_error *e
         return bus_reply_json(m, doc);
 }
 
+/* ---- GetGpuByBdf(), GetGpuByIndex() ------------------------------------------------------ */
+
+/* What a lookup names when it finds nothing: at most this many addresses, then a count. */
+#define LOOKUP_LIST_MAX 16
+
+static int compare_index(const void *a, const void *b) {
+        const struct dgpu *x = *(struct dgpu *const *) a, *y = *(struct dgpu *const *) b;
+
+        return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* "GPUs: 0000:05:00.0, 0000:26:00.0, ... and 56 more" in index order, or "amdsmid has no
+ * GPU". */
+static int gpu_list(struct daemon *d, char **ret) {
+        _cleanup_free_ struct dgpu **sorted = NULL;
+        char *s = NULL;
+        size_t len = 0;
+        FILE *f;
+
+        if (d->n_gpus == 0) {
+                s = strdup("amdsmid has no GPU");
+                if (!s)
+                        return -ENOMEM;
+                *ret = s;
+                return 0;
+        }
+        sorted = reallocarray(NULL, d->n_gpus, sizeof(*sorted));
+        if (!sorted)
+                return -ENOMEM;
+        memcpy(sorted, d->gpus, d->n_gpus * sizeof(*sorted));
+        qsort(sorted, d->n_gpus, sizeof(*sorted), compare_index);
+        f = open_memstream(&s, &len);
+        if (!f)
+                return -ENOMEM;
+        fputs("GPUs: ", f);
+        for (size_t i = 0; i < d->n_gpus && i < LOOKUP_LIST_MAX; i++)
+                fprintf(f, "%s%s", i > 0 ? ", " : "", sorted[i]->bdf);
+        if (d->n_gpus > LOOKUP_LIST_MAX)
+                fprintf(f, " and %zu more", d->n_gpus - LOOKUP_LIST_MAX);
+        if (fclose(f) != 0) {
+                free(s);
+                return -ENOMEM;
+        }
+        *ret = s;
+        return 0;
+}
+
+/* The object of a GPU by its PCI address, in any form amdsmi -g takes ("0000:c1:00.0",
+ * "c1:00.0", either case): what Describe() lists, VFs included. */
+static int method_get_gpu_by_bdf(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        struct daemon *d = userdata;
+        _cleanup_free_ char *list = NULL;
+        struct selector sel;
+        struct dgpu *g;
+        const char *bdf;
+        int r;
+
+        r = sd_bus_message_read(m, "s", &bdf);
+        if (r < 0)
+                return r;
+        r = selector_parse(bdf, &sel);
+        if (r < 0 || sel.kind != SELECTOR_BDF)
+                return bus_error_errno(error, -EINVAL,
+                                       "bdf \"%s\" is not a PCI address (DDDD:BB:DD.F or "
+                                       "BB:DD.F, hex%s)",
+                                       bdf,
+                                       r >= 0 && sel.kind == SELECTOR_INDEX
+                                               ? "; GetGpuByIndex takes an index"
+                                               : "");
+        g = manager_find_gpu(d, sel.bdf);
+        if (g)
+                return sd_bus_reply_method_return(m, "o", g->path);
+        r = gpu_list(d, &list);
+        if (r < 0)
+                return bus_error_errno(error, r, "out of memory");
+        return bus_error_errno(error, -ENODEV, "no GPU %s (%s)", sel.bdf, list);
+}
+
+/* The object of GPU @index, as amdsmi list, Describe() and the Index property count. */
+static int method_get_gpu_by_index(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        struct daemon *d = userdata;
+        uint32_t index;
+        int r;
+
+        r = sd_bus_message_read(m, "u", &index);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < d->n_gpus; i++)
+                if (d->gpus[i]->index == index)
+                        return sd_bus_reply_method_return(m, "o", d->gpus[i]->path);
+        if (d->n_gpus == 0)
+                return bus_error_errno(error, -ENODEV, "no GPU index %" PRIu32 " (no GPUs)", index);
+        if (d->n_gpus == 1)
+                return bus_error_errno(error, -ENODEV, "no GPU index %" PRIu32 " (1 GPU: 0)",
+                                       index);
+        return bus_error_errno(error, -ENODEV, "no GPU index %" PRIu32 " (%zu GPUs: 0-%zu)", index,
+                               d->n_gpus, d->n_gpus - 1);
+}
+
 static void reload_authorised(sd_bus_message *call, int r, const char *why, void *userdata) {
         struct daemon *d = userdata;
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
@@ -624,6 +726,10 @@ const sd_bus_vtable manager_vtable[] = {
         SD_BUS_METHOD_WITH_ARGS("ApplyDesired", SD_BUS_ARGS("t", flags),
                                 SD_BUS_RESULT("s", json), method_apply_desired,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("GetGpuByBdf", SD_BUS_ARGS("s", bdf), SD_BUS_RESULT("o", path),
+                                method_get_gpu_by_bdf, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("GetGpuByIndex", SD_BUS_ARGS("u", index), SD_BUS_RESULT("o", path),
+                                method_get_gpu_by_index, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_VTABLE_END,
 };
 

@@ -450,6 +450,8 @@ static int run_release(struct job *j, struct amdsmi_ctx *ctx) {
                 }
         }
         say(doc, "%s %s (%s)", dry ? "would release" : "released", v->name, v->uuid);
+        /* what was released: the VFs, those amdsmid gave back, the caps (the hook's line) */
+        json_set(doc, "vm", vm_json(j->d, v));
         json_set(doc, "result", first < 0 ? report_errno_json(first) : NULL);
         return first;
 }

@@ -21,7 +21,9 @@
  * the deadline cannot come from there); past it, a start fails (closed), a stop goes on. A
  * domain with no AMD GPU function among its PCI hostdevs and no amdsmi metadata exits 0
  * without contacting amdsmid, so that a stopped amdsmid never blocks other VMs.
- * Logs go to the journal (libvirt discards a successful hook's output), else to stderr.
+ * Logs go to the journal (libvirt discards a successful hook's output), else to stderr: a
+ * success is one line saying what was done, made from amdsmid's reply, which AMDSMI_DEBUG
+ * adds whole (at debug priority).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -32,6 +34,8 @@
 #include <syslog.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <json-c/json.h>
 
 #include <amdsmi/amdsmi.h>
 #include <systemd/sd-bus.h>
@@ -70,20 +74,31 @@ _printf_(1, 2) static void fail_start(const char *format, ...) {
         fprintf(stderr, PROGRAM ": domain %s: %s\n", domain_name, msg);
 }
 
-/* One log line: the journal (with DOMAIN= and OPERATION=), or stderr without it. */
+/* One log line: the journal (with DOMAIN= and OPERATION=), or stderr without it. Not cut
+ * short: with AMDSMI_DEBUG, amdsmid's whole reply is one. */
 _printf_(2, 3) static void log_hook(int priority, const char *format, ...) {
-        char msg[2048];
+        _cleanup_free_ char *msg = NULL;
         va_list ap;
+        int r;
 
         va_start(ap, format);
-        vsnprintf(msg, sizeof(msg), format, ap);
+        r = vasprintf(&msg, format, ap);
         va_end(ap);
+        if (r < 0)
+                return;
         if (journal_available() &&
             sd_journal_send("MESSAGE=%s", msg, "PRIORITY=%d", priority,
                             "SYSLOG_IDENTIFIER=" PROGRAM, "AMDSMI_DOMAIN=%s", domain_name,
                             "AMDSMI_OPERATION=%s", operation, NULL) >= 0)
                 return;
         fprintf(stderr, PROGRAM ": %s\n", msg);
+}
+
+/* AMDSMI_DEBUG set to anything but "" or "0": amdsmid's replies are logged whole. */
+static bool debug_enabled(void) {
+        const char *e = getenv("AMDSMI_DEBUG");
+
+        return e && e[0] && strcmp(e, "0") != 0;
 }
 
 static unsigned hook_timeout_s(void) {
@@ -300,6 +315,152 @@ enum op {
         OP_OTHER,
 };
 
+/* ---- the line of a success -------------------------------------------------------------- */
+
+static json_object *member(json_object *o, const char *key, json_type type) {
+        json_object *v;
+
+        if (!o || !json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, type))
+                return NULL;
+        return v;
+}
+
+static const char *member_string(json_object *o, const char *key) {
+        json_object *v = member(o, key, json_type_string);
+
+        return v ? json_object_get_string(v) : NULL;
+}
+
+static bool streq_ptr(const char *a, const char *b) {
+        return a && b && strcmp(a, b) == 0;
+}
+
+/* The reply's power entry of PF @pf (PrepareVm and ReleaseVm: what was applied, and the
+ * GPU's power after it), or NULL. */
+static json_object *power_entry(json_object *reply, const char *pf) {
+        json_object *all = member(reply, "power", json_type_array);
+
+        for (size_t i = 0; all && i < json_object_array_length(all); i++) {
+                json_object *e = json_object_array_get_idx(all, i);
+
+                if (streq_ptr(member_string(e, "bdf"), pf))
+                        return e;
+        }
+        return NULL;
+}
+
+/* ", 0000:05:02.0 (vfio-pci)": the domain's VFs and where they are now. The drivers of the
+ * reservation (@vm) are amdsmid's last view, which a bind of this very call may not have
+ * reached yet: what amdsmid bound (bound_by_amdsmid) is on vfio-pci. */
+static void say_vfs(FILE *f, json_object *vm, enum op op) {
+        json_object *vfs = member(vm, "vfs", json_type_array);
+
+        for (size_t i = 0; vfs && i < json_object_array_length(vfs); i++) {
+                json_object *vf = json_object_array_get_idx(vfs, i);
+                json_object *bound = member(vf, "bound_by_amdsmid", json_type_boolean);
+                const char *bdf = member_string(vf, "bdf"), *drv = member_string(vf, "driver");
+                const char *before = member_string(vf, "driver_before");
+
+                if (!bdf)
+                        continue;
+                fprintf(f, "%s%s", i > 0 ? ", " : " ", bdf);
+                if (op == OP_PREPARE)
+                        fprintf(f, " (%s)",
+                                (bound && json_object_get_boolean(bound)) ||
+                                                streq_ptr(drv, "vfio-pci")
+                                        ? "vfio-pci"
+                                        : "libvirt binds it");
+                else if (op == OP_RECONNECT)
+                        fprintf(f, " (%s)", drv ? drv : "no driver");
+                else if (bound && json_object_get_boolean(bound)) {
+                        if (before)
+                                fprintf(f, " (back to %s)", before);
+                        else
+                                fputs(" (unbound from vfio-pci)", f);
+                }
+        }
+}
+
+/* ", cap 450 W on GPU 0000:05:00.0": the domain's vm source on each GPU, and what binds the
+ * GPU when that is not this domain (a prepare) or after it left (a release). */
+static void say_caps(FILE *f, json_object *reply, json_object *vm, const char *name, enum op op) {
+        json_object *caps = member(vm, "power", json_type_array);
+
+        for (size_t i = 0; caps && i < json_object_array_length(caps); i++) {
+                json_object *c = json_object_array_get_idx(caps, i);
+                json_object *w = member(c, "cap_w", json_type_int), *e, *after, *eff;
+                const char *pf = member_string(c, "pf_bdf"), *binding, *binding_vm;
+
+                if (!pf || !w)
+                        continue;
+                fprintf(f, ", cap %" PRId64 " W on GPU %s%s", json_object_get_int64(w), pf,
+                        op == OP_RELEASE ? " removed" : "");
+                e = op == OP_RECONNECT ? NULL : power_entry(reply, pf);
+                if (!e)
+                        continue;
+                if (streq_ptr(member_string(e, "control"), "gim")) {
+                        fputs(op == OP_RELEASE ? " (gim applies no cap through sysfs)"
+                                               : " (recorded only: gim applies no cap through "
+                                                 "sysfs)",
+                              f);
+                        continue;
+                }
+                after = member(e, "after", json_type_object);
+                eff = member(after, "effective_w", json_type_int);
+                binding = member_string(after, "binding");
+                binding_vm = member_string(after, "binding_vm");
+                if (!eff || !binding)
+                        continue;
+                if (op == OP_PREPARE && streq_ptr(binding, "vm") && streq_ptr(binding_vm, name))
+                        continue; /* it binds: said */
+                fprintf(f, " (%s %" PRId64 " W: %s%s%s)",
+                        op == OP_RELEASE ? "effective now" : "effective",
+                        json_object_get_int64(eff), binding, binding_vm ? " " : "",
+                        binding_vm ? binding_vm : "");
+        }
+}
+
+/* What was done, in one line, from amdsmid's reply to PrepareVm / ReleaseVm:
+ * "domain web1: provisioned 0000:05:02.0 (vfio-pci), cap 450 W on GPU 0000:05:00.0". */
+static char *success_line(const char *name, enum op op, const char *text) {
+        json_object *reply = text ? json_tokener_parse(text) : NULL, *vm, *released, *lines;
+        const char *verb = op == OP_RELEASE     ? "released"
+                           : op == OP_RECONNECT ? "reconnected"
+                                                : "provisioned";
+        char *s = NULL;
+        size_t len = 0;
+        FILE *f;
+
+        f = open_memstream(&s, &len);
+        if (!f) {
+                json_object_put(reply);
+                return NULL;
+        }
+        fprintf(f, "domain %s: ", name);
+        vm = op == OP_RECONNECT ? reply : member(reply, "vm", json_type_object);
+        released = member(reply, "released", json_type_boolean);
+        lines = member(reply, "messages", json_type_array);
+        if (vm) {
+                fputs(verb, f);
+                say_vfs(f, vm, op);
+                say_caps(f, reply, vm, name, op);
+        } else if (released && !json_object_get_boolean(released))
+                fputs("nothing to release (amdsmid holds no reservation of it)", f);
+        else if (lines && json_object_array_length(lines) > 0)
+                /* a reply without the reservation (a damaged one dropped): its last word */
+                fprintf(f, "%s",
+                        json_object_get_string(json_object_array_get_idx(
+                                lines, json_object_array_length(lines) - 1)));
+        else
+                fprintf(f, "%s (amdsmid's reply says no more)", verb);
+        json_object_put(reply);
+        if (fclose(f) != 0) {
+                free(s);
+                return NULL;
+        }
+        return s;
+}
+
 static enum op classify(const char *op, const char *sub) {
         if (strcmp(op, "prepare") == 0 && strcmp(sub, "begin") == 0)
                 return OP_PREPARE;
@@ -313,7 +474,7 @@ static enum op classify(const char *op, const char *sub) {
 }
 
 int main(int argc, char *argv[]) {
-        _cleanup_free_ char *xml = NULL, *reply = NULL, *error_text = NULL;
+        _cleanup_free_ char *xml = NULL, *reply = NULL, *error_text = NULL, *line = NULL;
         _cleanup_free_ bool *is_amd = NULL;
         struct vm_domain *dom = NULL;
         sd_bus *bus = NULL;
@@ -408,8 +569,11 @@ int main(int argc, char *argv[]) {
                 vm_domain_free(dom);
                 return fatal ? 1 : 0;
         }
-        log_hook(LOG_INFO, "%s: %s", op == OP_RELEASE ? "released" : op == OP_RECONNECT ? "reconnected" : "provisioned",
-                 reply ? reply : "");
+        line = success_line(dom->name, op, reply);
+        log_hook(LOG_INFO, "%s", line ? line : "done (out of memory for more)");
+        if (debug_enabled())
+                log_hook(LOG_DEBUG, "domain %s: amdsmid's reply to %s: %s", dom->name,
+                         op == OP_RELEASE ? "ReleaseVm" : "PrepareVm", reply ? reply : "(none)");
         vm_domain_free(dom);
         return 0;
 }

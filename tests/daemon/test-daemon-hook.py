@@ -49,15 +49,23 @@ def gpu_meta(watts=None, vfs=None, ns=NS):
 
 
 class Hook(unittest.TestCase):
-    def hook(self, d, name, op, sub, xml, extra="-", timeout=60):
+    def hook(self, d, name, op, sub, xml, extra="-", timeout=60, env_extra=None,
+             no_journal=False):
         """The hook as libvirt runs it: its environment (virCommandAddEnvPassCommon) plus the
-        test's bus, simulated sysfs and configuration directory."""
+        test's bus, simulated sysfs and configuration directory. no_journal: its log goes to
+        stderr also on a host with a journal (an empty /run/systemd/journal in a private
+        mount namespace), so that the test sees it."""
         env = {"LC_ALL": "C", "PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "HOME": "/root",
                "USER": "root", "LOGNAME": "root",
                "DBUS_SYSTEM_BUS_ADDRESS": d.address, "AMDSMI_SYSFS_ROOT": d.mount.root,
                "CONFIGURATION_DIRECTORY": d.config_dir}
+        env.update(env_extra or {})
+        cmd = [HOOK, name, op, sub, extra]
+        if no_journal and os.path.exists("/run/systemd/journal"):
+            cmd = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                   'mount -t tmpfs tmpfs /run/systemd/journal && exec "$@"', "sh"] + cmd
         start = time.monotonic()
-        p = subprocess.run([HOOK, name, op, sub, extra], input=xml.encode() if isinstance(xml, str) else xml,
+        p = subprocess.run(cmd, input=xml.encode() if isinstance(xml, str) else xml,
                            env=env, capture_output=True, timeout=timeout)
         p.elapsed = time.monotonic() - start
         p.out = p.stdout.decode(errors="replace")
@@ -98,6 +106,82 @@ class Hook(unittest.TestCase):
             # the history says what the hook did
             changes = [e["change"] for e in d.history() if e["change"].startswith("vm_")]
             self.assertEqual(changes, ["vm_prepare", "vm_release"])
+
+    def test_log_lines(self):
+        """One line per operation saying what was done; amdsmid's reply only with
+        AMDSMI_DEBUG (any value but "" and "0"), then whole, at debug level."""
+        with Daemon(machine="mi300x-sriov", config=FAST) as d:
+            vfs = d.with_vfs(GPU0, 2)
+            d.cli("power", "set", "-g", 0, "--host", "600W")
+            xml = domain("web1", UUID1, [hostdev(vfs[0], "no"), hostdev(vfs[1], "yes")],
+                         gpu_meta(450))
+            lines = {
+                "prepare": "domain web1: provisioned %s (vfio-pci), %s (libvirt binds it), "
+                           "cap 450 W on GPU %s" % (vfs[0], vfs[1], GPU0),
+                "reconnect": "domain web1: reconnected %s (vfio-pci), %s (no driver), "
+                             "cap 450 W on GPU %s" % (vfs[0], vfs[1], GPU0),
+                "release": "domain web1: released %s (unbound from vfio-pci), %s, cap 450 W "
+                           "on GPU %s removed (effective now 600 W: host)"
+                           % (vfs[0], vfs[1], GPU0),
+                "stopped": "domain web1: nothing to release (amdsmid holds no reservation "
+                           "of it)",
+            }
+            for op, sub in (("prepare", "begin"), ("reconnect", "begin"), ("release", "end"),
+                            ("stopped", "end")):
+                for debug in (None, "0", ""):
+                    with self.subTest(op=op, AMDSMI_DEBUG=debug):
+                        if op == "release" and debug is not None:
+                            continue  # once released, there is nothing left to release
+                        env = {"AMDSMI_DEBUG": debug} if debug is not None else {}
+                        p = self.hook(d, "web1", op, sub, xml, env_extra=env, no_journal=True)
+                        self.assertEqual((p.returncode, p.out), (0, ""), p.err)
+                        # exactly the line: no JSON, nothing else
+                        self.assertEqual(p.err.splitlines(),
+                                         ["amdsmi-libvirt-hook: " + lines[op]])
+
+            # with AMDSMI_DEBUG: the same line, and the whole reply after it
+            for op, sub, method in (("prepare", "begin", "PrepareVm"),
+                                    ("reconnect", "begin", "PrepareVm"),
+                                    ("release", "end", "ReleaseVm")):
+                with self.subTest(op=op, AMDSMI_DEBUG="1"):
+                    p = self.hook(d, "web1", op, sub, xml, env_extra={"AMDSMI_DEBUG": "1"},
+                                  no_journal=True)
+                    self.assertEqual(p.returncode, 0, p.err)
+                    err = p.err.splitlines()
+                    self.assertIn("amdsmi-libvirt-hook: " + lines[op], err)
+                    head = "amdsmi-libvirt-hook: domain web1: amdsmid's reply to %s: " % method
+                    replies = [json.loads(x[len(head):]) for x in err if x.startswith(head)]
+                    self.assertEqual(len(replies), 1, p.err)
+                    self.assertEqual(replies[0]["operation"], op)
+                    self.assertEqual([f["bdf"] for f in replies[0].get("vm", replies[0])["vfs"]],
+                                     vfs)
+                    # after the line, and longer than the old 2 KiB cut
+                    first = next(i for i, x in enumerate(err) if x.startswith(head))
+                    self.assertLess(err.index("amdsmi-libvirt-hook: " + lines[op]), first)
+                    if op != "reconnect":
+                        self.assertGreater(len(json.dumps(replies[0])), 2048)
+
+            # a cap that does not bind says what does; a VF's own cap
+            d.cli("power", "set", "-g", 0, "--host", "300W")
+            xml = domain("db2", UUID2, [hostdev(vfs[1])], gpu_meta(vfs={vfs[1]: 400}))
+            p = self.hook(d, "db2", "prepare", "begin", xml, no_journal=True)
+            self.assertEqual(p.err.splitlines(),
+                             ["amdsmi-libvirt-hook: domain db2: provisioned %s (libvirt binds "
+                              "it), cap 400 W on GPU %s (effective 300 W: host)"
+                              % (vfs[1], GPU0)], p.err)
+            p = self.hook(d, "db2", "release", "end", xml, no_journal=True)
+            self.assertEqual(p.err.splitlines(),
+                             ["amdsmi-libvirt-hook: domain db2: released %s, cap 400 W on GPU "
+                              "%s removed (effective now 300 W: host)" % (vfs[1], GPU0)])
+            # no cap: the VFs alone
+            xml = domain("db2", UUID2, [hostdev(vfs[1])])
+            p = self.hook(d, "db2", "prepare", "begin", xml, no_journal=True)
+            self.assertEqual(p.err.splitlines(),
+                             ["amdsmi-libvirt-hook: domain db2: provisioned %s (libvirt binds "
+                              "it)" % vfs[1]])
+            p = self.hook(d, "db2", "release", "end", xml, no_journal=True)
+            self.assertEqual(p.err.splitlines(),
+                             ["amdsmi-libvirt-hook: domain db2: released %s" % vfs[1]])
 
     def test_held_vf_refused(self):
         with Daemon(machine="mi300x-sriov", config=FAST) as d:
@@ -244,8 +328,12 @@ class Hook(unittest.TestCase):
             vfs = [vf_bdf(GPU0, i) for i in range(2)]
             xml = domain("web1", UUID1, [hostdev(b, "no") for b in vfs], gpu_meta(450))
             before = [d.driver(b) for b in vfs]
-            p = self.hook(d, "web1", "prepare", "begin", xml)
+            p = self.hook(d, "web1", "prepare", "begin", xml, no_journal=True)
             self.assertEqual(p.returncode, 0, p.err)
+            self.assertEqual(p.err.splitlines(),
+                             ["amdsmi-libvirt-hook: domain web1: provisioned %s (vfio-pci), %s "
+                              "(vfio-pci), cap 450 W on GPU %s (recorded only: gim applies no "
+                              "cap through sysfs)" % (vfs[0], vfs[1], GPU0)])
             self.assertEqual([d.driver(b) for b in vfs], ["vfio-pci", "vfio-pci"])
             explain = json.loads(d.call(gpu_path(GPU0), "org.amdsmi1.Power", "Explain")[0])
             self.assertEqual([(s["source"], s["vm"], s["cap_w"]) for s in explain["sources"]],

@@ -18,7 +18,8 @@ XML_DIR = os.environ.get("AMDSMI_DBUS_XML", "")
 # never change)
 CONTRACT = {
     "org.amdsmi1.Manager": {
-        "methods": {"Describe": ("", "s"), "Reload": ("", ""), "GetHistory": ("u", "s")},
+        "methods": {"Describe": ("", "s"), "Reload": ("", ""), "GetHistory": ("u", "s"),
+                    "GetGpuByBdf": ("s", "o"), "GetGpuByIndex": ("u", "o")},
         "properties": {"Version": "s"},
     },
     "org.amdsmi1.Gpu": {
