@@ -760,9 +760,11 @@ static int parse_argv(struct cli *c, int argc, char **argv, const struct verb **
                 else
                         USAGE(c, r, "unknown verb '%s' (verbs: %s)", name, cli_verb_names());
                 if (verb && !verb->fn) {
-                        /* help [VERB [SUB-VERB]]: that verb's help, as VERB --help */
+                        /* help [VERB [SUB-VERB]]: that verb's help, as VERB --help; help
+                         * alone: the global help, but help --help: its own */
+                        if (!want_help)
+                                verb = NULL;
                         want_help = true;
-                        verb = NULL;
                         if (next < argc) {
                                 name = argv[next++];
                                 sub = next < argc && cli_verb_has_subs(name) ? argv[next++]
