@@ -26,25 +26,25 @@ enum cli_value {
 };
 
 struct cli_option {
-        const char *name;    /* the long name */
-        char short_name;     /* 0: none */
-        int has_arg;         /* getopt's no_argument, required_argument, optional_argument */
-        int id;              /* what getopt_long() returns: short_name, or an ARG_* of main.c */
-        unsigned verbs;      /* the OPT_* bits of the verbs that accept it (any of them); 0:
-                                every verb (the common options) */
-        bool global;         /* shown in the global help only (--version) */
-        const char *arg;     /* its argument in the help ("SECONDS", "[VALUE]"), NULL: none */
-        const char *help;    /* "\n" between lines */
+        const char *name; /* the long name */
+        char short_name;  /* 0: none */
+        int has_arg;      /* getopt's no_argument, required_argument, optional_argument */
+        int id;           /* what getopt_long() returns: short_name, or an ARG_* of main.c */
+        unsigned verbs;   /* the OPT_* bits of the verbs that accept it (any of them); 0:
+                             every verb (the common options) */
+        bool global;      /* shown in the global help only (--version) */
+        const char *arg;  /* its argument in the help ("SECONDS", "[VALUE]"), NULL: none */
+        const char *help; /* "\n" between lines */
         enum cli_value value;
 };
 
 struct verb {
         const char *name;
-        const char *sub; /* a sub-verb ("partition set"), NULL for the verb itself */
+        const char *sub;          /* a sub-verb ("partition set"), NULL for the verb itself */
         int (*fn)(struct cli *c); /* NULL: "help", which main.c answers itself */
         unsigned options;         /* OPT_* of main.c */
         const char *help;         /* one line of the global help */
-        const char *arg; /* the name of its one positional argument ("VF"), NULL: none */
+        const char *arg;          /* the name of its one positional argument ("VF"), NULL: none */
         enum cli_value arg_value;
         /* its help (amdsmi VERB --help, amdsmi help VERB): what follows "amdsmi " in each
          * form of its synopsis ("\n" between forms), one paragraph, example command lines

@@ -83,10 +83,11 @@ const struct verb cli_verbs[] = {
                 .fn = verb_list,
                 .help = "one line per GPU: address, product, role, driver, modes",
                 .synopsis = "[-g SEL]... [--json|--csv] list",
-                .description = "One line per GPU: its index, PCI address, product, role (baremetal,\n"
-                               "host-pf, a VF in a guest), driver, partition count, compute and\n"
-                               "memory partition modes and unique id. With amdsmid running and no\n"
-                               "-g, amdsmid's cached copy is shown.",
+                .description =
+                        "One line per GPU: its index, PCI address, product, role (baremetal,\n"
+                        "host-pf, a VF in a guest), driver, partition count, compute and\n"
+                        "memory partition modes and unique id. With amdsmid running and no\n"
+                        "-g, amdsmid's cached copy is shown.",
                 .examples = "amdsmi list\n"
                             "amdsmi list -g 0,3 --csv\n"
                             "amdsmi list --json",
@@ -97,9 +98,10 @@ const struct verb cli_verbs[] = {
                 .fn = verb_static,
                 .help = "identity, PCIe, memory, firmware and partitions",
                 .synopsis = "[-g SEL]... [--json|--csv] static",
-                .description = "What does not change while the GPU runs: identity (product, vendor\n"
-                               "and device ids, serial, unique id), PCIe link, VRAM, VBIOS and\n"
-                               "firmware versions, the partitions and their nodes.",
+                .description =
+                        "What does not change while the GPU runs: identity (product, vendor\n"
+                        "and device ids, serial, unique id), PCIe link, VRAM, VBIOS and\n"
+                        "firmware versions, the partitions and their nodes.",
                 .examples = "amdsmi static -g 0\n"
                             "amdsmi static --json | jq '.gpus[].vbios'",
                 .exits = EXITS_READ,
@@ -125,9 +127,10 @@ const struct verb cli_verbs[] = {
                 .fn = verb_partition,
                 .help = "compute and memory partition modes, what is available, the partitions",
                 .synopsis = "[-g SEL]... [--json|--csv] partition",
-                .description = "The compute (SPX ... CPX) and memory (NPS1 ... NPS8) partition modes\n"
-                               "of each GPU, a pending memory mode, the modes available, and the\n"
-                               "partitions with their KFD nodes and render devices.",
+                .description =
+                        "The compute (SPX ... CPX) and memory (NPS1 ... NPS8) partition modes\n"
+                        "of each GPU, a pending memory mode, the modes available, and the\n"
+                        "partitions with their KFD nodes and render devices.",
                 .examples = "amdsmi partition\n"
                             "amdsmi partition -g 0 --json",
                 .exits = EXITS_READ,
@@ -171,9 +174,10 @@ const struct verb cli_verbs[] = {
                 .help = "set power sources: --host W, --vm NAME W [--vf BDF], --apml W",
                 .synopsis = "-g SEL... [--json|--csv] power set [--host W] "
                             "[--vm NAME W [--vf BDF]] [--apml W] [--dry-run]",
-                .description = "Records power cap sources of the selected GPUs and applies the\n"
-                               "effective cap, the minimum of the sources present, clamped to the\n"
-                               "GPU's range. Values: 600W, 600000mW, 0.6kW; a bare number is watts.",
+                .description =
+                        "Records power cap sources of the selected GPUs and applies the\n"
+                        "effective cap, the minimum of the sources present, clamped to the\n"
+                        "GPU's range. Values: 600W, 600000mW, 0.6kW; a bare number is watts.",
                 .examples = "amdsmi power set -g 0 --host 600W\n"
                             "amdsmi power set -g 2 --vm web1 450 --vf 0000:26:00.1\n"
                             "amdsmi power set -g all --apml 500 --dry-run",
@@ -188,9 +192,10 @@ const struct verb cli_verbs[] = {
                         "records",
                 .synopsis = "-g SEL... [--json|--csv] power clear [--host] [--vm NAME] [--apml] "
                             "[--damaged] [--dry-run]",
-                .description = "Removes power cap sources of the selected GPUs and applies the cap\n"
-                               "of those left (the GPU's default cap when none is). --damaged drops\n"
-                               "the records of the state file that cannot be read.",
+                .description =
+                        "Removes power cap sources of the selected GPUs and applies the cap\n"
+                        "of those left (the GPU's default cap when none is). --damaged drops\n"
+                        "the records of the state file that cannot be read.",
                 .examples = "amdsmi power clear -g 0 --host\n"
                             "amdsmi power clear -g 2 --vm web1\n"
                             "amdsmi power clear -g all --damaged --dry-run",
@@ -212,7 +217,8 @@ const struct verb cli_verbs[] = {
         {
                 .name = "sriov",
                 .fn = verb_sriov,
-                .help = "SR-IOV per PF: VF count and how it is set, the VFs, their drivers and users",
+                .help = "SR-IOV per PF: VF count and how it is set, the VFs, their drivers and "
+                        "users",
                 .synopsis = "[-g SEL]... [--json|--csv] sriov",
                 .description = "Per physical function: whether it can do SR-IOV, its VF count and\n"
                                "how that is set (sysfs, gim's parameter), and each VF with its\n"
@@ -225,8 +231,8 @@ const struct verb cli_verbs[] = {
                 .name = "sriov",
                 .sub = "set",
                 .fn = verb_sriov_set,
-                .options = OPT_NUM_VFS | OPT_DRY_RUN | OPT_FORCE | OPT_AUTOPROBE_OFF |
-                           OPT_PERSIST | OPT_TIMEOUT,
+                .options = OPT_NUM_VFS | OPT_DRY_RUN | OPT_FORCE | OPT_AUTOPROBE_OFF | OPT_PERSIST |
+                           OPT_TIMEOUT,
                 .help = "set the VF count of PFs (--num-vfs N); gim hosts: --persist",
                 .synopsis = "-g SEL... [--json|--csv] sriov set --num-vfs N [--dry-run] "
                             "[--force] [--autoprobe-off] [--timeout SECONDS]\n"
@@ -274,7 +280,8 @@ const struct verb cli_verbs[] = {
         {
                 .name = "vm",
                 .fn = verb_vm,
-                .help = "the VFs amdsmid holds for libvirt domains (amdsmi-libvirt-hook), their caps",
+                .help = "the VFs amdsmid holds for libvirt domains (amdsmi-libvirt-hook), their "
+                        "caps",
                 .synopsis = "[--json|--csv] vm",
                 .description = "The VFs amdsmid holds for libvirt domains (reserved by\n"
                                "amdsmi-libvirt-hook when a domain starts) and their power caps.",
@@ -302,7 +309,8 @@ const struct verb cli_verbs[] = {
                 .fn = verb_set,
                 .options = OPT_COMPUTE_PARTITION | OPT_MEMORY_PARTITION | OPT_POWER_CAP |
                            OPT_DRY_RUN | OPT_FORCE | OPT_TIMEOUT,
-                .help = "change settings: -C compute partition, -M memory partition, -o power cap (W)",
+                .help = "change settings: -C compute partition, -M memory partition, -o power cap "
+                        "(W)",
                 .synopsis = "-g SEL... [--json|--csv] set -C MODE|-M MODE [--dry-run] [--force] "
                             "[--timeout SECONDS]\n"
                             "-g SEL... [--json|--csv] set -o W [--dry-run]",
@@ -316,15 +324,17 @@ const struct verb cli_verbs[] = {
         {
                 .name = "reset",
                 .fn = verb_reset,
-                .options = OPT_RELOAD_DRIVER | OPT_POWER_CAP | OPT_DRY_RUN | OPT_FORCE |
-                           OPT_TIMEOUT,
-                .help = "--reload-driver: reload amdgpu on a GPU's hive; --power-cap: clear the host cap",
+                .options =
+                        OPT_RELOAD_DRIVER | OPT_POWER_CAP | OPT_DRY_RUN | OPT_FORCE | OPT_TIMEOUT,
+                .help = "--reload-driver: reload amdgpu on a GPU's hive; --power-cap: clear the "
+                        "host cap",
                 .synopsis = "-g SEL... [--json|--csv] reset --reload-driver [--dry-run] "
                             "[--timeout SECONDS]\n"
                             "-g SEL... [--json|--csv] reset --power-cap [--dry-run]",
-                .description = "--reload-driver reloads amdgpu on the XGMI hive of the selected\n"
-                               "GPUs, which applies a pending memory mode; --power-cap removes the\n"
-                               "host's power cap source (as 'power clear --host').",
+                .description =
+                        "--reload-driver reloads amdgpu on the XGMI hive of the selected\n"
+                        "GPUs, which applies a pending memory mode; --power-cap removes the\n"
+                        "host's power cap source (as 'power clear --host').",
                 .examples = "amdsmi reset -g 0 --reload-driver --dry-run\n"
                             "amdsmi reset -g all --power-cap",
                 .exits = EXITS_CHANGE | CLI_EXIT(8) | CLI_EXIT(10),
@@ -333,10 +343,12 @@ const struct verb cli_verbs[] = {
                 .name = "apply",
                 .fn = verb_apply,
                 .options = OPT_DRY_RUN,
-                .help = "amdsmid.conf: --dry-run shows what amdsmid does with it; else amdsmid applies it",
+                .help = "amdsmid.conf: --dry-run shows what amdsmid does with it; else amdsmid "
+                        "applies it",
                 .synopsis = "[-g SEL]... [--json|--csv] apply [--dry-run]",
-                .description = "amdsmid.conf: with --dry-run, what amdsmid would change to reach it;\n"
-                               "without, amdsmid applies it now.",
+                .description =
+                        "amdsmid.conf: with --dry-run, what amdsmid would change to reach it;\n"
+                        "without, amdsmid applies it now.",
                 .examples = "amdsmi apply --dry-run\n"
                             "amdsmi apply",
                 .exits = EXITS_CHANGE | CLI_EXIT(8) | CLI_EXIT(10),
@@ -355,11 +367,13 @@ const struct verb cli_verbs[] = {
                 .name = "history",
                 .fn = verb_history,
                 .options = OPT_COUNT,
-                .help = "the changes made: when, how, by whom, on which GPU, old and new value, result",
+                .help = "the changes made: when, how, by whom, on which GPU, old and new value, "
+                        "result",
                 .synopsis = "[-g SEL]... [--json|--csv] [-n COUNT] history",
-                .description = "The changes made to the GPUs, newest last: when, through what (amdsmid\n"
-                               "or in-process), by whom, on which GPU, the old and new value and the\n"
-                               "result.",
+                .description =
+                        "The changes made to the GPUs, newest last: when, through what (amdsmid\n"
+                        "or in-process), by whom, on which GPU, the old and new value and the\n"
+                        "result.",
                 .examples = "amdsmi history\n"
                             "amdsmi history -g 0 -n 20\n"
                             "amdsmi history --json",
@@ -390,8 +404,8 @@ const struct cli_option cli_options[] = {
           CLI_VALUE_GPU },
         { "json", 0, no_argument, ARG_JSON, 0, false, NULL,
           "one JSON document (schema amdsmi/1) on stdout", CLI_VALUE_NONE },
-        { "csv", 0, no_argument, ARG_CSV, 0, false, NULL,
-          "CSV: a header line and one line per GPU", CLI_VALUE_NONE },
+        { "csv", 0, no_argument, ARG_CSV, 0, false, NULL, "CSV: a header line and one line per GPU",
+          CLI_VALUE_NONE },
         { "direct", 0, no_argument, ARG_DIRECT, 0, false, NULL,
           "without amdsmid: read and change in-process (root)", CLI_VALUE_NONE },
         { "watch", 'w', required_argument, 'w', OPT_WATCH, false, "SECONDS",
@@ -471,7 +485,6 @@ static bool is_long_option(const struct option *options, const char *name, size_
         return false;
 }
 
-
 /*
  * The value of an option whose value is optional or separate ("--host 600W", "--host=600W",
  * "--vm NAME 450W", "-o 600"): the attached argument, else the next argument when it does not
@@ -542,8 +555,8 @@ static int parse_argv(struct cli *c, int argc, char **argv, const struct verb **
         len = 0;
         optstring[len++] = ':';
         for (size_t i = 0; i < cli_n_options; i++) {
-                options[i] = (struct option) { cli_options[i].name, cli_options[i].has_arg, NULL,
-                                               cli_options[i].id };
+                options[i] = (struct option){ cli_options[i].name, cli_options[i].has_arg, NULL,
+                                              cli_options[i].id };
                 if (!cli_options[i].short_name)
                         continue;
                 optstring[len++] = cli_options[i].short_name;
@@ -767,8 +780,7 @@ static int parse_argv(struct cli *c, int argc, char **argv, const struct verb **
                         want_help = true;
                         if (next < argc) {
                                 name = argv[next++];
-                                sub = next < argc && cli_verb_has_subs(name) ? argv[next++]
-                                                                           : NULL;
+                                sub = next < argc && cli_verb_has_subs(name) ? argv[next++] : NULL;
                                 verb = cli_find_verb(name, sub);
                                 if (!verb && !cli_find_verb(name, NULL))
                                         USAGE(c, r, "unknown verb '%s' (verbs: %s)", name,
