@@ -48,13 +48,16 @@ _amdsmi() {
         local cur cword prog line
         local -a words=() cands=()
 
-        # with bash-completion, words are not split at ':' and '=' (PCI addresses)
+        # the words up to the cursor, not split at ':' or '=' as readline's COMP_WORDS are
+        # (which would cut PCI addresses apart)
         if declare -F _get_comp_words_by_ref >/dev/null; then
                 _get_comp_words_by_ref -n := cur words cword
         else
-                words=("${COMP_WORDS[@]}")
-                cword=$COMP_CWORD
-                cur=${COMP_WORDS[COMP_CWORD]}
+                line=${COMP_LINE:0:COMP_POINT}
+                read -ra words <<< "$line"
+                [[ -z $line || $line == *[[:blank:]] ]] && words+=("")
+                cword=$((${#words[@]} - 1))
+                cur=${words[cword]}
         fi
         prog=${words[0]}
 
@@ -71,9 +74,13 @@ _amdsmi() {
         for line in "${cands[@]}"; do
                 [[ ${line,,} == "${cur,,}"* ]] && COMPREPLY+=("$line")
         done
-        # PCI addresses hold ':', a word break of readline: complete after the last one
+        # readline replaces only what follows the last ':' of the word (a word break): drop
+        # what comes before it from the candidates
         if declare -F __ltrim_colon_completions >/dev/null; then
                 __ltrim_colon_completions "$cur"
+        elif [[ $cur == *:* && $COMP_WORDBREAKS == *:* ]]; then
+                line=${cur%"${cur##*:}"}
+                COMPREPLY=("${COMPREPLY[@]#"$line"}")
         fi
 }
 
