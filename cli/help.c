@@ -87,12 +87,17 @@ static void print_indented(FILE *f, size_t label_len, const char *text) {
         fputc('\n', f);
 }
 
-static void print_option(FILE *f, const struct cli_option *o) {
+/* @o in the help of @v (NULL: the global help): the verb's own text for it, if any. */
+static void print_option(FILE *f, const struct cli_option *o, const struct verb *v) {
+        const char *text = o->help;
         char label[80];
 
+        for (const char *const *h = v ? v->option_help : NULL; h && h[0] && h[1]; h += 2)
+                if (strcmp(h[0], o->name) == 0)
+                        text = h[1];
         option_label(o, label, sizeof(label));
         fputs(label, f);
-        print_indented(f, strlen(label), o->help);
+        print_indented(f, strlen(label), text);
 }
 
 /* "partition set VF" */
@@ -149,7 +154,7 @@ void help_global(FILE *f) {
         fprintf(f, "\nOptions of every verb:\n");
         for (size_t i = 0; i < cli_n_options; i++)
                 if (cli_options[i].verbs == 0)
-                        print_option(f, &cli_options[i]);
+                        print_option(f, &cli_options[i], NULL);
         fprintf(f, "\nSee 'amdsmi help VERB [SUB-VERB]' (or amdsmi VERB --help) for the options,\n"
                    "examples and exit statuses of a verb, and amdsmi(1).\n\n");
         n = snprintf(statuses, sizeof(statuses), "Exit status:");
@@ -209,10 +214,10 @@ void help_verb(FILE *f, const struct verb *v) {
         /* its own options first, then those of every verb */
         for (size_t i = 0; i < cli_n_options; i++)
                 if (cli_options[i].verbs != 0 && cli_option_valid(&cli_options[i], v))
-                        print_option(f, &cli_options[i]);
+                        print_option(f, &cli_options[i], v);
         for (size_t i = 0; i < cli_n_options; i++)
                 if (cli_options[i].verbs == 0 && !cli_options[i].global)
-                        print_option(f, &cli_options[i]);
+                        print_option(f, &cli_options[i], v);
         if (v->examples) {
                 fprintf(f, "\nExamples:\n");
                 print_lines(f, "  ", v->examples);

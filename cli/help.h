@@ -48,12 +48,18 @@ struct verb {
         enum cli_value arg_value;
         /* its help (amdsmi VERB --help, amdsmi help VERB): what follows "amdsmi " in each
          * form of its synopsis ("\n" between forms), one paragraph, example command lines
-         * ("\n" between them), and the exit statuses it can end with (CLI_EXITS()) */
+         * ("\n" between them), and the exit statuses it can end with (CLI_EXIT()) */
         const char *synopsis;
         const char *description;
         const char *examples;
         unsigned exits;
+        /* what an option means for this verb, where the option's own help is too general:
+         * pairs of long name and help text, NULL-terminated (NULL: none) */
+        const char *const *option_help;
 };
+
+/* struct verb.option_help: OPTION_HELP("force", "although ...", ...) */
+#define OPTION_HELP(...) ((const char *const[]){ __VA_ARGS__, NULL })
 
 /* A bit mask of exit statuses (exit-codes.h) for struct verb.exits. */
 #define CLI_EXIT(n) (1u << (n))

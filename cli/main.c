@@ -77,6 +77,8 @@ enum {
 #define EXITS_CHANGE (EXITS_READ | CLI_EXIT(5) | CLI_EXIT(6) | CLI_EXIT(7) | CLI_EXIT(9))
 
 /* Feature slices add their verbs here: the row is the verb's help too (help.h). */
+/* (the pairs of option_help keep their layout) */
+/* clang-format off */
 const struct verb cli_verbs[] = {
         {
                 .name = "list",
@@ -121,6 +123,8 @@ const struct verb cli_verbs[] = {
                             "amdsmi metric -g 0 -w 0.5 -n 10 --csv\n"
                             "amdsmi metric --throttle",
                 .exits = EXITS_READ,
+                .option_help = OPTION_HELP(
+                        "count", "with --watch: stop after COUNT samples"),
         },
         {
                 .name = "partition",
@@ -151,6 +155,9 @@ const struct verb cli_verbs[] = {
                             "amdsmi partition set -g all --compute DPX --memory NPS2\n"
                             "amdsmi partition set -g 0 --compute SPX --timeout 120",
                 .exits = EXITS_CHANGE | CLI_EXIT(8),
+                .option_help = OPTION_HELP(
+                        "force", "although VFs exist (gim hosts), or amdsmid runs\n"
+                        "(with --direct)"),
         },
         {
                 .name = "power",
@@ -165,6 +172,8 @@ const struct verb cli_verbs[] = {
                             "amdsmi power -g 0 --json\n"
                             "amdsmi power -w 1",
                 .exits = EXITS_READ | CLI_EXIT(10),
+                .option_help = OPTION_HELP(
+                        "count", "with --watch: stop after COUNT samples"),
         },
         {
                 .name = "power",
@@ -182,6 +191,13 @@ const struct verb cli_verbs[] = {
                             "amdsmi power set -g 2 --vm web1 450 --vf 0000:26:00.1\n"
                             "amdsmi power set -g all --apml 500 --dry-run",
                 .exits = EXITS_CHANGE | CLI_EXIT(10),
+                .option_help = OPTION_HELP(
+                        "host", "the host's cap: 600W, 600000mW, 0.6kW; a bare\n"
+                        "number is watts",
+                        "vm", "the cap of the VM NAME (name or UUID)",
+                        "vf", "with --vm: the VF the VM has",
+                        "apml", "the BMC's platform limit (APML)",
+                        "force", "although amdsmid runs (with --direct)"),
         },
         {
                 .name = "power",
@@ -200,6 +216,11 @@ const struct verb cli_verbs[] = {
                             "amdsmi power clear -g 2 --vm web1\n"
                             "amdsmi power clear -g all --damaged --dry-run",
                 .exits = EXITS_CHANGE | CLI_EXIT(10),
+                .option_help = OPTION_HELP(
+                        "host", "remove the host's cap (no value)",
+                        "vm", "remove the cap of the VM NAME (no value)",
+                        "apml", "remove the BMC's platform limit (no value)",
+                        "force", "although amdsmid runs (with --direct)"),
         },
         {
                 .name = "power",
@@ -213,6 +234,8 @@ const struct verb cli_verbs[] = {
                 .examples = "amdsmi power apply -g all\n"
                             "amdsmi power apply -g 0 --dry-run",
                 .exits = EXITS_CHANGE | CLI_EXIT(10),
+                .option_help = OPTION_HELP(
+                        "force", "although amdsmid runs (with --direct)"),
         },
         {
                 .name = "sriov",
@@ -245,6 +268,9 @@ const struct verb cli_verbs[] = {
                             "amdsmi sriov set -g all --num-vfs 0\n"
                             "amdsmi sriov set -g all --num-vfs 8 --persist",
                 .exits = EXITS_CHANGE | CLI_EXIT(8),
+                .option_help = OPTION_HELP(
+                        "force", "although VFs are bound to vfio-pci or in use;\n"
+                        "with --persist: a VF count gim's table lacks"),
         },
         {
                 .name = "sriov",
@@ -261,6 +287,8 @@ const struct verb cli_verbs[] = {
                 .examples = "amdsmi sriov bind 0000:05:02.0\n"
                             "amdsmi sriov bind 0000:05:02.0 --dry-run --json",
                 .exits = EXITS_CHANGE,
+                .option_help = OPTION_HELP(
+                        "force", "although amdsmid runs (with --direct)"),
         },
         {
                 .name = "sriov",
@@ -276,6 +304,8 @@ const struct verb cli_verbs[] = {
                 .examples = "amdsmi sriov release 0000:05:02.0\n"
                             "amdsmi sriov release 0000:05:02.0 --force",
                 .exits = EXITS_CHANGE,
+                .option_help = OPTION_HELP(
+                        "force", "although the VF is in use"),
         },
         {
                 .name = "vm",
@@ -303,6 +333,8 @@ const struct verb cli_verbs[] = {
                 .examples = "amdsmi vm release web1 --force",
                 .exits = CLI_EXIT(0) | CLI_EXIT(1) | CLI_EXIT(2) | CLI_EXIT(3) | CLI_EXIT(5) |
                          CLI_EXIT(6),
+                .option_help = OPTION_HELP(
+                        "force", "drop the reservation (required)"),
         },
         {
                 .name = "set",
@@ -320,6 +352,10 @@ const struct verb cli_verbs[] = {
                             "amdsmi set -g all -M NPS4\n"
                             "amdsmi set -g 0 -o 600",
                 .exits = EXITS_CHANGE | CLI_EXIT(8) | CLI_EXIT(10),
+                .option_help = OPTION_HELP(
+                        "power-cap", "the host's power cap in W (as power set --host)",
+                        "force", "although VFs exist (gim hosts), or amdsmid runs\n"
+                        "(with --direct)"),
         },
         {
                 .name = "reset",
@@ -338,6 +374,10 @@ const struct verb cli_verbs[] = {
                 .examples = "amdsmi reset -g 0 --reload-driver --dry-run\n"
                             "amdsmi reset -g all --power-cap",
                 .exits = EXITS_CHANGE | CLI_EXIT(8) | CLI_EXIT(10),
+                .option_help = OPTION_HELP(
+                        "power-cap", "remove the host's power cap (as power clear\n"
+                        "--host; no value)",
+                        "force", "although amdsmid runs (with --direct)"),
         },
         {
                 .name = "apply",
@@ -378,6 +418,8 @@ const struct verb cli_verbs[] = {
                             "amdsmi history -g 0 -n 20\n"
                             "amdsmi history --json",
                 .exits = CLI_EXIT(0) | CLI_EXIT(1) | CLI_EXIT(2) | CLI_EXIT(3) | CLI_EXIT(10),
+                .option_help = OPTION_HELP(
+                        "count", "show the last COUNT changes"),
         },
         {
                 .name = "help",
@@ -393,6 +435,7 @@ const struct verb cli_verbs[] = {
                 .exits = CLI_EXIT(0) | CLI_EXIT(2),
         },
 };
+/* clang-format on */
 const size_t cli_n_verbs = ELEMENTSOF(cli_verbs);
 
 /* Every option: getopt's table, the help and the completion are made from these rows. */

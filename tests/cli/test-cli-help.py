@@ -168,6 +168,16 @@ class Help(unittest.TestCase):
         self.assertEqual(set(help_options(text)),
                          {"gpu", "json", "csv", "direct", "help", "version"})
 
+    def test_option_help_of_the_verb(self):
+        # an option's text in a verb's help is what it means for that verb
+        lines = self.ok(["power", "clear", "--help"]).splitlines()
+        self.assertIn("      --host [VALUE]   remove the host's cap (no value)", lines)
+        lines = self.ok(["power", "set", "--help"]).splitlines()
+        self.assertIn("      --host [VALUE]   the host's cap: 600W, 600000mW, 0.6kW; a bare",
+                      lines)
+        self.assertIn("  -n, --count COUNT    show the last COUNT changes",
+                      self.ok(["history", "--help"]).splitlines())
+
     def test_sub_verbs_in_verb_help(self):
         text = self.ok(["help", "power"])
         for sub in ("power set", "power clear", "power apply"):
