@@ -182,6 +182,16 @@ void help_verb(FILE *f, const struct verb *v) {
         bool subs = !v->sub && cli_verb_has_subs(v->name);
         const char *p = v->synopsis;
         bool first = true;
+        char synopsis[96];
+
+        /* a row without its own synopsis or paragraph still gets a help */
+        if (!p) {
+                char label[64];
+
+                verb_label(v, label, sizeof(label));
+                snprintf(synopsis, sizeof(synopsis), "[OPTIONS] %s", label);
+                p = synopsis;
+        }
 
         /* every form of the synopsis, "Usage: amdsmi ..." and aligned below it */
         while (p && *p) {
@@ -203,7 +213,7 @@ void help_verb(FILE *f, const struct verb *v) {
                         if (cli_verbs[i].sub && strcmp(cli_verbs[i].name, v->name) == 0)
                                 fprintf(f, "       amdsmi %s %s ...\n", v->name, cli_verbs[i].sub);
         fprintf(f, "\n");
-        print_lines(f, "", v->description);
+        print_lines(f, "", v->description ? v->description : v->help);
         if (subs) {
                 fprintf(f, "\nSub-verbs (amdsmi help %s SUB-VERB):\n", v->name);
                 for (size_t i = 0; i < cli_n_verbs; i++)
