@@ -10,6 +10,7 @@
 #   @gpu  the -g selectors: indices, N.P partitions, PCI addresses and unique ids
 #         (amdsmi list --csv: gpu, bdf, partition_count, unique_id)
 #   @vf   the PCI addresses of the VFs (amdsmi sriov --csv: vf_bdf)
+# ("--gpu=@gpu": each of them after "--gpu=").
 
 # The values of the CSV columns named in $2... of the output of "$1 VERB --csv" ($1 is
 # "amdsmi VERB"), one "v1 v2 ..." line per row. Cells are split at commas: none of these
@@ -22,25 +23,27 @@ _amdsmi_csv() {
                 { line = ""; for (i = 1; i <= n; i++) line = line (i > 1 ? " " : "") $(col[w[i]]); print line }'
 }
 
+# The -g values of the machine of amdsmi $1, each after the prefix $2.
 _amdsmi_gpus() {
         local gpu bdf count uid p
         while read -r gpu bdf count uid; do
                 [ -n "$gpu" ] || continue
-                echo "$gpu"
-                [ -n "$bdf" ] && echo "$bdf"
-                [ -n "$uid" ] && echo "$uid"
+                echo "$2$gpu"
+                [ -n "$bdf" ] && echo "$2$bdf"
+                [ -n "$uid" ] && echo "$2$uid"
                 if [ "${count:-0}" -gt 1 ] 2>/dev/null; then
                         for ((p = 0; p < count; p++)); do
-                                echo "$gpu.$p"
+                                echo "$2$gpu.$p"
                         done
                 fi
         done < <(_amdsmi_csv "$1 list" gpu bdf partition_count unique_id)
 }
 
+# The VF addresses of the machine of amdsmi $1, each after the prefix $2.
 _amdsmi_vfs() {
         local vf
         while read -r vf; do
-                [ -n "$vf" ] && echo "$vf"
+                [ -n "$vf" ] && echo "$2$vf"
         done < <(_amdsmi_csv "$1 sriov" vf_bdf) | sort -u
 }
 
@@ -63,8 +66,8 @@ _amdsmi() {
 
         while IFS= read -r line; do
                 case $line in
-                @gpu) mapfile -t -O "${#cands[@]}" cands < <(_amdsmi_gpus "$prog") ;;
-                @vf) mapfile -t -O "${#cands[@]}" cands < <(_amdsmi_vfs "$prog") ;;
+                *@gpu) mapfile -t -O "${#cands[@]}" cands < <(_amdsmi_gpus "$prog" "${line%@gpu}") ;;
+                *@vf) mapfile -t -O "${#cands[@]}" cands < <(_amdsmi_vfs "$prog" "${line%@vf}") ;;
                 *) cands+=("$line") ;;
                 esac
         done < <("$prog" __complete "${words[@]:1:cword}" 2>/dev/null)
@@ -74,14 +77,13 @@ _amdsmi() {
         for line in "${cands[@]}"; do
                 [[ ${line,,} == "${cur,,}"* ]] && COMPREPLY+=("$line")
         done
-        # readline replaces only what follows the last ':' of the word (a word break): drop
-        # what comes before it from the candidates
-        if declare -F __ltrim_colon_completions >/dev/null; then
-                __ltrim_colon_completions "$cur"
-        elif [[ $cur == *:* && $COMP_WORDBREAKS == *:* ]]; then
-                line=${cur%"${cur##*:}"}
-                COMPREPLY=("${COMPREPLY[@]#"$line"}")
-        fi
+        # readline replaces only what follows the last word break (':' of a PCI address, '='
+        # of --gpu=): drop what comes before it from the candidates
+        line=$cur
+        [[ $COMP_WORDBREAKS == *:* ]] && line=${line##*:}
+        [[ $COMP_WORDBREAKS == *=* ]] && line=${line##*=}
+        line=${cur%"$line"}
+        [ -n "$line" ] && COMPREPLY=("${COMPREPLY[@]#"$line"}")
 }
 
 complete -F _amdsmi amdsmi

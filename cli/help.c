@@ -2,8 +2,10 @@
 /* The help and the shell completion of amdsmi(1), from the verb and option tables (help.h). */
 #include "config.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "exit-codes.h"
@@ -367,6 +369,29 @@ int help_complete(FILE *f, int n, char **words) {
                 return 0;
         }
         v = name ? cli_find_verb(name, sub) : NULL;
+        if (strncmp(cur, "--", 2) == 0 && strchr(cur, '=')) {
+                /* --gpu=VALUE: the values, each after "--gpu=" */
+                const struct cli_option *o = option_by_long(cur + 2, strcspn(cur + 2, "="));
+                char *buf = NULL, *line;
+                size_t len = 0;
+                FILE *values;
+
+                if (!o || o->has_arg == no_argument || (v && !cli_option_valid(o, v)))
+                        return 0;
+                values = open_memstream(&buf, &len);
+                if (!values)
+                        return -ENOMEM;
+                print_value(values, o->value);
+                if (fclose(values) != 0) {
+                        free(buf);
+                        return -ENOMEM;
+                }
+                for (char *p = buf; (line = strsep(&p, "\n"));)
+                        if (*line)
+                                fprintf(f, "--%s=%s\n", o->name, line);
+                free(buf);
+                return 0;
+        }
         if (cur[0] == '-') {
                 for (size_t i = 0; i < cli_n_options; i++) {
                         const struct cli_option *o = &cli_options[i];

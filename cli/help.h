@@ -90,7 +90,8 @@ void help_verb(FILE *f, const struct verb *v);
  * the word under the cursor (maybe empty). Prints what may come in its place, one per line
  * (unfiltered; the shell filters by what was typed); "@gpu" and "@vf" stand for the GPU
  * selectors and the VF addresses of the machine, which the shell function reads from
- * `amdsmi list --csv` and `amdsmi sriov --csv`. @return 0.
+ * `amdsmi list --csv` and `amdsmi sriov --csv` ("--gpu=@gpu": each after "--gpu=").
+ * @return 0 or -ENOMEM.
  */
 int help_complete(FILE *f, int n, char **words);
 

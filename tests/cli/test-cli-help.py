@@ -335,6 +335,10 @@ class Completion(unittest.TestCase):
         self.assertEqual(self.complete(["-g", "0000:2"]), ["26:00.0"])
         self.assertEqual(self.complete(["-g", "0000:26:"]), ["00.0"])
         self.assertEqual(self.complete(["static", "-g", "637a"]), ["637aac6ed49bc25c"])
+        # --gpu=VALUE: readline replaces what follows '=' (or the last ':')
+        self.assertEqual(self.complete(["list", "--gpu=al"]), ["all"])
+        self.assertEqual(self.complete(["list", "--gpu=0000:e"]), ["e5:00.0"])
+        self.assertIn("0.7", self.complete(["list", "--gpu="], root=tree(CPX)))
 
     def test_mode_values(self):
         self.assertEqual(self.complete(["partition", "set", "--compute", ""]),
@@ -343,6 +347,9 @@ class Completion(unittest.TestCase):
         self.assertEqual(self.complete(["set", "-M", "NPS"]),
                          ["NPS1", "NPS2", "NPS3", "NPS4", "NPS6", "NPS8"])
         self.assertEqual(self.complete(["partition", "set", "--memory", "nps4"]), ["NPS4"])
+        self.assertEqual(self.complete(["partition", "set", "--compute=c"]), ["CPX"])
+        # not an option of list: nothing
+        self.assertEqual(self.complete(["list", "--compute=c"]), [])
         # an option's value is not a verb
         self.assertEqual(self.complete(["partition", "set", "--timeout", ""]), [])
 
