@@ -20,10 +20,12 @@
 
 #include "cli.h"
 #include "exit-codes.h"
+#include "help.h"
 #include "parse-util.h"
 
-/* The options a verb accepts (struct verb.options). -h, --version, -g, --json and --csv are
- * accepted by every verb. */
+/* The options a verb accepts (struct verb.options; struct cli_option.verbs says which verbs
+ * accept an option). -g, --json, --csv, --direct, -h and --version are accepted by every
+ * verb. */
 enum {
         OPT_WATCH = 1u << 0,             /* -w / -n */
         OPT_COMPUTE = 1u << 1,           /* --compute MODE (partition set) */
@@ -47,169 +49,7 @@ enum {
         OPT_THROTTLE = 1u << 19, /* --throttle (metric) */
 };
 
-struct verb {
-        const char *name;
-        const char *sub; /* a sub-verb ("partition set"), NULL for the verb itself */
-        int (*fn)(struct cli *c);
-        unsigned options;
-        const char *help;
-        const char *arg; /* the name of its one positional argument ("VF"), NULL: none */
-};
-
-/* Feature slices add their verbs here. */
-static const struct verb verbs[] = {
-        { "list", NULL, verb_list, 0, "one line per GPU: address, product, role, driver, modes" },
-        { "static", NULL, verb_static, 0, "identity, PCIe, memory, firmware and partitions" },
-        { "metric", NULL, verb_metric, OPT_WATCH | OPT_THROTTLE,
-          "power, temperatures, clocks, activity, counters" },
-        { "partition", NULL, verb_partition, 0,
-          "compute and memory partition modes, what is available, the partitions" },
-        { "partition", "set", verb_partition_set,
-          OPT_COMPUTE | OPT_MEMORY | OPT_DRY_RUN | OPT_FORCE | OPT_TIMEOUT,
-          "change the compute (--compute) and memory (--memory) partition modes" },
-        { "power", NULL, verb_power, OPT_WATCH,
-          "power draw, caps and range, the Host/VM/APML sources and which one binds" },
-        { "power", "set", verb_power_set,
-          OPT_HOST | OPT_APML | OPT_VM | OPT_VF | OPT_DRY_RUN | OPT_FORCE,
-          "set power sources: --host W, --vm NAME W [--vf BDF], --apml W" },
-        { "power", "clear", verb_power_clear,
-          OPT_HOST | OPT_APML | OPT_VM | OPT_DAMAGED | OPT_DRY_RUN | OPT_FORCE,
-          "remove power sources: --host, --vm NAME, --apml; --damaged drops damaged records" },
-        { "power", "apply", verb_power_apply, OPT_DRY_RUN | OPT_FORCE,
-          "apply the arbitrated cap again (after a GPU reset, a new APML file)" },
-        { "sriov", NULL, verb_sriov, 0,
-          "SR-IOV per PF: VF count and how it is set, the VFs, their drivers and users" },
-        { "sriov", "set", verb_sriov_set,
-          OPT_NUM_VFS | OPT_DRY_RUN | OPT_FORCE | OPT_AUTOPROBE_OFF | OPT_PERSIST | OPT_TIMEOUT,
-          "set the VF count of PFs (--num-vfs N); gim hosts: --persist" },
-        { "sriov", "bind", verb_sriov_bind, OPT_DRY_RUN | OPT_FORCE,
-          "hand a VF to vfio-pci for a VM (driver_override, unbind, probe)", "VF" },
-        { "sriov", "release", verb_sriov_release, OPT_DRY_RUN | OPT_FORCE,
-          "give a VF back to the driver it had before 'sriov bind'", "VF" },
-        { "vm", NULL, verb_vm, 0,
-          "the VFs amdsmid holds for libvirt domains (amdsmi-libvirt-hook), their caps" },
-        { "vm", "release", verb_vm_release, OPT_FORCE,
-          "--force: drop a domain's reservation whose release never came", "DOMAIN" },
-        { "set", NULL, verb_set,
-          OPT_COMPUTE_PARTITION | OPT_MEMORY_PARTITION | OPT_POWER_CAP | OPT_DRY_RUN |
-                  OPT_FORCE | OPT_TIMEOUT,
-          "change settings: -C compute partition, -M memory partition, -o power cap (W)" },
-        { "reset", NULL, verb_reset,
-          OPT_RELOAD_DRIVER | OPT_POWER_CAP | OPT_DRY_RUN | OPT_FORCE | OPT_TIMEOUT,
-          "--reload-driver: reload amdgpu on a GPU's hive; --power-cap: clear the host cap" },
-        { "apply", NULL, verb_apply, OPT_DRY_RUN,
-          "amdsmid.conf: --dry-run shows what amdsmid does with it; else amdsmid applies it" },
-        { "reload", NULL, verb_reload, 0,
-          "amdsmid re-reads amdsmid.conf and applies what changed (as SIGHUP)" },
-        { "history", NULL, verb_history, OPT_COUNT,
-          "the changes made: when, how, by whom, on which GPU, old and new value, result" },
-};
-
-static void help(void) {
-        printf("Usage: amdsmi [OPTIONS] VERB [SUB-VERB] [ARGUMENT]\n"
-               "\n"
-               "System management of AMD Instinct GPUs.\n"
-               "\n"
-               "Verbs:\n");
-        for (size_t i = 0; i < ELEMENTSOF(verbs); i++) {
-                char name[48];
-
-                snprintf(name, sizeof(name), "%s%s%s%s%s", verbs[i].name, verbs[i].sub ? " " : "",
-                         verbs[i].sub ? verbs[i].sub : "", verbs[i].arg ? " " : "",
-                         verbs[i].arg ? verbs[i].arg : "");
-                if (strlen(name) > 14)
-                        printf("  %s\n  %-14s %s\n", name, "", verbs[i].help);
-                else
-                        printf("  %-14s %s\n", name, verbs[i].help);
-        }
-        printf("\n"
-               "Options:\n"
-               "  -g, --gpu SEL        select GPUs: N, N.P (partition P of GPU N), a PCI address\n"
-               "                       (0000:c1:00.0 or c1:00.0) or all; repeatable, or a comma\n"
-               "                       list (default: all; changes need an explicit -g)\n"
-               "      --json           one JSON document (schema amdsmi/1) on stdout\n"
-               "      --csv            CSV: a header line and one line per GPU\n"
-               "  -w, --watch SECONDS  metric: repeat every SECONDS (e.g. 0.5) until interrupted\n"
-               "  -n, --count COUNT    with --watch: stop after COUNT samples; history: the\n"
-               "                       last COUNT entries\n"
-               "      --throttle       metric: take a first sample 100 ms early, so that the\n"
-               "                       THROTTLE column says which limiter held each GPU\n"
-               "      --compute MODE   partition set: compute mode SPX, DPX, TPX, QPX or CPX\n"
-               "      --memory MODE    partition set: memory mode NPS1, NPS2, NPS4 or NPS8\n"
-               "  -C, --compute-partition MODE\n"
-               "                       set: the compute partition mode (as --compute)\n"
-               "  -M, --memory-partition MODE\n"
-               "                       set: the memory partition mode (as --memory)\n"
-               "      --dry-run        changes: print the plan, change nothing\n"
-               "      --force          changes on gim hosts: although VFs exist; sriov set /\n"
-               "                       release: although VFs are bound to vfio-pci or in use;\n"
-               "                       sriov set --persist: a VF count gim's table lacks;\n"
-               "                       --direct: although amdsmid runs\n"
-               "      --direct         without amdsmid: read and change in-process (root)\n"
-               "      --num-vfs N      sriov set: the VF count of the PF\n"
-               "      --autoprobe-off  sriov set: new VFs bind to no host driver\n"
-               "      --persist        sriov set on gim hosts: write gim's vf_num to\n"
-               "                       /etc/modprobe.d/amdsmi-gim.conf for gim's next load\n"
-               "      --timeout SECONDS\n"
-               "                       changes: how long to wait for the driver\n"
-               "      --reload-driver  reset: reload amdgpu on the GPU's XGMI hive\n"
-               "      --host [VALUE]   power set: the host's cap (600W, 600000mW, 0.6kW; a bare\n"
-               "                       number is watts); power clear: remove it\n"
-               "      --vm NAME [VALUE]\n"
-               "                       power set / clear: the cap of the VM NAME (name or UUID)\n"
-               "      --vf BDF         power set --vm: the VM's VF\n"
-               "      --apml [VALUE]   power set / clear: the BMC's platform limit (APML)\n"
-               "      --damaged        power clear: drop the state file's damaged records\n"
-               "  -o, --power-cap VALUE\n"
-               "                       set: the host's power cap; reset --power-cap: clear it\n"
-               "  -h, --help           show this help\n"
-               "      --version        show the version\n"
-               "\n"
-               "Exit status: 0 ok, 1 failure, 2 usage, 3 not found, 4 not supported, 5 busy,\n"
-               "6 permission denied, 7 out of range, 8 reload required, 9 device error,\n"
-               "10 state damaged.\n");
-}
-
-static const struct verb *find_verb(const char *name, const char *sub) {
-        for (size_t i = 0; i < ELEMENTSOF(verbs); i++)
-                if (strcmp(verbs[i].name, name) == 0 &&
-                    (sub ? verbs[i].sub && strcmp(verbs[i].sub, sub) == 0 : !verbs[i].sub))
-                        return &verbs[i];
-        return NULL;
-}
-
-static bool verb_has_subs(const char *name) {
-        for (size_t i = 0; i < ELEMENTSOF(verbs); i++)
-                if (verbs[i].sub && strcmp(verbs[i].name, name) == 0)
-                        return true;
-        return false;
-}
-
-static const char *verb_names(void) {
-        static char buf[256];
-        size_t n = 0;
-
-        for (size_t i = 0; i < ELEMENTSOF(verbs) && n < sizeof(buf); i++)
-                if (!verbs[i].sub)
-                        n += (size_t) snprintf(buf + n, sizeof(buf) - n, "%s%s", n ? ", " : "",
-                                               verbs[i].name);
-        return buf;
-}
-
-/* Keeps the first usage error; parsing goes on so that a later --json is still seen. */
-#define USAGE(c, r, ...)                                           \
-        do {                                                       \
-                if ((r) == 0)                                      \
-                        (r) = cli_fail((c), -EINVAL, __VA_ARGS__); \
-        } while (0)
-
-static bool is_long_option(const struct option *options, const char *name, size_t len) {
-        for (; options->name; options++)
-                if (strlen(options->name) == len && strncmp(options->name, name, len) == 0)
-                        return true;
-        return false;
-}
-
+/* What getopt_long() returns for options without a short name. */
 enum {
         ARG_JSON = 0x100,
         ARG_CSV,
@@ -231,6 +71,462 @@ enum {
         ARG_DAMAGED,
         ARG_THROTTLE,
 };
+
+/* The exit statuses (exit-codes.h) of the kinds of verbs, for struct verb.exits. */
+#define EXITS_READ (CLI_EXIT(0) | CLI_EXIT(1) | CLI_EXIT(2) | CLI_EXIT(3) | CLI_EXIT(4))
+#define EXITS_CHANGE (EXITS_READ | CLI_EXIT(5) | CLI_EXIT(6) | CLI_EXIT(7) | CLI_EXIT(9))
+
+/* Feature slices add their verbs here: the row is the verb's help too (help.h). */
+/* (the pairs of option_help keep their layout) */
+/* clang-format off */
+const struct verb cli_verbs[] = {
+        {
+                .name = "list",
+                .fn = verb_list,
+                .help = "one line per GPU: address, product, role, driver, modes",
+                .synopsis = "[-g SEL]... [--json|--csv] list",
+                .description =
+                        "One line per GPU: its index, PCI address, product, role (baremetal,\n"
+                        "host-pf, a VF in a guest), driver, partition count, compute and\n"
+                        "memory partition modes and unique id. With amdsmid running and no\n"
+                        "-g, amdsmid's cached copy is shown.",
+                .examples = "amdsmi list\n"
+                            "amdsmi list -g 0,3 --csv\n"
+                            "amdsmi list --json",
+                .exits = CLI_EXIT(0) | CLI_EXIT(1) | CLI_EXIT(2) | CLI_EXIT(3),
+        },
+        {
+                .name = "static",
+                .fn = verb_static,
+                .help = "identity, PCIe, memory, firmware and partitions",
+                .synopsis = "[-g SEL]... [--json|--csv] static",
+                .description =
+                        "What does not change while the GPU runs: identity (product, vendor\n"
+                        "and device ids, serial, unique id), PCIe link, VRAM, VBIOS and\n"
+                        "firmware versions, the partitions and their nodes.",
+                .examples = "amdsmi static -g 0\n"
+                            "amdsmi static --json | jq '.gpus[].vbios'",
+                .exits = EXITS_READ,
+        },
+        {
+                .name = "metric",
+                .fn = verb_metric,
+                .options = OPT_WATCH | OPT_THROTTLE,
+                .help = "power, temperatures, clocks, activity, counters",
+                .synopsis = "[-g SEL]... [--json|--csv] [-w SECONDS [-n COUNT]] [--throttle] "
+                            "metric",
+                .description = "Telemetry: power draw and caps, temperatures, clocks, activity,\n"
+                               "ECC and PCIe counters, from hwmon and gpu_metrics. -w repeats it\n"
+                               "(one JSON document per line, or CSV rows with a timestamp);\n"
+                               "--throttle says which limiter held each GPU.",
+                .examples = "amdsmi metric\n"
+                            "amdsmi metric -g 0 -w 0.5 -n 10 --csv\n"
+                            "amdsmi metric --throttle",
+                .exits = EXITS_READ,
+                .option_help = OPTION_HELP(
+                        "count", "with --watch: stop after COUNT samples"),
+        },
+        {
+                .name = "partition",
+                .fn = verb_partition,
+                .help = "compute and memory partition modes, what is available, the partitions",
+                .synopsis = "[-g SEL]... [--json|--csv] partition",
+                .description =
+                        "The compute (SPX ... CPX) and memory (NPS1 ... NPS8) partition modes\n"
+                        "of each GPU, a pending memory mode, the modes available, and the\n"
+                        "partitions with their KFD nodes and render devices.",
+                .examples = "amdsmi partition\n"
+                            "amdsmi partition -g 0 --json",
+                .exits = EXITS_READ,
+        },
+        {
+                .name = "partition",
+                .sub = "set",
+                .fn = verb_partition_set,
+                .options = OPT_COMPUTE | OPT_MEMORY | OPT_DRY_RUN | OPT_FORCE | OPT_TIMEOUT,
+                .help = "change the compute (--compute) and memory (--memory) partition modes",
+                .synopsis = "-g SEL... [--json|--csv] partition set [--compute MODE] "
+                            "[--memory MODE] [--dry-run] [--force] [--timeout SECONDS]",
+                .description = "Changes the compute and memory partition modes of the selected\n"
+                               "GPUs, through amdsmid when it runs. A memory mode takes effect at\n"
+                               "the next driver reload of the whole XGMI hive (exit status 8);\n"
+                               "--dry-run prints the plan and who would block it.",
+                .examples = "amdsmi partition set -g 0 --compute CPX --dry-run\n"
+                            "amdsmi partition set -g all --compute DPX --memory NPS2\n"
+                            "amdsmi partition set -g 0 --compute SPX --timeout 120",
+                .exits = EXITS_CHANGE | CLI_EXIT(8),
+                .option_help = OPTION_HELP(
+                        "force", "although VFs exist (gim hosts), or amdsmid runs\n"
+                        "(with --direct)"),
+        },
+        {
+                .name = "power",
+                .fn = verb_power,
+                .options = OPT_WATCH,
+                .help = "power draw, caps and range, the Host/VM/APML sources and which one binds",
+                .synopsis = "[-g SEL]... [--json|--csv] [-w SECONDS [-n COUNT]] power",
+                .description = "The power draw, cap and cap range of each GPU, the Host, VM and\n"
+                               "APML sources recorded for it, the effective cap (their minimum)\n"
+                               "and which source binds.",
+                .examples = "amdsmi power\n"
+                            "amdsmi power -g 0 --json\n"
+                            "amdsmi power -w 1",
+                .exits = EXITS_READ | CLI_EXIT(10),
+                .option_help = OPTION_HELP(
+                        "count", "with --watch: stop after COUNT samples"),
+        },
+        {
+                .name = "power",
+                .sub = "set",
+                .fn = verb_power_set,
+                .options = OPT_HOST | OPT_APML | OPT_VM | OPT_VF | OPT_DRY_RUN | OPT_FORCE,
+                .help = "set power sources: --host W, --vm NAME W [--vf BDF], --apml W",
+                .synopsis = "-g SEL... [--json|--csv] power set [--host W] "
+                            "[--vm NAME W [--vf BDF]] [--apml W] [--dry-run]",
+                .description =
+                        "Records power cap sources of the selected GPUs and applies the\n"
+                        "effective cap, the minimum of the sources present, clamped to the\n"
+                        "GPU's range. Values: 600W, 600000mW, 0.6kW; a bare number is watts.",
+                .examples = "amdsmi power set -g 0 --host 600W\n"
+                            "amdsmi power set -g 2 --vm web1 450 --vf 0000:26:00.1\n"
+                            "amdsmi power set -g all --apml 500 --dry-run",
+                .exits = EXITS_CHANGE | CLI_EXIT(10),
+                .option_help = OPTION_HELP(
+                        "host", "the host's cap: 600W, 600000mW, 0.6kW; a bare\n"
+                        "number is watts",
+                        "vm", "the cap of the VM NAME (name or UUID)",
+                        "vf", "with --vm: the VF the VM has",
+                        "apml", "the BMC's platform limit (APML)",
+                        "force", "although amdsmid runs (with --direct)"),
+        },
+        {
+                .name = "power",
+                .sub = "clear",
+                .fn = verb_power_clear,
+                .options = OPT_HOST | OPT_APML | OPT_VM | OPT_DAMAGED | OPT_DRY_RUN | OPT_FORCE,
+                .help = "remove power sources: --host, --vm NAME, --apml; --damaged drops damaged "
+                        "records",
+                .synopsis = "-g SEL... [--json|--csv] power clear [--host] [--vm NAME] [--apml] "
+                            "[--damaged] [--dry-run]",
+                .description =
+                        "Removes power cap sources of the selected GPUs and applies the cap\n"
+                        "of those left (the GPU's default cap when none is). --damaged drops\n"
+                        "the records of the state file that cannot be read.",
+                .examples = "amdsmi power clear -g 0 --host\n"
+                            "amdsmi power clear -g 2 --vm web1\n"
+                            "amdsmi power clear -g all --damaged --dry-run",
+                .exits = EXITS_CHANGE | CLI_EXIT(10),
+                .option_help = OPTION_HELP(
+                        "host", "remove the host's cap (no value)",
+                        "vm", "remove the cap of the VM NAME (no value)",
+                        "apml", "remove the BMC's platform limit (no value)",
+                        "force", "although amdsmid runs (with --direct)"),
+        },
+        {
+                .name = "power",
+                .sub = "apply",
+                .fn = verb_power_apply,
+                .options = OPT_DRY_RUN | OPT_FORCE,
+                .help = "apply the arbitrated cap again (after a GPU reset, a new APML file)",
+                .synopsis = "-g SEL... [--json|--csv] power apply [--dry-run]",
+                .description = "Writes the effective cap of the recorded sources to the selected\n"
+                               "GPUs again, e.g. after a GPU reset or a new APML file.",
+                .examples = "amdsmi power apply -g all\n"
+                            "amdsmi power apply -g 0 --dry-run",
+                .exits = EXITS_CHANGE | CLI_EXIT(10),
+                .option_help = OPTION_HELP(
+                        "force", "although amdsmid runs (with --direct)"),
+        },
+        {
+                .name = "sriov",
+                .fn = verb_sriov,
+                .help = "SR-IOV per PF: VF count and how it is set, the VFs, their drivers and "
+                        "users",
+                .synopsis = "[-g SEL]... [--json|--csv] sriov",
+                .description = "Per physical function: whether it can do SR-IOV, its VF count and\n"
+                               "how that is set (sysfs, gim's parameter), and each VF with its\n"
+                               "driver, IOMMU group and users.",
+                .examples = "amdsmi sriov\n"
+                            "amdsmi sriov -g 0 --json",
+                .exits = EXITS_READ,
+        },
+        {
+                .name = "sriov",
+                .sub = "set",
+                .fn = verb_sriov_set,
+                .options = OPT_NUM_VFS | OPT_DRY_RUN | OPT_FORCE | OPT_AUTOPROBE_OFF | OPT_PERSIST |
+                           OPT_TIMEOUT,
+                .help = "set the VF count of PFs (--num-vfs N); gim hosts: --persist",
+                .synopsis = "-g SEL... [--json|--csv] sriov set --num-vfs N [--dry-run] "
+                            "[--force] [--autoprobe-off] [--timeout SECONDS]\n"
+                            "-g SEL... [--json|--csv] sriov set --num-vfs N --persist [--dry-run] "
+                            "[--force]",
+                .description = "Sets the VF count of the selected PFs through sriov_numvfs. Under\n"
+                               "gim the count is gim's module parameter: --persist writes it for\n"
+                               "gim's next load (exit status 8 until then).",
+                .examples = "amdsmi sriov set -g 0 --num-vfs 4 --dry-run\n"
+                            "amdsmi sriov set -g all --num-vfs 0\n"
+                            "amdsmi sriov set -g all --num-vfs 8 --persist",
+                .exits = EXITS_CHANGE | CLI_EXIT(8),
+                .option_help = OPTION_HELP(
+                        "force", "although VFs are bound to vfio-pci or in use;\n"
+                        "with --persist: a VF count gim's table lacks"),
+        },
+        {
+                .name = "sriov",
+                .sub = "bind",
+                .fn = verb_sriov_bind,
+                .options = OPT_DRY_RUN | OPT_FORCE,
+                .help = "hand a VF to vfio-pci for a VM (driver_override, unbind, probe)",
+                .arg = "VF",
+                .arg_value = CLI_VALUE_VF,
+                .synopsis = "[--json|--csv] sriov bind VF [--dry-run]",
+                .description = "Hands the VF at PCI address VF to vfio-pci for a virtual machine:\n"
+                               "driver_override, unbind from its driver, probe. 'sriov release'\n"
+                               "gives it back.",
+                .examples = "amdsmi sriov bind 0000:05:02.0\n"
+                            "amdsmi sriov bind 0000:05:02.0 --dry-run --json",
+                .exits = EXITS_CHANGE,
+                .option_help = OPTION_HELP(
+                        "force", "although amdsmid runs (with --direct)"),
+        },
+        {
+                .name = "sriov",
+                .sub = "release",
+                .fn = verb_sriov_release,
+                .options = OPT_DRY_RUN | OPT_FORCE,
+                .help = "give a VF back to the driver it had before 'sriov bind'",
+                .arg = "VF",
+                .arg_value = CLI_VALUE_VF,
+                .synopsis = "[--json|--csv] sriov release VF [--dry-run] [--force]",
+                .description = "Gives the VF at PCI address VF back to the driver it had before\n"
+                               "'sriov bind'; --force although a process uses it.",
+                .examples = "amdsmi sriov release 0000:05:02.0\n"
+                            "amdsmi sriov release 0000:05:02.0 --force",
+                .exits = EXITS_CHANGE,
+                .option_help = OPTION_HELP(
+                        "force", "although the VF is in use"),
+        },
+        {
+                .name = "vm",
+                .fn = verb_vm,
+                .help = "the VFs amdsmid holds for libvirt domains (amdsmi-libvirt-hook), their "
+                        "caps",
+                .synopsis = "[--json|--csv] vm",
+                .description = "The VFs amdsmid holds for libvirt domains (reserved by\n"
+                               "amdsmi-libvirt-hook when a domain starts) and their power caps.",
+                .examples = "amdsmi vm\n"
+                            "amdsmi vm --json",
+                .exits = EXITS_READ,
+        },
+        {
+                .name = "vm",
+                .sub = "release",
+                .fn = verb_vm_release,
+                .options = OPT_FORCE,
+                .help = "--force: drop a domain's reservation whose release never came",
+                .arg = "DOMAIN",
+                .arg_value = CLI_VALUE_FREE,
+                .synopsis = "[--json] vm release DOMAIN --force",
+                .description = "Drops the reservation of the libvirt domain DOMAIN (name or UUID)\n"
+                               "whose release never came (libvirt died, the hook timed out).",
+                .examples = "amdsmi vm release web1 --force",
+                .exits = CLI_EXIT(0) | CLI_EXIT(1) | CLI_EXIT(2) | CLI_EXIT(3) | CLI_EXIT(5) |
+                         CLI_EXIT(6),
+                .option_help = OPTION_HELP(
+                        "force", "drop the reservation (required)"),
+        },
+        {
+                .name = "set",
+                .fn = verb_set,
+                .options = OPT_COMPUTE_PARTITION | OPT_MEMORY_PARTITION | OPT_POWER_CAP |
+                           OPT_DRY_RUN | OPT_FORCE | OPT_TIMEOUT,
+                .help = "change settings: -C compute partition, -M memory partition, -o power cap "
+                        "(W)",
+                .synopsis = "-g SEL... [--json|--csv] set -C MODE|-M MODE [--dry-run] [--force] "
+                            "[--timeout SECONDS]\n"
+                            "-g SEL... [--json|--csv] set -o W [--dry-run]",
+                .description = "amd-smi's spelling of the changes: -C and -M as 'partition set\n"
+                               "--compute/--memory', -o as 'power set --host'.",
+                .examples = "amdsmi set -g 0 -C CPX --dry-run\n"
+                            "amdsmi set -g all -M NPS4\n"
+                            "amdsmi set -g 0 -o 600",
+                .exits = EXITS_CHANGE | CLI_EXIT(8) | CLI_EXIT(10),
+                .option_help = OPTION_HELP(
+                        "power-cap", "the host's power cap in W (as power set --host)",
+                        "force", "although VFs exist (gim hosts), or amdsmid runs\n"
+                        "(with --direct)"),
+        },
+        {
+                .name = "reset",
+                .fn = verb_reset,
+                .options =
+                        OPT_RELOAD_DRIVER | OPT_POWER_CAP | OPT_DRY_RUN | OPT_FORCE | OPT_TIMEOUT,
+                .help = "--reload-driver: reload amdgpu on a GPU's hive; --power-cap: clear the "
+                        "host cap",
+                .synopsis = "-g SEL... [--json|--csv] reset --reload-driver [--dry-run] "
+                            "[--timeout SECONDS]\n"
+                            "-g SEL... [--json|--csv] reset --power-cap [--dry-run]",
+                .description =
+                        "--reload-driver reloads amdgpu on the XGMI hive of the selected\n"
+                        "GPUs, which applies a pending memory mode; --power-cap removes the\n"
+                        "host's power cap source (as 'power clear --host').",
+                .examples = "amdsmi reset -g 0 --reload-driver --dry-run\n"
+                            "amdsmi reset -g all --power-cap",
+                .exits = EXITS_CHANGE | CLI_EXIT(8) | CLI_EXIT(10),
+                .option_help = OPTION_HELP(
+                        "power-cap", "remove the host's power cap (as power clear\n"
+                        "--host; no value)",
+                        "force", "although amdsmid runs (with --direct)"),
+        },
+        {
+                .name = "apply",
+                .fn = verb_apply,
+                .options = OPT_DRY_RUN,
+                .help = "amdsmid.conf: --dry-run shows what amdsmid does with it; else amdsmid "
+                        "applies it",
+                .synopsis = "[-g SEL]... [--json|--csv] apply [--dry-run]",
+                .description =
+                        "amdsmid.conf: with --dry-run, what amdsmid would change to reach it;\n"
+                        "without, amdsmid applies it now.",
+                .examples = "amdsmi apply --dry-run\n"
+                            "amdsmi apply",
+                .exits = EXITS_CHANGE | CLI_EXIT(8) | CLI_EXIT(10),
+        },
+        {
+                .name = "reload",
+                .fn = verb_reload,
+                .help = "amdsmid re-reads amdsmid.conf and applies what changed (as SIGHUP)",
+                .synopsis = "reload",
+                .description = "amdsmid re-reads amdsmid.conf and applies what changed, as on\n"
+                               "SIGHUP.",
+                .examples = "amdsmi reload",
+                .exits = CLI_EXIT(0) | CLI_EXIT(1) | CLI_EXIT(2) | CLI_EXIT(5) | CLI_EXIT(6),
+        },
+        {
+                .name = "history",
+                .fn = verb_history,
+                .options = OPT_COUNT,
+                .help = "the changes made: when, how, by whom, on which GPU, old and new value, "
+                        "result",
+                .synopsis = "[-g SEL]... [--json|--csv] [-n COUNT] history",
+                .description =
+                        "The changes made to the GPUs, newest last: when, through what (amdsmid\n"
+                        "or in-process), by whom, on which GPU, the old and new value and the\n"
+                        "result.",
+                .examples = "amdsmi history\n"
+                            "amdsmi history -g 0 -n 20\n"
+                            "amdsmi history --json",
+                .exits = CLI_EXIT(0) | CLI_EXIT(1) | CLI_EXIT(2) | CLI_EXIT(3) | CLI_EXIT(10),
+                .option_help = OPTION_HELP(
+                        "count", "show the last COUNT changes"),
+        },
+        {
+                .name = "help",
+                .help = "the help of a verb",
+                .arg = "[VERB [SUB-VERB]]",
+                .arg_value = CLI_VALUE_VERB,
+                .synopsis = "help [VERB [SUB-VERB]]",
+                .description = "The help of a verb: its synopsis, options, examples and exit\n"
+                               "statuses, as 'amdsmi VERB [SUB-VERB] --help'. Without a verb, the\n"
+                               "overview of all of them (amdsmi --help).",
+                .examples = "amdsmi help partition set\n"
+                            "amdsmi help",
+                .exits = CLI_EXIT(0) | CLI_EXIT(2),
+        },
+};
+/* clang-format on */
+const size_t cli_n_verbs = ELEMENTSOF(cli_verbs);
+
+/* Every option: getopt's table, the help and the completion are made from these rows. */
+const struct cli_option cli_options[] = {
+        { "gpu", 'g', required_argument, 'g', 0, false, "SEL",
+          "select GPUs: N, N.P (partition P of GPU N), a PCI address\n"
+          "(0000:c1:00.0 or c1:00.0) or all; repeatable, or a comma\n"
+          "list (default: all; changes need an explicit -g)",
+          CLI_VALUE_GPU },
+        { "json", 0, no_argument, ARG_JSON, 0, false, NULL,
+          "one JSON document (schema amdsmi/1) on stdout", CLI_VALUE_NONE },
+        { "csv", 0, no_argument, ARG_CSV, 0, false, NULL, "CSV: a header line and one line per GPU",
+          CLI_VALUE_NONE },
+        { "direct", 0, no_argument, ARG_DIRECT, 0, false, NULL,
+          "without amdsmid: read and change in-process (root)", CLI_VALUE_NONE },
+        { "watch", 'w', required_argument, 'w', OPT_WATCH, false, "SECONDS",
+          "repeat every SECONDS (e.g. 0.5) until interrupted", CLI_VALUE_FREE },
+        { "count", 'n', required_argument, 'n', OPT_WATCH | OPT_COUNT, false, "COUNT",
+          "with --watch: stop after COUNT samples; history: the\n"
+          "last COUNT entries",
+          CLI_VALUE_FREE },
+        { "throttle", 0, no_argument, ARG_THROTTLE, OPT_THROTTLE, false, NULL,
+          "take a first sample 100 ms early, so that the THROTTLE\n"
+          "column says which limiter held each GPU",
+          CLI_VALUE_NONE },
+        { "compute", 0, required_argument, ARG_COMPUTE, OPT_COMPUTE, false, "MODE",
+          "the compute mode: " COMPUTE_NAMES, CLI_VALUE_COMPUTE },
+        { "memory", 0, required_argument, ARG_MEMORY, OPT_MEMORY, false, "MODE",
+          "the memory mode: " MEMORY_NAMES, CLI_VALUE_MEMORY },
+        { "compute-partition", 'C', required_argument, 'C', OPT_COMPUTE_PARTITION, false, "MODE",
+          "the compute partition mode (as partition set --compute)", CLI_VALUE_COMPUTE },
+        { "memory-partition", 'M', required_argument, 'M', OPT_MEMORY_PARTITION, false, "MODE",
+          "the memory partition mode (as partition set --memory)", CLI_VALUE_MEMORY },
+        { "power-cap", 'o', optional_argument, 'o', OPT_POWER_CAP, false, "[VALUE]",
+          "set: the host's power cap (W); reset: clear it", CLI_VALUE_FREE },
+        { "reload-driver", 0, no_argument, ARG_RELOAD_DRIVER, OPT_RELOAD_DRIVER, false, NULL,
+          "reload amdgpu on the GPU's XGMI hive", CLI_VALUE_NONE },
+        { "host", 0, optional_argument, ARG_HOST, OPT_HOST, false, "[VALUE]",
+          "set: the host's cap (600W, 600000mW, 0.6kW; a bare\n"
+          "number is watts); clear: remove it",
+          CLI_VALUE_FREE },
+        { "vm", 0, required_argument, ARG_VM, OPT_VM, false, "NAME [VALUE]",
+          "the cap of the VM NAME (name or UUID)", CLI_VALUE_FREE },
+        { "vf", 0, required_argument, ARG_VF, OPT_VF, false, "BDF", "with --vm: the VM's VF",
+          CLI_VALUE_VF },
+        { "apml", 0, optional_argument, ARG_APML, OPT_APML, false, "[VALUE]",
+          "the BMC's platform limit (APML)", CLI_VALUE_FREE },
+        { "damaged", 0, no_argument, ARG_DAMAGED, OPT_DAMAGED, false, NULL,
+          "drop the state file's damaged records", CLI_VALUE_NONE },
+        { "num-vfs", 0, required_argument, ARG_NUM_VFS, OPT_NUM_VFS, false, "N",
+          "the VF count of the PF", CLI_VALUE_FREE },
+        { "autoprobe-off", 0, no_argument, ARG_AUTOPROBE_OFF, OPT_AUTOPROBE_OFF, false, NULL,
+          "new VFs bind to no host driver", CLI_VALUE_NONE },
+        { "persist", 0, no_argument, ARG_PERSIST, OPT_PERSIST, false, NULL,
+          "on gim hosts: write gim's vf_num to\n"
+          "/etc/modprobe.d/amdsmi-gim.conf for gim's next load",
+          CLI_VALUE_NONE },
+        { "dry-run", 0, no_argument, ARG_DRY_RUN, OPT_DRY_RUN, false, NULL,
+          "print the plan, change nothing", CLI_VALUE_NONE },
+        { "force", 0, no_argument, ARG_FORCE, OPT_FORCE, false, NULL,
+          "although VFs exist or are in use, amdsmid runs\n"
+          "(--direct), or gim's table lacks the VF count",
+          CLI_VALUE_NONE },
+        { "timeout", 0, required_argument, ARG_TIMEOUT, OPT_TIMEOUT, false, "SECONDS",
+          "how long to wait for the driver", CLI_VALUE_FREE },
+        { "help", 'h', no_argument, 'h', 0, false, NULL, "show this help", CLI_VALUE_NONE },
+        { "version", 0, no_argument, ARG_VERSION, 0, true, NULL, "show the version",
+          CLI_VALUE_NONE },
+};
+const size_t cli_n_options = ELEMENTSOF(cli_options);
+
+static const struct cli_option *find_option(int id) {
+        for (size_t i = 0; i < cli_n_options; i++)
+                if (cli_options[i].id == id)
+                        return &cli_options[i];
+        return NULL;
+}
+
+/* Keeps the first usage error; parsing goes on so that a later --json is still seen. */
+#define USAGE(c, r, ...)                                           \
+        do {                                                       \
+                if ((r) == 0)                                      \
+                        (r) = cli_fail((c), -EINVAL, __VA_ARGS__); \
+        } while (0)
+
+static bool is_long_option(const struct option *options, const char *name, size_t len) {
+        for (; options->name; options++)
+                if (strlen(options->name) == len && strncmp(options->name, name, len) == 0)
+                        return true;
+        return false;
+}
 
 /*
  * The value of an option whose value is optional or separate ("--host 600W", "--host=600W",
@@ -256,9 +552,6 @@ struct given_option {
         unsigned bit;
         char spelling[32];
 };
-
-#define COMPUTE_NAMES "SPX, DPX, TPX, QPX, CPX"
-#define MEMORY_NAMES "NPS1, NPS2, NPS3, NPS4, NPS6, NPS8"
 
 /* Mode names: exact, case-insensitive ("cpx" is CPX); no prefixes, no "UNKNOWN". */
 static int parse_compute(const char *s, enum amdsmi_compute_mode *ret) {
@@ -291,47 +584,37 @@ static int parse_timeout(const char *s, unsigned *ret_ms) {
 
 /* @return 0 to run *ret_verb, 1 to exit with success (help, version), or -EINVAL. */
 static int parse_argv(struct cli *c, int argc, char **argv, const struct verb **ret_verb) {
-        /* clang-format off */
-        static const struct option options[] = {
-                { "gpu", required_argument, NULL, 'g' },
-                { "json", no_argument, NULL, ARG_JSON },
-                { "csv", no_argument, NULL, ARG_CSV },
-                { "watch", required_argument, NULL, 'w' },
-                { "count", required_argument, NULL, 'n' },
-                { "compute", required_argument, NULL, ARG_COMPUTE },
-                { "memory", required_argument, NULL, ARG_MEMORY },
-                { "compute-partition", required_argument, NULL, 'C' },
-                { "memory-partition", required_argument, NULL, 'M' },
-                { "dry-run", no_argument, NULL, ARG_DRY_RUN },
-                { "force", no_argument, NULL, ARG_FORCE },
-                { "direct", no_argument, NULL, ARG_DIRECT },
-                { "throttle", no_argument, NULL, ARG_THROTTLE },
-                { "timeout", required_argument, NULL, ARG_TIMEOUT },
-                { "reload-driver", no_argument, NULL, ARG_RELOAD_DRIVER },
-                { "host", optional_argument, NULL, ARG_HOST },
-                { "apml", optional_argument, NULL, ARG_APML },
-                { "vm", required_argument, NULL, ARG_VM },
-                { "vf", required_argument, NULL, ARG_VF },
-                { "power-cap", optional_argument, NULL, 'o' },
-                { "num-vfs", required_argument, NULL, ARG_NUM_VFS },
-                { "autoprobe-off", no_argument, NULL, ARG_AUTOPROBE_OFF },
-                { "persist", no_argument, NULL, ARG_PERSIST },
-                { "damaged", no_argument, NULL, ARG_DAMAGED },
-                { "help", no_argument, NULL, 'h' },
-                { "version", no_argument, NULL, ARG_VERSION },
-                {}
-        };
-        /* clang-format on */
+        struct option options[ELEMENTSOF(cli_options) + 1] = {};
+        char optstring[2 + 3 * ELEMENTSOF(cli_options) + 1];
         struct given_option given[16];
         size_t n_given = 0;
         bool json = false, csv = false, want_help = false, want_version = false;
         const struct verb *verb = NULL;
         const char *count_arg = NULL;
+        size_t len;
         int opt, r = 0;
 
+        /* getopt's tables, from cli_options[] */
+        len = 0;
+        optstring[len++] = ':';
+        for (size_t i = 0; i < cli_n_options; i++) {
+                options[i] = (struct option){ cli_options[i].name, cli_options[i].has_arg, NULL,
+                                              cli_options[i].id };
+                if (!cli_options[i].short_name)
+                        continue;
+                optstring[len++] = cli_options[i].short_name;
+                if (cli_options[i].has_arg != no_argument)
+                        optstring[len++] = ':';
+                if (cli_options[i].has_arg == optional_argument)
+                        optstring[len++] = ':';
+        }
+        optstring[len] = '\0';
+
         opterr = 0;
-        while ((opt = getopt_long(argc, argv, ":g:w:n:C:M:o::h", options, NULL)) >= 0) {
-                unsigned bit = 0;
+        while ((opt = getopt_long(argc, argv, optstring, options, NULL)) >= 0) {
+                const struct cli_option *o = find_option(opt);
+                /* the verbs that accept it; checked once the verb is known */
+                unsigned bit = o ? o->verbs : 0;
 
                 switch (opt) {
                 case 'g': {
@@ -353,7 +636,6 @@ static int parse_argv(struct cli *c, int argc, char **argv, const struct verb **
                         csv = true;
                         break;
                 case 'w':
-                        bit = OPT_WATCH;
                         if (parse_interval(optarg, &c->interval_ns) < 0)
                                 USAGE(c, r,
                                       "invalid watch interval '%s': expected positive "
@@ -368,24 +650,20 @@ static int parse_argv(struct cli *c, int argc, char **argv, const struct verb **
                         break;
                 case ARG_COMPUTE:
                 case 'C':
-                        bit = opt == 'C' ? OPT_COMPUTE_PARTITION : OPT_COMPUTE;
                         if (parse_compute(optarg, &c->partition.compute) < 0)
                                 USAGE(c, r, "invalid compute partition mode '%s' (modes: %s)",
                                       optarg, COMPUTE_NAMES);
                         break;
                 case ARG_MEMORY:
                 case 'M':
-                        bit = opt == 'M' ? OPT_MEMORY_PARTITION : OPT_MEMORY;
                         if (parse_memory(optarg, &c->partition.memory) < 0)
                                 USAGE(c, r, "invalid memory partition mode '%s' (modes: %s)",
                                       optarg, MEMORY_NAMES);
                         break;
                 case ARG_DRY_RUN:
-                        bit = OPT_DRY_RUN;
                         c->report.dry_run = true;
                         break;
                 case ARG_FORCE:
-                        bit = OPT_FORCE;
                         c->force = true;
                         break;
                 case ARG_DIRECT:
@@ -393,11 +671,9 @@ static int parse_argv(struct cli *c, int argc, char **argv, const struct verb **
                         c->direct = true;
                         break;
                 case ARG_THROTTLE:
-                        bit = OPT_THROTTLE;
                         c->metric.throttle = true;
                         break;
                 case ARG_TIMEOUT:
-                        bit = OPT_TIMEOUT;
                         if (parse_timeout(optarg, &c->timeout_ms) < 0)
                                 USAGE(c, r,
                                       "invalid timeout '%s': expected positive seconds, at "
@@ -405,21 +681,17 @@ static int parse_argv(struct cli *c, int argc, char **argv, const struct verb **
                                       optarg);
                         break;
                 case ARG_RELOAD_DRIVER:
-                        bit = OPT_RELOAD_DRIVER;
                         c->partition.reload_driver = true;
                         break;
                 case ARG_HOST:
-                        bit = OPT_HOST;
                         c->power.host = true;
                         c->power.host_value = take_value(argc, argv, optarg);
                         break;
                 case ARG_APML:
-                        bit = OPT_APML;
                         c->power.apml = true;
                         c->power.apml_value = take_value(argc, argv, optarg);
                         break;
                 case ARG_VM:
-                        bit = OPT_VM;
                         if (c->power.vm)
                                 USAGE(c, r, "--vm given twice: one VM per command");
                         c->power.vm = true;
@@ -427,17 +699,14 @@ static int parse_argv(struct cli *c, int argc, char **argv, const struct verb **
                         c->power.vm_value = take_value(argc, argv, NULL);
                         break;
                 case ARG_VF:
-                        bit = OPT_VF;
                         c->power.vf_bdf = optarg;
                         break;
                 case ARG_DAMAGED:
-                        bit = OPT_DAMAGED;
                         c->power.damaged = true;
                         break;
                 case ARG_NUM_VFS: {
                         uint32_t n;
 
-                        bit = OPT_NUM_VFS;
                         if (parse_u32(optarg, 10, &n) < 0)
                                 USAGE(c, r,
                                       "invalid VF count '%s': expected a number, e.g. "
@@ -448,15 +717,12 @@ static int parse_argv(struct cli *c, int argc, char **argv, const struct verb **
                         break;
                 }
                 case ARG_AUTOPROBE_OFF:
-                        bit = OPT_AUTOPROBE_OFF;
                         c->sriov.autoprobe_off = true;
                         break;
                 case ARG_PERSIST:
-                        bit = OPT_PERSIST;
                         c->sriov.persist = true;
                         break;
                 case 'o':
-                        bit = OPT_POWER_CAP;
                         c->power.cap = true;
                         c->power.cap_value = take_value(argc, argv, optarg);
                         /* amd-smi's newer spelling: -o ppt0 VALUE */
@@ -535,11 +801,11 @@ static int parse_argv(struct cli *c, int argc, char **argv, const struct verb **
                 const char *name = argv[optind], *sub = NULL;
                 int next = optind + 1;
 
-                if (next < argc && verb_has_subs(name) && find_verb(name, argv[next])) {
+                if (next < argc && cli_verb_has_subs(name) && cli_find_verb(name, argv[next])) {
                         sub = argv[next];
                         next++;
                 }
-                verb = find_verb(name, sub);
+                verb = cli_find_verb(name, sub);
                 if (verb && verb->sub) {
                         static char command[64];
 
@@ -548,12 +814,28 @@ static int parse_argv(struct cli *c, int argc, char **argv, const struct verb **
                 } else if (verb)
                         c->report.command = verb->name;
                 else
-                        USAGE(c, r, "unknown verb '%s' (verbs: %s)", name, verb_names());
-                /* the one positional argument of verbs that take one (sriov bind VF) */
-                if (next < argc && verb && verb->arg)
+                        USAGE(c, r, "unknown verb '%s' (verbs: %s)", name, cli_verb_names());
+                if (verb && !verb->fn) {
+                        /* help [VERB [SUB-VERB]]: that verb's help, as VERB --help; help
+                         * alone: the global help, but help --help: its own */
+                        if (!want_help)
+                                verb = NULL;
+                        want_help = true;
+                        if (next < argc) {
+                                name = argv[next++];
+                                sub = next < argc && cli_verb_has_subs(name) ? argv[next++] : NULL;
+                                verb = cli_find_verb(name, sub);
+                                if (!verb && !cli_find_verb(name, NULL))
+                                        USAGE(c, r, "unknown verb '%s' (verbs: %s)", name,
+                                              cli_verb_names());
+                                else if (!verb)
+                                        USAGE(c, r, "unknown sub-verb '%s' of '%s'", sub, name);
+                        }
+                } else if (next < argc && verb && verb->arg)
+                        /* the one positional argument of verbs that take one (sriov bind VF) */
                         c->argument = argv[next++];
                 if (next < argc) {
-                        if (verb && verb_has_subs(verb->name) && !verb->sub)
+                        if (verb && cli_verb_has_subs(verb->name) && !verb->sub)
                                 USAGE(c, r, "unknown sub-verb '%s' of '%s'", argv[next],
                                       verb->name);
                         else
@@ -564,7 +846,10 @@ static int parse_argv(struct cli *c, int argc, char **argv, const struct verb **
         if (r < 0)
                 return r;
         if (want_help) {
-                help();
+                if (verb)
+                        help_verb(stdout, verb);
+                else
+                        help_global(stdout);
                 return 1;
         }
         if (want_version) {
@@ -572,7 +857,8 @@ static int parse_argv(struct cli *c, int argc, char **argv, const struct verb **
                 return 1;
         }
         if (!verb)
-                return cli_fail(c, -EINVAL, "missing verb (verbs: %s); see --help", verb_names());
+                return cli_fail(c, -EINVAL, "missing verb (verbs: %s); see --help",
+                                cli_verb_names());
         /* a verb's positional argument is required: no verb runs without it */
         if (verb->arg && !c->argument)
                 return cli_fail(c, -EINVAL, "'%s' needs a %s: amdsmi %s %s", c->report.command,
@@ -620,10 +906,19 @@ int main(int argc, char **argv) {
         report_set_hostname(&c.report);
         cli_report_init(&c);
 
-        r = parse_argv(&c, argc, argv, &verb);
-        cli_report_init(&c); /* the format is known */
-        if (r == 0)
-                r = verb->fn(&c);
+        if (argc >= 2 && strcmp(argv[1], "__complete") == 0)
+                /* the shell completion asks (amdsmi.bash): not a verb, not in any help */
+                return help_complete(stdout, argc - 2, argv + 2) < 0 ? EXIT_GENERIC : EXIT_OK;
+
+        if (argc <= 1)
+                /* amdsmi alone: the machine at a glance (any option means a command) */
+                r = verb_overview(&c);
+        else {
+                r = parse_argv(&c, argc, argv, &verb);
+                cli_report_init(&c); /* the format is known */
+                if (r == 0)
+                        r = verb->fn(&c);
+        }
 
         if (r < 0 && c.format == OUTPUT_JSON && !c.json_printed) {
                 json_object *doc = cli_error_document(&c, r);

@@ -111,7 +111,11 @@ class Cli(unittest.TestCase):
         self.assertIn("unknown verb 'frobnicate'", doc["error"]["message"])
 
     def test_missing_verb(self):
-        self.usage_error([], "missing verb")
+        # amdsmi alone is the overview (test-cli-help.py); any option makes it a command
+        self.usage_error(["-g", "0"], "missing verb")
+        self.usage_error(["--csv"], "missing verb")
+        p = self.expect(["--json"], EXIT_USAGE, ["missing verb"])
+        self.assertEqual(json.loads(p.stdout)["error"]["exit_code"], EXIT_USAGE)
 
     def test_missing_positional_argument(self):
         # a verb's one argument is required, whatever the options (a crash before)
@@ -172,12 +176,15 @@ class Cli(unittest.TestCase):
     def test_count_without_watch(self):
         # Documented: --help says -n counts samples "with --watch", and cli/exit-codes.h lists
         # conflicting options as a usage error (2).
-        p = self.expect(["--help"], EXIT_OK)
+        p = self.expect(["metric", "--help"], EXIT_OK)
         count_help = [ln for ln in p.stdout.splitlines() if "--count" in ln]
         self.assertEqual(len(count_help), 1, p.stdout)
         self.assertIn("with --watch", count_help[0])
-        self.assertIn("2 usage", p.stdout)
+        self.assertIn("2  usage error", p.stdout)
+        self.assertIn("2 usage", self.expect(["--help"], EXIT_OK).stdout)
         self.usage_error(["metric", "-n", "3"], "--count needs --watch")
+        # a verb without --watch or a count takes no -n at all
+        self.usage_error(["list", "-n", "3"], "option '-n' is not valid for 'list'")
 
     def test_watch_json(self):
         p = run(["metric", "--json", "-w", "0.1", "-n", "3"], timeout=30)
@@ -481,9 +488,14 @@ class Cli(unittest.TestCase):
 
     def test_help_lists_partition_verbs(self):
         p = self.expect(["--help"], EXIT_OK)
-        for s in ("partition set", "--compute MODE", "--reload-driver", "--dry-run",
-                  "-C, --compute-partition"):
+        for s in ("partition set", "reset", "set  "):
             self.assertIn(s, p.stdout)
+        for args, options in ((["partition", "set"], ("--compute MODE", "--dry-run")),
+                              (["set"], ("-C, --compute-partition", "--dry-run")),
+                              (["reset"], ("--reload-driver", "--dry-run"))):
+            p = self.expect(args + ["--help"], EXIT_OK)
+            for s in options:
+                self.assertIn(s, p.stdout, args)
 
 
 def main(argv):

@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 #
-# Compares the human table and the CSV of `amdsmi list|static|metric|partition|power` on one
-# fixture tree (power with empty state and runtime directories: no recorded source) with
+# Compares the human table and the CSV of `amdsmi list|static|metric|partition|power`, and the
+# overview of `amdsmi` alone (overview.txt), on one fixture tree (power with empty state and runtime directories: no recorded source) with
 # the golden files tests/cli/golden/TREE/VERB.{txt,csv} (diff -u). Neither form holds a time
 # stamp outside watch mode, and on a clean tree nothing may go to stderr. After an intended
 # change of the output, regenerate the golden files with tests/cli/update-golden.sh BUILD and
@@ -77,4 +77,23 @@ for verb in list static metric partition power; do
                 fi
         done
 done
+
+# amdsmi alone: the overview (no system bus here, so amdsmid is not running)
+name="amdsmi ($tree)"
+rc=0
+DBUS_SYSTEM_BUS_ADDRESS=unix:path=$tmp/no-bus "$amdsmi" > "$tmp/out" 2> "$tmp/err" || rc=$?
+if [ "$rc" -ne 0 ] || [ -s "$tmp/err" ]; then
+        echo "FAIL $name: exit status $rc, stderr:"
+        cat "$tmp/err"
+        failed=1
+elif [ "$update" = 1 ]; then
+        cp "$tmp/out" "$golden/overview.txt"
+        echo "wrote $golden/overview.txt"
+elif ! diff -u --label "golden/$tree/overview.txt" --label "$name" "$golden/overview.txt" \
+        "$tmp/out"; then
+        echo "FAIL $name differs from golden/$tree/overview.txt"
+        failed=1
+else
+        echo "ok $name"
+fi
 exit "$failed"

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 #
 # Regenerates tests/cli/golden/<tree>/<verb>.{txt,csv} from a build directory: builds the CLI
-# and the fixture trees there, then writes what `amdsmi list|static|metric|partition|power` (table and --csv)
-# prints on every tree. Review the diff before committing it: the golden files are what
+# and the fixture trees there, then writes what `amdsmi list|static|metric|partition|power`
+# (table and --csv) and `amdsmi` alone (overview.txt) print on every tree, and every verb's
+# help (tests/cli/golden-help/). Review the diff before committing it: the golden files are what
 # test-cli-golden.sh compares the output with.
 #
 # usage: tests/cli/update-golden.sh BUILD
@@ -33,6 +34,9 @@ fi
 for tree in "${trees[@]}"; do
         "$here/test-cli-golden.sh" --update "$build/cli/amdsmi" "$tree"
 done
+
+# the help of every verb (not per tree)
+"$here/test-cli-help-golden.sh" --update "$build/cli/amdsmi"
 
 # golden files of trees that no longer exist
 for d in "$here"/golden/*/; do

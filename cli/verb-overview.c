@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * amdsmi with no argument: the GPUs of this machine at a glance (modes, power, VFs), whether
+ * amdsmid runs, and the verbs. Made of the read documents (core/documents.h, the SR-IOV
+ * slice's PF object); for people only: scripts use `amdsmi list --json` and friends, and
+ * any option without a verb stays a usage error.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "documents.h"
+#include "help.h"
+#include "sriov-json.h"
+
+static const struct column_def overview_columns[] = {
+        { "gpu", "GPU", "gpu", 0 },
+        { "bdf", "BDF", "bdf", 0 },
+        { "product", "PRODUCT", "product", 0 },
+        { "compute_mode", "COMPUTE", "compute_mode", 0 },
+        { "memory_mode", "MEMORY", "memory_mode", 0 },
+        { "power_w", "POWER (W)", "power.power_w", COLUMN_WHOLE },
+        { "cap_w", "CAP (W)", "power.cap_w", COLUMN_WHOLE },
+        { "num_vfs", "VFS", "num_vfs", COLUMN_NONE },
+};
+
+/* One row: the list object of the GPU, with the power object of its metric object and, for a
+ * PF that can do SR-IOV, its VF count. NULL on -ENOMEM. */
+static json_object *overview_gpu(struct cli *c, const struct doc_query *q, size_t i,
+                                 struct amdsmi_gpu *gpu) {
+        enum amdsmi_role role = amdsmi_gpu_get_role(gpu);
+        json_object *row, *metric, *power = NULL, *pf, *num_vfs = NULL;
+
+        row = list_gpu(q, i, gpu);
+        if (!row)
+                return NULL;
+        metric = metric_gpu(q, i, gpu);
+        if (metric && json_object_object_get_ex(metric, "power", &power))
+                json_set(row, "power", json_object_get(power));
+        json_object_put(metric);
+        if (role == AMDSMI_ROLE_BAREMETAL || role == AMDSMI_ROLE_HOST_PF) {
+                pf = sriov_pf_json(&c->report, &c->set, i, gpu, false);
+                if (pf && json_object_object_get_ex(pf, "num_vfs", &num_vfs))
+                        json_set(row, "num_vfs", json_object_get(num_vfs));
+                json_object_put(pf);
+        }
+        return row;
+}
+
+/* "Verbs: list, static, ..." wrapped at 78 columns. */
+static void print_verbs(FILE *f) {
+        size_t col = fprintf(f, "Verbs:");
+
+        for (size_t i = 0; i < cli_n_verbs; i++) {
+                const char *name = cli_verbs[i].name;
+                bool last = true;
+
+                if (cli_verbs[i].sub)
+                        continue;
+                for (size_t k = i + 1; k < cli_n_verbs; k++)
+                        if (!cli_verbs[k].sub)
+                                last = false;
+                if (col + 1 + strlen(name) + 1 > 78) {
+                        fprintf(f, "\n      ");
+                        col = 6;
+                }
+                col += fprintf(f, " %s%s", name, last ? "" : ",");
+        }
+        fprintf(f, "\n");
+}
+
+int verb_overview(struct cli *c) {
+        void (*print)(struct report *r, enum report_line kind, const char *text);
+        struct columns cols = {};
+        json_object *rows = NULL;
+        struct doc_query q;
+        size_t n = 0;
+        int r;
+
+        /* no GPU is an answer here, not an error */
+        print = c->report.print;
+        c->report.print = NULL;
+        r = cli_open(c);
+        c->report.print = print;
+        if (r == -ENODEV || r == -ENOENT)
+                printf("No AMD GPU found under %s.\n", amdsmi_ctx_get_sysfs_root(c->set.ctx));
+        else if (r < 0) {
+                fprintf(stderr, "amdsmi: %s\n", c->report.error_message);
+                return r;
+        } else {
+                cli_doc_query(c, &q);
+                report_begin_sample(&c->report);
+                rows = json_object_new_array();
+                if (!rows)
+                        return cli_fail(c, -ENOMEM, "out of memory");
+                FOREACH_SELECTED_GPU(c, i, gpu) {
+                        json_object *row;
+
+                        /* a host's VFs: counted in their PF's row */
+                        if (amdsmi_gpu_get_role(gpu) == AMDSMI_ROLE_VF)
+                                continue;
+                        row = overview_gpu(c, &q, i, gpu);
+                        if (!row) {
+                                json_object_put(rows);
+                                return cli_fail(c, -ENOMEM, "out of memory");
+                        }
+                        json_object_array_add(rows, row);
+                        n++;
+                }
+                printf("%zu GPU%s:\n\n", n, n == 1 ? "" : "s");
+                r = columns_add_defs(&cols, overview_columns, ELEMENTSOF(overview_columns));
+                if (r >= 0)
+                        r = output_table(stdout, &cols, rows, "");
+                columns_free(&cols);
+                json_object_put(rows);
+                json_object_put(c->report.errors);
+                c->report.errors = NULL;
+                if (r < 0)
+                        return cli_fail(c, r, "cannot format the output: %s", strerror(-r));
+        }
+        free(c->report.error_message);
+        c->report.error_message = NULL;
+
+        /* whether amdsmid runs: a NameHasOwner call, which never starts it */
+        printf("\namdsmid %s.\n\n",
+               cli_daemon_running(c) ? "is running: changes go through it"
+                                     : "is not running: root changes in-process");
+        print_verbs(stdout);
+        printf("\nSee 'amdsmi help VERB' for the help of a verb, 'amdsmi --help' for all.\n");
+        return 0;
+}
