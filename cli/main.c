@@ -88,8 +88,8 @@ const struct verb cli_verbs[] = {
                 .description =
                         "One line per GPU: its index, PCI address, product, role (baremetal,\n"
                         "host-pf, a VF in a guest), driver, partition count, compute and\n"
-                        "memory partition modes and unique id. With amdsmid running and no\n"
-                        "-g, amdsmid's cached copy is shown.",
+                        "memory partition modes and unique id. With amdsmid running, it\n"
+                        "answers from its cache (--direct: read here).",
                 .examples = "amdsmi list\n"
                             "amdsmi list -g 0,3 --csv\n"
                             "amdsmi list --json",
@@ -442,15 +442,16 @@ const size_t cli_n_verbs = ELEMENTSOF(cli_verbs);
 const struct cli_option cli_options[] = {
         { "gpu", 'g', required_argument, 'g', 0, false, "SEL",
           "select GPUs: N, N.P (partition P of GPU N), a PCI address\n"
-          "(0000:c1:00.0 or c1:00.0) or all; repeatable, or a comma\n"
-          "list (default: all; changes need an explicit -g)",
+          "(0000:c1:00.0 or c1:00.0), a unique id (16 hex digits) or\n"
+          "all; repeatable, or a comma list (default: all; changes\n"
+          "need an explicit -g)",
           CLI_VALUE_GPU },
         { "json", 0, no_argument, ARG_JSON, 0, false, NULL,
           "one JSON document (schema amdsmi/1) on stdout", CLI_VALUE_NONE },
         { "csv", 0, no_argument, ARG_CSV, 0, false, NULL, "CSV: a header line and one line per GPU",
           CLI_VALUE_NONE },
         { "direct", 0, no_argument, ARG_DIRECT, 0, false, NULL,
-          "without amdsmid: read and change in-process (root)", CLI_VALUE_NONE },
+          "without amdsmid: read and change in-process (a change\nneeds root)", CLI_VALUE_NONE },
         { "watch", 'w', required_argument, 'w', OPT_WATCH, false, "SECONDS",
           "repeat every SECONDS (e.g. 0.5) until interrupted", CLI_VALUE_FREE },
         { "count", 'n', required_argument, 'n', OPT_WATCH | OPT_COUNT, false, "COUNT",
