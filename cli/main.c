@@ -150,8 +150,11 @@ const struct verb cli_verbs[] = {
                 .description = "Changes the compute and memory partition modes of the selected\n"
                                "GPUs, through amdsmid when it runs. A memory mode takes effect at\n"
                                "the next driver reload of the whole XGMI hive (exit status 8);\n"
+                               "with --memory alone, the plan says which compute mode the\n"
+                               "driver's AUTO rule picks then on each GPU of the hive.\n"
                                "--dry-run prints the plan and who would block it.",
                 .examples = "amdsmi partition set -g 0 --compute CPX --dry-run\n"
+                            "amdsmi partition set -g 0 --memory NPS4 --dry-run\n"
                             "amdsmi partition set -g all --compute DPX --memory NPS2\n"
                             "amdsmi partition set -g 0 --compute SPX --timeout 120",
                 .exits = EXITS_CHANGE | CLI_EXIT(8),

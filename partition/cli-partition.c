@@ -428,9 +428,8 @@ int partition_cli_set(struct cli *c) {
 }
 
 int verb_partition_set(struct cli *c) {
-        if (c->partition.compute == AMDSMI_COMPUTE_UNKNOWN)
-                return cli_fail(c, -EINVAL, "partition set needs --compute MODE (and "
-                                            "optionally --memory MODE)");
+        /* --memory alone works as set -M: the plan shows the compute mode the driver's AUTO
+         * rule picks for every GPU of the hive */
         return partition_cli_set(c);
 }
 

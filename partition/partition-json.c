@@ -559,6 +559,40 @@ static int plan_error(struct partition_run *run, int index, struct amdsmi_gpu *g
         return 0;
 }
 
+/* A memory change without --compute: at the reload the driver picks each hive GPU's compute
+ * mode by its AUTO rule. Says so for @gpu and for every other GPU of the hive it changes. */
+static void say_auto_modes(struct partition_run *run, json_object *entry, struct amdsmi_gpu *gpu,
+                           const struct amdsmi_partition_plan *p) {
+        const char *memory = memory_name(p->memory_after) ?: "N/A";
+
+        if (amdsmi_gpu_get_driver(gpu) == AMDSMI_DRIVER_GIM)
+                return; /* gim keeps the compute mode; no AUTO pick */
+        if (p->compute_after != p->compute_before)
+                report_say(run->report, entry,
+                           "  compute %s -> %s: under %s the driver picks %s at the reload (its "
+                           "AUTO rule); give --compute to choose another",
+                           compute_name(p->compute_before) ?: "N/A",
+                           compute_name(p->compute_after) ?: "N/A", memory,
+                           compute_name(p->compute_after) ?: "N/A");
+        for (unsigned i = 0; i < p->n_affected_bdfs; i++) {
+                struct amdsmi_partition_plan other = { .size = sizeof(other) };
+                int k = gpu_index_of_bdf(run->set, p->affected_bdfs[i]);
+                struct amdsmi_gpu *g;
+
+                if (k < 0 || strcmp(p->affected_bdfs[i], amdsmi_gpu_get_bdf(gpu)) == 0)
+                        continue;
+                g = amdsmi_ctx_get_gpu(run->set->ctx, (size_t) k);
+                if (!g || amdsmi_gpu_plan_partition(g, AMDSMI_COMPUTE_UNKNOWN, p->memory_after, 0,
+                                                    &other) < 0 ||
+                    other.compute_after == other.compute_before)
+                        continue;
+                report_say(run->report, entry,
+                           "  GPU %d (%s): compute %s -> %s at the reload (AUTO rule under %s)",
+                           k, p->affected_bdfs[i], compute_name(other.compute_before) ?: "N/A",
+                           compute_name(other.compute_after) ?: "N/A", memory);
+        }
+}
+
 /* "before -> after" lines of a plan. */
 static void say_plan(struct partition_run *run, json_object *entry, int index,
                      struct amdsmi_gpu *gpu, const struct amdsmi_partition_plan *p) {
@@ -594,6 +628,8 @@ static void say_plan(struct partition_run *run, json_object *entry, int index,
         if (p->vfs_before || p->vfs_after)
                 report_say(run->report, entry, "  VFs %u -> %u (torn down and made again)", p->vfs_before,
                         p->vfs_after);
+        if (run->ch.compute == AMDSMI_COMPUTE_UNKNOWN && p->memory_after != p->memory_before)
+                say_auto_modes(run, entry, gpu, p);
 }
 
 /* A change that would run here although amdsmid makes them (see struct partition_run). */

@@ -462,8 +462,7 @@ class Cli(unittest.TestCase):
     def test_nothing_to_change(self):
         self.usage_error(["set", "-g", "0"], "nothing to set")
         self.usage_error(["reset", "-g", "0"], "nothing to reset")
-        self.usage_error(["partition", "set", "-g", "0", "--memory", "nps1"],
-                         "partition set needs --compute")
+        self.usage_error(["partition", "set", "-g", "0"], "nothing to change")
 
     def test_bad_timeout(self):
         for bad in ("0", "-1", "abc", "3601"):
@@ -485,6 +484,27 @@ class Cli(unittest.TestCase):
         self.assertEqual(doc["result"]["errno"], "ERANGE")
         self.assertIn("not valid under memory mode NPS4", doc["result"]["message"])
         self.expect(["set", "-g", "0", "-C", "cpx", "--dry-run"], 4, ["VF"], root=tree(SMALL))
+
+    def test_memory_alone_plans_auto_modes(self):
+        # --memory without --compute is set -M: the same plan, which says what the driver's
+        # AUTO rule picks for every GPU of the hive
+        args = ["-g", "0", "--memory", "nps1", "--dry-run"]
+        p = self.expect(["partition", "set"] + args, EXIT_OK, root=tree(CPX))
+        self.assertEqual(p.stdout, self.expect(["set", "-g", "0", "-M", "nps1", "--dry-run"],
+                                               EXIT_OK, root=tree(CPX)).stdout)
+        self.assertIn("GPU 0 (0000:05:00.0, MI300X): compute CPX -> SPX, memory NPS4 -> NPS1",
+                      p.stdout)
+        self.assertIn("compute CPX -> SPX: under NPS1 the driver picks SPX at the reload "
+                      "(its AUTO rule)", p.stdout)
+        auto = [line for line in p.stdout.splitlines() if "at the reload (AUTO rule" in line]
+        self.assertEqual(len(auto), 7, p.stdout)  # the other seven GPUs of the hive
+        self.assertIn("GPU 7 (0000:e5:00.0): compute CPX -> SPX", p.stdout)
+        doc = self.json_doc(["partition", "set"] + args, root=tree(CPX))
+        self.assertEqual(doc["gpus"][0]["plan"]["compute_after"], "SPX")
+        # with --compute, the mode is the one asked for: no AUTO lines
+        p = self.expect(["partition", "set", "-g", "0", "--memory", "nps1", "--compute", "spx",
+                         "--dry-run"], EXIT_OK, root=tree(CPX))
+        self.assertNotIn("AUTO", p.stdout)
 
     def test_help_lists_partition_verbs(self):
         p = self.expect(["--help"], EXIT_OK)
