@@ -326,6 +326,15 @@ int cli_open(struct cli *c) {
         return enumerate(c);
 }
 
+const struct output_watch *cli_output_watch(struct cli *c, struct output_watch *w, char *buf) {
+        if (c->interval_ns == 0)
+                return NULL;
+        if (format_timestamp(&c->report.sample_time, buf, 40) < 0)
+                buf[0] = '\0';
+        *w = (struct output_watch){ .stamp = buf, .header = c->sample == 0 };
+        return w;
+}
+
 int cli_print_json(struct cli *c, json_object *doc) {
         if (!doc)
                 return cli_fail(c, -ENOMEM, "out of memory");

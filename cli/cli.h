@@ -211,6 +211,10 @@ int cli_emit_change(struct cli *c, json_object *gpus, int r, const struct column
 int cli_open(struct cli *c);
 
 
+/* In a watch, what output_parents_children() needs (the sample's time stamp in @buf, 40
+ * bytes); NULL otherwise. */
+const struct output_watch *cli_output_watch(struct cli *c, struct output_watch *w, char *buf);
+
 /* Prints a document (compact in watch mode). */
 int cli_print_json(struct cli *c, json_object *doc);
 /* Prints the amdsmi/1 document of @gpus (borrowed) as JSON. @return 0 or < 0. */

@@ -84,15 +84,17 @@ const struct verb cli_verbs[] = {
                 .name = "list",
                 .fn = verb_list,
                 .help = "one line per GPU: address, product, role, driver, modes",
-                .synopsis = "[-g SEL]... [--json|--csv] list",
+                .options = OPT_WATCH,
+                .synopsis = "[-g SEL]... [--json|--csv] list [-w SECONDS [-n COUNT]]",
                 .description =
                         "One line per GPU: its index, PCI address, product, role (baremetal,\n"
                         "host-pf, a VF in a guest), driver, partition count, compute and\n"
                         "memory partition modes and unique id. With amdsmid running, it\n"
-                        "answers from its cache (--direct: read here).",
+                        "answers from its cache (--direct: read here). -w shows GPUs come\n"
+                        "and go.",
                 .examples = "amdsmi list\n"
                             "amdsmi list -g 0,3 --csv\n"
-                            "amdsmi list --json",
+                            "amdsmi list --json -w 5",
                 .exits = CLI_EXIT(0) | CLI_EXIT(1) | CLI_EXIT(2) | CLI_EXIT(3),
         },
         {
@@ -130,13 +132,16 @@ const struct verb cli_verbs[] = {
                 .name = "partition",
                 .fn = verb_partition,
                 .help = "compute and memory partition modes, what is available, the partitions",
-                .synopsis = "[-g SEL]... [--json|--csv] partition",
+                .options = OPT_WATCH,
+                .synopsis = "[-g SEL]... [--json|--csv] partition [-w SECONDS [-n COUNT]]",
                 .description =
                         "The compute (SPX ... CPX) and memory (NPS1 ... NPS8) partition modes\n"
                         "of each GPU, a pending memory mode, the modes available, and the\n"
-                        "partitions with their KFD nodes and render devices.",
+                        "partitions with their KFD nodes and render devices. -w follows a\n"
+                        "change or a reload.",
                 .examples = "amdsmi partition\n"
-                            "amdsmi partition -g 0 --json",
+                            "amdsmi partition -g 0 --json\n"
+                            "amdsmi partition -g 0 -w 1",
                 .exits = EXITS_READ,
         },
         {
@@ -245,12 +250,14 @@ const struct verb cli_verbs[] = {
                 .fn = verb_sriov,
                 .help = "SR-IOV per PF: VF count and how it is set, the VFs, their drivers and "
                         "users",
-                .synopsis = "[-g SEL]... [--json|--csv] sriov",
+                .options = OPT_WATCH,
+                .synopsis = "[-g SEL]... [--json|--csv] sriov [-w SECONDS [-n COUNT]]",
                 .description = "Per physical function: whether it can do SR-IOV, its VF count and\n"
                                "how that is set (sysfs, gim's parameter), and each VF with its\n"
-                               "driver, IOMMU group and users.",
+                               "driver, IOMMU group and users. -w follows VFs as VMs take them.",
                 .examples = "amdsmi sriov\n"
-                            "amdsmi sriov -g 0 --json",
+                            "amdsmi sriov -g 0 --json\n"
+                            "amdsmi sriov --csv -w 2 -n 10",
                 .exits = EXITS_READ,
         },
         {

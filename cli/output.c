@@ -628,7 +628,8 @@ finish:
 }
 
 static int print_flat(FILE *f, json_object *parents, const char *child_key,
-                      const struct columns *cols, output_row_fn row_fn) {
+                      const struct columns *cols, output_row_fn row_fn,
+                      const struct output_watch *w) {
         json_object *rows = json_object_new_array();
         int r;
 
@@ -646,7 +647,11 @@ static int print_flat(FILE *f, json_object *parents, const char *child_key,
                         json_object_array_add(
                                 rows, row_fn(p, json_object_array_get_idx(children, j), false));
         }
-        r = output_csv_header(f, cols);
+        if (w && w->stamp)
+                for (size_t i = 0; i < json_object_array_length(rows); i++)
+                        json_set(json_object_array_get_idx(rows, i), "timestamp",
+                                 json_object_new_string(w->stamp));
+        r = !w || w->header ? output_csv_header(f, cols) : 0;
         if (r >= 0)
                 r = output_csv_rows(f, cols, rows);
         json_object_put(rows);
@@ -656,17 +661,22 @@ static int print_flat(FILE *f, json_object *parents, const char *child_key,
 int output_parents_children(FILE *f, json_object *parents, const char *child_key,
                             const struct column_def *pdefs, size_t n_pdefs,
                             const struct column_def *cdefs, size_t n_cdefs,
-                            output_row_fn row_fn, bool table) {
+                            output_row_fn row_fn, bool table, const struct output_watch *w) {
         struct columns pcols = {}, ccols = {};
-        int r;
+        int r = 0;
 
-        r = columns_add_defs(&pcols, pdefs, n_pdefs);
+        if (table && w && !w->header)
+                fputc('\n', f);
+        if (!table && w && w->stamp)
+                r = columns_add(&pcols, "timestamp", NULL, "timestamp", 0);
+        if (r >= 0)
+                r = columns_add_defs(&pcols, pdefs, n_pdefs);
         /* in CSV the children's columns follow the parent's in one header */
         if (r >= 0)
                 r = columns_add_defs(table ? &ccols : &pcols, cdefs, n_cdefs);
         if (r >= 0)
                 r = table ? print_nested(f, parents, child_key, &pcols, &ccols, row_fn)
-                          : print_flat(f, parents, child_key, &pcols, row_fn);
+                          : print_flat(f, parents, child_key, &pcols, row_fn, w);
         columns_free(&pcols);
         columns_free(&ccols);
         return r;

@@ -99,10 +99,16 @@ int output_nested_table(FILE *f, const struct columns *pcols, json_object *prows
  * one row with empty child cells for a parent without children. @return 0 or a negative errno.
  */
 typedef json_object *(*output_row_fn)(json_object *parent, json_object *child, bool table);
+/* In a watch (@w non-NULL), CSV rows start with a "timestamp" column (@w->stamp), the header
+ * comes only with @w->header, and a table after the first is set off by a blank line. */
+struct output_watch {
+        const char *stamp;
+        bool header;
+};
 int output_parents_children(FILE *f, json_object *parents, const char *child_key,
                             const struct column_def *pdefs, size_t n_pdefs,
                             const struct column_def *cdefs, size_t n_cdefs,
-                            output_row_fn row_fn, bool table);
+                            output_row_fn row_fn, bool table, const struct output_watch *w);
 
 /* "HEADER  value" lines for one object, headers padded to one width. */
 int output_kv(FILE *f, const struct columns *cols, json_object *row, const char *indent);

@@ -125,10 +125,14 @@ static json_object *flat_row(json_object *g, json_object *part, bool table) {
 
 /* One line per GPU, its partitions indented below it (columns aligned over all GPUs); in CSV
  * one row per partition. */
-static int print_partitions(json_object *gpus, bool table) {
+static int print_partitions(struct cli *c, json_object *gpus, bool table) {
+        struct output_watch w;
+        char stamp[40];
+
         return output_parents_children(stdout, gpus, "partitions", partition_gpu_columns,
                                        ELEMENTSOF(partition_gpu_columns), partition_part_columns,
-                                       ELEMENTSOF(partition_part_columns), flat_row, table);
+                                       ELEMENTSOF(partition_part_columns), flat_row, table,
+                                       cli_output_watch(c, &w, stamp));
 }
 
 static int partition_sample(struct cli *c) {
@@ -143,10 +147,10 @@ static int partition_sample(struct cli *c) {
         case OUTPUT_JSON:
                 return cli_print_document(c, gpus);
         case OUTPUT_CSV:
-                r = print_partitions(gpus, false);
+                r = print_partitions(c, gpus, false);
                 break;
         case OUTPUT_TABLE:
-                r = print_partitions(gpus, true);
+                r = print_partitions(c, gpus, true);
                 break;
         }
         return cli_sample_done(c, gpus, r);

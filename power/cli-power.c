@@ -207,6 +207,8 @@ static int power_sample(struct cli *c) {
                 json_object *tmp = json_object_get(gpus);
 
                 r = columns_add_defs(&cols, power_table_columns, ELEMENTSOF(power_table_columns));
+                if (r >= 0 && c->sample > 0)
+                        fputc('\n', stdout); /* a watch: one table per sample */
                 if (r >= 0)
                         r = output_table(stdout, &cols, gpus, "");
                 for (size_t i = 0; r >= 0 && i < json_object_array_length(tmp); i++) {

@@ -206,9 +206,13 @@ static json_object *pf_vf_row(json_object *pf, json_object *vf, bool table) {
 
 /* One line per PF, its VFs indented below it (columns aligned over all PFs and all VFs); in
  * CSV one row per VF with its PF's columns, and a PF without VFs one row, empty VF cells. */
-static int print_pfs(json_object *gpus, bool table) {
+static int print_pfs(struct cli *c, json_object *gpus, bool table) {
+        struct output_watch w;
+        char stamp[40];
+
         return output_parents_children(stdout, gpus, "vfs", pf_columns, ELEMENTSOF(pf_columns),
-                                       vf_columns, ELEMENTSOF(vf_columns), pf_vf_row, table);
+                                       vf_columns, ELEMENTSOF(vf_columns), pf_vf_row, table,
+                                       cli_output_watch(c, &w, stamp));
 }
 
 static int sriov_sample(struct cli *c) {
@@ -225,10 +229,10 @@ static int sriov_sample(struct cli *c) {
         case OUTPUT_JSON:
                 return cli_print_document(c, gpus);
         case OUTPUT_CSV:
-                r = print_pfs(gpus, false);
+                r = print_pfs(c, gpus, false);
                 break;
         case OUTPUT_TABLE:
-                r = json_object_array_length(gpus) > 0 ? print_pfs(gpus, true) : 0;
+                r = json_object_array_length(gpus) > 0 ? print_pfs(c, gpus, true) : 0;
                 break;
         }
         return cli_sample_done(c, gpus, r);

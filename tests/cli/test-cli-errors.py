@@ -155,8 +155,30 @@ class Cli(unittest.TestCase):
 
     # --- watch options ----------------------------------------------------------------------
 
-    def test_watch_with_list(self):
-        self.usage_error(["-w", "1", "list"], "--watch is not supported by 'list'")
+    def test_watch_every_read_verb(self):
+        # list, metric, partition, power and sriov watch (static never changes): NDJSON,
+        # and CSV with one header and a timestamp column
+        for verb in ("list", "metric", "partition", "power", "sriov"):
+            with self.subTest(verb=verb):
+                p = run([verb, "--json", "-w", "0.05", "-n", "2"], timeout=30)
+                self.assertEqual(p.returncode, EXIT_OK, p.stderr)
+                lines = p.stdout.splitlines()
+                self.assertEqual(len(lines), 2, "one compact document per line")
+                for line in lines:
+                    doc = json.loads(line)
+                    self.valid(doc, verb)
+                    self.assertEqual(doc["command"], verb)
+                p = run([verb, "--csv", "-w", "0.05", "-n", "2"], timeout=30)
+                self.assertEqual(p.returncode, EXIT_OK, p.stderr)
+                rows = list(csv.reader(io.StringIO(p.stdout)))
+                self.assertEqual(rows[0][0], "timestamp")
+                self.assertEqual([r for r in rows if r[0] == "timestamp"], [rows[0]],
+                                 "one header")
+                self.assertEqual(len({len(r) for r in rows}), 1)
+                self.assertEqual(len({r[0] for r in rows[1:]}), 2, "two samples")
+                p = run([verb, "-w", "0.05", "-n", "2"], timeout=30)
+                self.assertEqual(p.returncode, EXIT_OK, p.stderr)
+                self.assertIn("\n\n", p.stdout, "tables set off by a blank line")
 
     def test_watch_with_static(self):
         self.usage_error(["static", "-w", "1"], "--watch is not supported by 'static'")
@@ -184,7 +206,8 @@ class Cli(unittest.TestCase):
         self.assertIn("2 usage", self.expect(["--help"], EXIT_OK).stdout)
         self.usage_error(["metric", "-n", "3"], "--count needs --watch")
         # a verb without --watch or a count takes no -n at all
-        self.usage_error(["list", "-n", "3"], "option '-n' is not valid for 'list'")
+        self.usage_error(["static", "-n", "3"], "option '-n' is not valid for 'static'")
+        self.usage_error(["list", "-n", "3"], "--count needs --watch")
 
     def test_watch_json(self):
         p = run(["metric", "--json", "-w", "0.1", "-n", "3"], timeout=30)
@@ -447,7 +470,6 @@ class Cli(unittest.TestCase):
                          "option '--reload-driver' is not valid for 'metric'")
         self.usage_error(["reset", "-g", "0", "--reload-driver", "--persist"],
                          "option '--persist' is not valid for 'reset'")
-        self.usage_error(["partition", "-w", "1"], "--watch is not supported by 'partition'")
         # each change verb has one spelling of the modes
         self.usage_error(["set", "-g", "0", "--compute", "cpx"],
                          "option '--compute' is not valid for 'set' (use -C/--compute-partition)")

@@ -314,7 +314,8 @@ class Completion(unittest.TestCase):
         # an option of another verb is not offered
         for o in ("--compute-partition", "--num-vfs", "--host", "--watch", "--version"):
             self.assertNotIn(o, opts)
-        self.assertEqual(self.complete(["list", "--c"]), ["--csv"])
+        self.assertEqual(self.complete(["static", "--c"]), ["--csv"])
+        self.assertEqual(self.complete(["list", "--c"]), ["--csv", "--count"])
         self.assertEqual(self.complete(["metric", "--c"]), ["--csv", "--count"])
         self.assertIn("-C", self.complete(["set", "-"]))
         self.assertNotIn("-C", self.complete(["partition", "set", "-"]))
