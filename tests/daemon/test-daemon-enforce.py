@@ -9,6 +9,7 @@ switches enforcement on and off. The test plays the outside writer by writing po
 the simulated tree."""
 
 import importlib.util
+import json
 import os
 import time
 import unittest
@@ -171,6 +172,40 @@ class Enforce(unittest.TestCase):
             self.write_device_cap(d, 680 * W, GPU1)
             self.assert_left_alone(d, 680, GPU1, enforced=1)
             self.assertEqual(len(self.enforcements(d)), 2)
+
+    def test_apply_dry_run(self):
+        """amdsmi apply --dry-run shows enforce where the file says it for a GPU, and whether
+        amdsmid would undo an outside writer now."""
+        conf = "[power]\nenforce = yes\n[gpu %s]\nenforce = no\n" % GPU1
+        with Daemon(machine="mi300x-8", config=conf, start=False) as d:
+            # in-process changes (no amdsmid): the arbitrated cap is 600 W on both
+            d.cli("power", "set", "-g", "0,1", "--host", "600W")
+            self.write_device_cap(d, 700 * W)
+            self.write_device_cap(d, 700 * W, GPU1)
+            doc = json.loads(d.cli("apply", "--dry-run", "--json").stdout)
+            if power.SCHEMA:
+                import jsonschema
+                with open(power.SCHEMA, encoding="utf-8") as f:
+                    jsonschema.Draft202012Validator(json.load(f)).validate(doc)
+            rows = [(r["bdf"], r["desired"], r["action"], r["message"])
+                    for r in doc["settings"] if r["setting"] == "enforce"]
+            # [power] yes for every GPU but GPU 1, which says no
+            self.assertEqual(len(rows), 8, rows)
+            self.assertEqual(rows[0], (GPU0, "yes", "apply",
+                                       "the device holds 700 W, above the arbitrated 600 W (an "
+                                       "outside writer): amdsmid writes the arbitrated cap "
+                                       "again, at most every 10 s"))
+            self.assertEqual(rows[1], (GPU1, "no", "none",
+                                       "an outside writer's cap above the arbitrated one is "
+                                       "reported and left alone"))
+            self.assertEqual(rows[2][1:3], ("yes", "none"))
+            self.assertEqual(doc["exit_code"], 0)
+            # without [power] yes, only the GPU whose section gives enforce has a row
+            d.write_config("[gpu %s]\nenforce = no\n" % GPU1)
+            doc = json.loads(d.cli("apply", "--dry-run", "--json").stdout)
+            self.assertEqual([(r["bdf"], r["setting"], r["desired"]) for r in doc["settings"]],
+                             [(GPU1, "enforce", "no")])
+            self.assertIn("enforce", d.cli("apply", "--dry-run").stdout)
 
     def test_enforce_config_errors(self):
         """A bad value refuses the file: Reload answers InvalidArgument naming line and key,
