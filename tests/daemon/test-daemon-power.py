@@ -5,8 +5,8 @@ PropertiesChanged; Explain() against `amdsmi power --json --direct`; SetSource, 
 SetSources, ClearSource, ClearSources and Apply (success, dry run, polkit per source action,
 malformed calls); the daemon's ownership of the sources (the BMC agent's APML file watched, the
 cap applied again after a GPU reset or re-plug and at most every 10 s, an external limiter and
-an outside writer left alone, amdsmid.conf's power_cap as the host source until a call sets one, Reload, recovery of
-interrupted changes); gim hosts (sources recorded, NotSupported); the CLI through amdsmid (the
+an outside writer left alone, amdsmid.conf's power_cap as the host source until a call sets
+one, Reload, recovery of interrupted changes); gim hosts (sources recorded, NotSupported); the CLI through amdsmid (the
 same documents as --direct, exit statuses, unprivileged admins allowed by polkit, --direct
 refused unless --force) and the history of every change."""
 
