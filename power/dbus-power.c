@@ -506,6 +506,23 @@ static void power_kick(struct daemon *d, struct dgpu *only) {
                         config = config_differs(g, p);
                         reason = config ? "amdsmid.conf's power_cap"
                                         : "the device does not hold the arbitrated cap";
+                        /* only an outside writer's cap stands between the device and the
+                         * record (amdsmid was not running when it was written) */
+                        if (!config && cap_lost(p) == CAP_OUTSIDE &&
+                            p->applied_uw / POWER_UW_PER_W == p->model_uw / POWER_UW_PER_W) {
+                                p->last_enforce_usec = now;
+                                p->backoff_logged = false;
+                                p->outside_w = NO_WATTS;
+                                change = "power_enforce";
+                                reason = "enforcing the arbitrated cap over an outside writer";
+                                (void) format_scaled_u64(p->device_uw, 6, w1, sizeof(w1));
+                                (void) format_scaled_u64(p->model_uw, 6, w2, sizeof(w2));
+                                log_full(LOG_NOTICE, g->bdf, change,
+                                         "the device holds %s W, above the arbitrated %s W: an "
+                                         "outside writer; enforce = yes, writing the arbitrated "
+                                         "cap again",
+                                         w1, w2);
+                        }
                 } else if ((p->want & WANT_ENFORCE) && cap_lost(p) == CAP_OUTSIDE &&
                            enforce_on(g)) {
                         (void) format_scaled_u64(p->device_uw, 6, w1, sizeof(w1));

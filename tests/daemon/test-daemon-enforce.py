@@ -200,6 +200,14 @@ class Enforce(unittest.TestCase):
                                        "reported and left alone"))
             self.assertEqual(rows[2][1:3], ("yes", "none"))
             self.assertEqual(doc["exit_code"], 0)
+            # amdsmid starting finds the writer: undone where enforce says yes (a
+            # "power_enforce" record), left alone on GPU 1
+            d.start()
+            wait_for("GPU 0 enforced at start", lambda: self.device_cap(d) == 600 * W, timeout=8)
+            wait_for("the record", lambda: self.enforcements(d), timeout=5)
+            self.assertEqual([(e["gpu"], e["old"], e["new"]) for e in self.enforcements(d)],
+                             [(GPU0, "cap 700W", "cap 600W")])
+            self.assert_left_alone(d, 700, GPU1)
             # without [power] yes, only the GPU whose section gives enforce has a row
             d.write_config("[gpu %s]\nenforce = no\n" % GPU1)
             doc = json.loads(d.cli("apply", "--dry-run", "--json").stdout)
