@@ -756,14 +756,14 @@ static char **power_refresh(struct dgpu *g, struct amdsmi_gpu *gpu) {
                  * its commit */
                 if (p->lost_since_usec == 0)
                         p->lost_since_usec = now;
-                else if (now - p->lost_since_usec < LOST_CONFIRM_USEC)
-                        ;
-                else if (lost == CAP_RESET)
-                        p->want |= WANT_RESET;
-                else if (enforce_on(g))
-                        p->want |= WANT_ENFORCE;
-                else
-                        report_outside(g, p);
+                else if (now - p->lost_since_usec >= LOST_CONFIRM_USEC) {
+                        if (lost == CAP_RESET)
+                                p->want |= WANT_RESET;
+                        else if (enforce_on(g))
+                                p->want |= WANT_ENFORCE;
+                        else
+                                report_outside(g, p);
+                }
         } else {
                 p->lost_since_usec = 0;
                 p->want &= ~(unsigned) (WANT_RESET | WANT_ENFORCE);
