@@ -7,8 +7,10 @@
  * it), reload-required (a memory mode: recorded, effective after amdsmi reset
  * --reload-driver), overridden (a power cap: a runtime host source wins until cleared),
  * manual (a VF count: amdsmid never changes it on its own), or invalid (the GPU would refuse
- * it). Without --dry-run, amdsmid applies the whole file now (ApplyDesired); reload makes it
- * re-read the file and apply what changed (Reload, as SIGHUP).
+ * it). enforce (where [power] says yes or a GPU section gives it) is apply when the device holds
+ * an outside writer's cap that amdsmid would undo, else none. Without --dry-run, amdsmid applies
+ * the whole file now (ApplyDesired); reload makes it re-read the file and apply what changed
+ * (Reload, as SIGHUP).
  */
 #include "config.h"
 
@@ -230,6 +232,44 @@ static void plan_sriov(struct plan *p, size_t i, struct amdsmi_gpu *gpu,
                     "--num-vfs %u", bdf, want->num_vfs);
 }
 
+/* amdsmid.conf's enforce, shown where the file says it for the GPU (a [gpu] section, or
+ * [power] enforce = yes): what amdsmid does about an outside writer of power1_cap, and whether
+ * the device holds one's cap now. */
+static void plan_enforce(struct plan *p, size_t i, struct amdsmi_gpu *gpu,
+                         const struct config_gpu *want, const struct state_store *state) {
+        const char *bdf = amdsmi_gpu_get_bdf(gpu);
+        _cleanup_free_ struct power_view *v = NULL;
+        json_object *des = json_object_new_string(want->enforce ? "yes" : "no");
+
+        if (!want->enforce) {
+                row(p, i, bdf, "enforce", NULL, des, "none",
+                    "an outside writer's cap above the arbitrated one is reported and left alone");
+                return;
+        }
+        v = malloc(sizeof(*v));
+        if (!v) {
+                json_object_put(des);
+                return;
+        }
+        power_view_load(gpu, state, AMDSMI_POWER_READ_NO_METRICS, v);
+        if (v->info_error == 0 && !power_control_can_apply(v->info.control))
+                row(p, i, bdf, "enforce", NULL, des, "none", "nothing is applied here: %s",
+                    amdsmi_power_control_explain(v->info.control));
+        else if (v->expl_error == 0 && v->expl.observed == POWER_OBSERVED_OUTSIDE_WRITER &&
+                 !(v->info.ppt0.def.error == 0 &&
+                   v->info.ppt0.def.uw / 1000000 == v->expl.observed_uw / 1000000))
+                row(p, i, bdf, "enforce", NULL, des, "apply",
+                    "the device holds %.0f W, above the arbitrated %.0f W (an outside writer): "
+                    "amdsmid writes the arbitrated cap again, at most every %d s",
+                    (double) v->expl.observed_uw / 1e6, (double) v->expl.effective_uw / 1e6,
+                    CONFIG_ENFORCE_BACKOFF_S);
+        else
+                row(p, i, bdf, "enforce", NULL, des, "none",
+                    "amdsmid writes the arbitrated cap again over an outside writer's higher "
+                    "one, at most every %d s",
+                    CONFIG_ENFORCE_BACKOFF_S);
+}
+
 static int apply_dry_run(struct cli *c) {
         _cleanup_(config_freep) struct config *conf = NULL;
         struct state_store *state = NULL;
@@ -255,11 +295,14 @@ static int apply_dry_run(struct cli *c) {
                 state = NULL;
         FOREACH_SELECTED_GPU(c, i, gpu) {
                 struct config_gpu want;
+                bool any = config_desired(conf, amdsmi_gpu_get_bdf(gpu), &want);
 
-                if (!config_desired(conf, amdsmi_gpu_get_bdf(gpu), &want))
+                if (!any && !want.enforce_set && !conf->power_enforce)
                         continue;
                 plan_partition(&p, i, gpu, &want);
                 plan_power(&p, i, gpu, &want, state);
+                if (want.enforce_set || conf->power_enforce)
+                        plan_enforce(&p, i, gpu, &want, state);
                 plan_sriov(&p, i, gpu, &want);
         }
         state_close(state);

@@ -25,6 +25,8 @@
 #define CONFIG_METRICS_INTERVAL_MS_MAX 60000
 #define CONFIG_METRICS_INTERVAL_MS_DEFAULT 1000
 #define CONFIG_FILE_MAX (1024 * 1024) /* bytes; a larger file is refused (-EFBIG) */
+/* enforce = yes: the least time between two enforcements of one GPU's cap (amdsmid.conf(5)) */
+#define CONFIG_ENFORCE_BACKOFF_S 10
 
 /* The desired state of one GPU: each key is either set or not. */
 struct config_gpu {
@@ -35,6 +37,8 @@ struct config_gpu {
         uint64_t power_cap_uw;
         bool num_vfs_set;
         unsigned num_vfs;
+        bool enforce_set;                     /* enforce given in this section */
+        bool enforce;                         /* config_desired(): in force ([power]'s default) */
         unsigned line;                        /* where the section starts (1-based) */
 };
 
@@ -44,6 +48,8 @@ struct config {
         /* [daemon] */
         unsigned poll_interval_ms;            /* the cheap periodic check (default 2000) */
         uint64_t history_max_bytes;           /* history.jsonl rotates beyond this (1 MiB) */
+        /* [power] */
+        bool power_enforce;                   /* enforce: outside writers are undone (no) */
         /* [libvirt] */
         char libvirt_uri[256];                /* where amdsmid sees the domains (qemu:///system) */
         unsigned hook_timeout_s;              /* amdsmi-libvirt-hook's deadline (20 s) */
@@ -92,7 +98,9 @@ static inline void config_freep(struct config **c) {
 /* What the file desires for @bdf: the [gpu BDF] keys over the [gpu] keys. @bdf may be upper-case
  * or short (05:00.0) like a section name. *ret is always written: ret->bdf is @bdf (normalised),
  * ret->line the [gpu BDF] section's line, else [gpu]'s, else 0. @c may be NULL (nothing set).
- * @return true if any key is set. */
+ * ret->enforce is the enforce in force for the GPU ([gpu BDF] over [gpu] over [power]; no when
+ * none says), ret->enforce_set whether a GPU section gave it.
+ * @return true if any key of the desired state is set (enforce, a policy, does not count). */
 bool config_desired(const struct config *c, const char *bdf, struct config_gpu *ret);
 
 /* The [gpu BDF] sections that name no GPU in @bdfs (for a warning), in file order and

@@ -52,6 +52,7 @@ enum section {
         SECTION_GPU,
         SECTION_LIBVIRT,
         SECTION_METRICS,
+        SECTION_POWER,
 };
 
 enum key {
@@ -64,6 +65,8 @@ enum key {
         KEY_URI,
         KEY_HOOK_TIMEOUT_S,
         KEY_METRICS_INTERVAL_MS,
+        KEY_POWER_ENFORCE,
+        KEY_GPU_ENFORCE,
         _KEY_MAX,
 };
 
@@ -80,13 +83,16 @@ static const struct {
         [KEY_URI] = { "uri", SECTION_LIBVIRT },
         [KEY_HOOK_TIMEOUT_S] = { "hook_timeout_s", SECTION_LIBVIRT },
         [KEY_METRICS_INTERVAL_MS] = { "interval_ms", SECTION_METRICS },
+        [KEY_POWER_ENFORCE] = { "enforce", SECTION_POWER },
+        [KEY_GPU_ENFORCE] = { "enforce", SECTION_GPU },
 };
 
 static const char *const section_keys[] = {
         [SECTION_DAEMON] = "poll_interval_ms, history_max_kib",
-        [SECTION_GPU] = "compute_mode, memory_mode, power_cap, num_vfs",
+        [SECTION_GPU] = "compute_mode, memory_mode, power_cap, num_vfs, enforce",
         [SECTION_LIBVIRT] = "uri, hook_timeout_s",
         [SECTION_METRICS] = "interval_ms",
+        [SECTION_POWER] = "enforce",
 };
 
 struct parser {
@@ -102,6 +108,7 @@ struct parser {
         unsigned daemon_line;  /* [daemon], when != 0 */
         unsigned libvirt_line; /* [libvirt], when != 0 */
         unsigned metrics_line; /* [metrics], when != 0 */
+        unsigned power_line;   /* [power], when != 0 */
 
         enum section section;                /* the current section */
         char section_text[SECTION_TEXT_MAX]; /* as written, without brackets and blanks */
@@ -261,6 +268,14 @@ static int section_begin(struct parser *p, const char *s, size_t n, char *buf, s
                 p->metrics_line = p->line;
                 p->section = SECTION_METRICS;
                 snprintf(canonical, sizeof(canonical), "metrics");
+        } else if (streq(p->section_text, "power")) {
+                if (p->power_line > 0)
+                        return parser_error(p, -EINVAL,
+                                            "section [%s] given twice (first on line %u)",
+                                            p->section_text, p->power_line);
+                p->power_line = p->line;
+                p->section = SECTION_POWER;
+                snprintf(canonical, sizeof(canonical), "power");
         } else if (strncmp(p->section_text, "gpu", 3) == 0 &&
                    (p->section_text[3] == '\0' || is_blank(p->section_text[3]))) {
                 const char *arg = p->section_text + 3;
@@ -302,10 +317,21 @@ static int section_begin(struct parser *p, const char *s, size_t n, char *buf, s
         } else
                 return parser_error(p, -EINVAL,
                                     "unknown section [%s] ([daemon], [gpu], [gpu all], [gpu BDF], "
-                                    "[libvirt], [metrics])",
+                                    "[libvirt], [metrics], [power])",
                                     p->section_text);
 
         snprintf(buf, size, "[%s]", canonical);
+        return 0;
+}
+
+/* "yes" or "no", nothing else (one spelling, as everywhere in this format). */
+static int parse_yes_no(struct parser *p, const char *key, const char *value, bool *ret) {
+        if (streq(value, "yes"))
+                *ret = true;
+        else if (streq(value, "no"))
+                *ret = false;
+        else
+                return parser_error(p, -EINVAL, "bad %s \"%s\" (yes or no)", key, value);
         return 0;
 }
 
@@ -439,6 +465,16 @@ static int set_key(struct parser *p, enum key k, const char *value) {
                 if (r < 0)
                         return r;
                 p->c->metrics_interval_ms = (unsigned) v;
+                return 0;
+
+        case KEY_POWER_ENFORCE:
+                return parse_yes_no(p, key, value, &p->c->power_enforce);
+
+        case KEY_GPU_ENFORCE:
+                r = parse_yes_no(p, key, value, &p->gpu->enforce);
+                if (r < 0)
+                        return r;
+                p->gpu->enforce_set = true;
                 return 0;
 
         case _KEY_MAX:
@@ -745,6 +781,7 @@ bool config_desired(const struct config *c, const char *bdf, struct config_gpu *
         if (!bdf || bdf_normalize(bdf, norm) < 0)
                 snprintf(norm, sizeof(norm), "%s", bdf ?: "");
         gpu_init(&d, norm, 0);
+        d.enforce = c && c->power_enforce;
 
         all = c ? find_all(c) : NULL;
         one = c && norm[0] != '\0' ? find_gpu(c, norm) : NULL;
@@ -765,6 +802,10 @@ bool config_desired(const struct config *c, const char *bdf, struct config_gpu *
                 if (g->num_vfs_set) {
                         d.num_vfs_set = true;
                         d.num_vfs = g->num_vfs;
+                }
+                if (g->enforce_set) {
+                        d.enforce_set = true;
+                        d.enforce = g->enforce;
                 }
         }
 

@@ -66,8 +66,9 @@ struct history_entry {
         const char *sender;         /* D-Bus unique name, NULL for direct */
         const char *gpu;            /* BDF */
         const char *change;         /* "compute_mode", "memory_mode", "reload_driver",
-                                       "power_source", "num_vfs", "bind_vf", "release_vf",
-                                       "recovery", ... (required) */
+                                       "power_source", "power_apply", "power_enforce",
+                                       "num_vfs", "bind_vf", "release_vf", "recovery", ...
+                                       (required) */
         const char *old_value;
         const char *new_value;
         int result;                 /* 0 or a negative errno */

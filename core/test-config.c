@@ -307,6 +307,84 @@ static void test_metrics(void **state) {
                           "history_max_kib)");
 }
 
+/* [power] enforce and its per-GPU override: the default, the merge both ways, the errors. */
+static void test_power(void **state) {
+        _cleanup_(config_freep) struct config *none = parse_ok("[gpu]\npower_cap = 500\n");
+        _cleanup_(config_freep) struct config *on = NULL, *off = NULL, *all = NULL;
+        struct config_gpu d;
+
+        /* default: report only */
+        assert_false(none->power_enforce);
+        memset(&d, 0xaa, sizeof(d));
+        assert_true(config_desired(none, "0000:05:00.0", &d));
+        assert_false(d.enforce);
+        assert_false(d.enforce_set);
+        memset(&d, 0xaa, sizeof(d));
+        assert_false(config_desired(NULL, "0000:05:00.0", &d));
+        assert_false(d.enforce);
+        assert_false(d.enforce_set);
+
+        /* [power] on, one GPU off; a policy alone desires nothing */
+        on = parse_ok("[power]\nenforce = yes   # the default of every GPU\n"
+                      "[gpu 0000:05:00.0]\nenforce = no\n"
+                      "[gpu 0000:06:00.0]\n");
+        assert_true(on->power_enforce);
+        memset(&d, 0xaa, sizeof(d));
+        assert_false(config_desired(on, "0000:05:00.0", &d));
+        assert_false(d.enforce);
+        assert_true(d.enforce_set);
+        assert_int_equal(d.line, 3);
+        assert_false(config_desired(on, "06:00.0", &d));
+        assert_true(d.enforce);
+        assert_false(d.enforce_set);
+        assert_false(config_desired(on, "0000:c1:00.0", &d));
+        assert_true(d.enforce);
+
+        /* [power] off (also: no [power]), one GPU on */
+        off = parse_ok("[gpu 05:00.0]\nenforce = yes\npower_cap = 600\n[power]\nenforce = no\n");
+        assert_false(off->power_enforce);
+        assert_true(config_desired(off, "0000:05:00.0", &d));
+        assert_true(d.enforce);
+        assert_true(d.enforce_set);
+        assert_int_equal(d.power_cap_uw, W(600));
+        assert_false(config_desired(off, "0000:06:00.0", &d));
+        assert_false(d.enforce);
+
+        /* [gpu] between the two: [gpu BDF] over [gpu] over [power] */
+        all = parse_ok("[gpu]\nenforce = yes\n[gpu 0000:05:00.0]\nenforce = no\n");
+        assert_false(all->power_enforce);
+        assert_false(config_desired(all, "0000:05:00.0", &d));
+        assert_false(d.enforce);
+        assert_false(config_desired(all, "0000:06:00.0", &d));
+        assert_true(d.enforce);
+        assert_true(d.enforce_set);
+
+        /* errors name the line and the key */
+        expect_error("[power]\nenforce = on\n", -EINVAL, NAME ":2: bad enforce \"on\" (yes or no)");
+        expect_error("[power]\nenforce = Yes\n", -EINVAL,
+                     NAME ":2: bad enforce \"Yes\" (yes or no)");
+        expect_error("[gpu 0000:05:00.0]\npower_cap = 500\nenforce = 1\n", -EINVAL,
+                     NAME ":3: bad enforce \"1\" (yes or no)");
+        expect_error("[power]\nenforce =\n", -EINVAL,
+                     NAME ":2: key \"enforce\" has an empty value");
+        expect_error("[power]\nenforce = yes\nenforce = no\n", -EINVAL,
+                     NAME ":3: key \"enforce\" given twice in [power] (first on line 2)");
+        expect_error("[power]\nenforce = yes\n[gpu]\n\n[power]\n", -EINVAL,
+                     NAME ":5: section [power] given twice (first on line 1)");
+        expect_error("[power]\npower_cap = 500\n", -EINVAL,
+                     NAME ":2: unknown key \"power_cap\" in [power] (enforce)");
+        expect_error("[daemon]\nenforce = yes\n", -EINVAL,
+                     NAME ":2: unknown key \"enforce\" in [daemon] (poll_interval_ms, "
+                          "history_max_kib)");
+        expect_error("[metrics]\nenforce = yes\n", -EINVAL,
+                     NAME ":2: unknown key \"enforce\" in [metrics] (interval_ms)");
+        expect_error("enforce = yes\n[power]\n", -EINVAL,
+                     NAME ":1: key \"enforce\" outside a section");
+        expect_error("[Power]\n", -EINVAL,
+                     NAME ":1: unknown section [Power] ([daemon], [gpu], [gpu all], [gpu BDF], "
+                          "[libvirt], [metrics], [power])");
+}
+
 /* Both ends of every range are accepted, one past them is refused with -ERANGE. */
 static void test_ranges(void **state) {
         static const struct {
@@ -408,15 +486,15 @@ static void test_errors(void **state) {
 
                 /* sections */
                 { "[gpus]\n", -EINVAL,
-                  ":1: unknown section [gpus] ([daemon], [gpu], [gpu all], [gpu BDF], [libvirt], [metrics])" },
+                  ":1: unknown section [gpus] ([daemon], [gpu], [gpu all], [gpu BDF], [libvirt], [metrics], [power])" },
                 { "# c\n\n[GPU]\n", -EINVAL,
-                  ":3: unknown section [GPU] ([daemon], [gpu], [gpu all], [gpu BDF], [libvirt], [metrics])" },
+                  ":3: unknown section [GPU] ([daemon], [gpu], [gpu all], [gpu BDF], [libvirt], [metrics], [power])" },
                 { "[]\n", -EINVAL,
-                  ":1: unknown section [] ([daemon], [gpu], [gpu all], [gpu BDF], [libvirt], [metrics])" },
+                  ":1: unknown section [] ([daemon], [gpu], [gpu all], [gpu BDF], [libvirt], [metrics], [power])" },
                 { "[gpu0000:05:00.0]\n", -EINVAL,
-                  ":1: unknown section [gpu0000:05:00.0] ([daemon], [gpu], [gpu all], [gpu BDF], [libvirt], [metrics])" },
+                  ":1: unknown section [gpu0000:05:00.0] ([daemon], [gpu], [gpu all], [gpu BDF], [libvirt], [metrics], [power])" },
                 { "[daemon x]\n", -EINVAL,
-                  ":1: unknown section [daemon x] ([daemon], [gpu], [gpu all], [gpu BDF], [libvirt], [metrics])" },
+                  ":1: unknown section [daemon x] ([daemon], [gpu], [gpu all], [gpu BDF], [libvirt], [metrics], [power])" },
                 { "[gpu 0000:05:00]\n", -EINVAL,
                   ":1: malformed PCI address \"0000:05:00\" in [gpu 0000:05:00] (DDDD:BB:DD.F or "
                   "BB:DD.F, e.g. 0000:05:00.0)" },
@@ -462,13 +540,13 @@ static void test_errors(void **state) {
                   "compute = CPX\n",
                   -EINVAL,
                   ":7: unknown key \"compute\" in [gpu 0000:05:00.0] (compute_mode, memory_mode, "
-                  "power_cap, num_vfs)" },
+                  "power_cap, num_vfs, enforce)" },
                 { "[gpu]\nCompute_Mode = CPX\n", -EINVAL,
                   ":2: unknown key \"Compute_Mode\" in [gpu] (compute_mode, memory_mode, "
-                  "power_cap, num_vfs)" },
+                  "power_cap, num_vfs, enforce)" },
                 { "[gpu]\npoll_interval_ms = 1000\n", -EINVAL,
                   ":2: unknown key \"poll_interval_ms\" in [gpu] (compute_mode, memory_mode, "
-                  "power_cap, num_vfs)" },
+                  "power_cap, num_vfs, enforce)" },
                 { "[daemon]\ncompute_mode = CPX\n", -EINVAL,
                   ":2: unknown key \"compute_mode\" in [daemon] (poll_interval_ms, "
                   "history_max_kib)" },
@@ -531,7 +609,7 @@ static void test_errors(void **state) {
                 { "[gpu]\nnum_vfs = x\n[bogus]\n", -EINVAL,
                   ":2: bad num_vfs \"x\" (a whole number, 0..65535)" },
                 { "[bogus]\nnum_vfs = x\n", -EINVAL,
-                  ":1: unknown section [bogus] ([daemon], [gpu], [gpu all], [gpu BDF], [libvirt], [metrics])" },
+                  ":1: unknown section [bogus] ([daemon], [gpu], [gpu all], [gpu BDF], [libvirt], [metrics], [power])" },
                 { "[gpu]\r\nnum_vfs = 1\r\nnum_vfs = 2\r\n", -EINVAL,
                   ":3: key \"num_vfs\" given twice in [gpu] (first on line 2)" },
         };
@@ -875,6 +953,7 @@ int main(void) {
                 cmocka_unit_test(test_path),          cmocka_unit_test(test_load),
                 cmocka_unit_test(test_libvirt),
                 cmocka_unit_test(test_metrics),
+                cmocka_unit_test(test_power),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -25,7 +25,8 @@ static void apply_one(struct daemon *d, struct dgpu *g, bool only_changed,
         /* a reload that changes nothing for this GPU leaves it alone; at start, on re-plug
          * and for ApplyDesired every slice sees every GPU (power re-applies the state file's
          * sources even where the file desires nothing) */
-        if (!any && only_changed && old && !config_desired(old, g->bdf, &before))
+        if (!any && only_changed && old && !config_desired(old, g->bdf, &before) &&
+            want.enforce == before.enforce)
                 return;
         for (size_t i = 0; i < ELEMENTSOF(slices); i++)
                 if (slices[i]->apply_desired)

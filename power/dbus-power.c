@@ -36,13 +36,19 @@
  * recorded all the same and the error says "sources recorded; ..."), Busy, DeviceError.
  *
  * What amdsmid keeps (its own jobs, change "power_apply", or "power_source" when
- * amdsmid.conf's power_cap changed):
+ * amdsmid.conf's power_cap changed, or "power_enforce"):
  *   - after a GPU appears (start, re-plug) the state file's arbitrated cap is applied when the
  *     device does not hold it, and when amdsmid.conf's power_cap is not what the host source
  *     says;
- *   - when the device's cap leaves the applied one while no change runs (a GPU reset brings
- *     the default back, or another writer), the cap is applied again, at most every 10 s per
- *     GPU; a lower cap is an external limiter and is left alone;
+ *   - when the device's cap goes back to its default while no change runs (a GPU reset), the
+ *     cap is applied again, at most every 10 s per GPU; a lower cap is an external limiter
+ *     and is left alone, always;
+ *   - a higher cap than the arbitrated one (an outside writer wrote power1_cap) is reported
+ *     (EffectiveSource "outside-writer", a log line per value) and left alone, unless
+ *     amdsmid.conf's enforce is yes for the GPU ([power], [gpu], [gpu BDF]): then the
+ *     arbitrated cap is written again as a change of its own ("power_enforce"), at most once
+ *     every CONFIG_ENFORCE_BACKOFF_S (10 s) per GPU, whatever the writer does meanwhile (a
+ *     warning says so); Reload switching enforce on undoes a writer already reported;
  *   - <runtime dir>/apml/ is watched (inotify): a changed APML file is applied at once;
  *   - amdsmid.conf's power_cap is the host source while no call set one (its setter is
  *     "amdsmid.conf (PATH)", its origin "config"); a host source set by a call overrides it
@@ -67,6 +73,7 @@
 #include "runtime-dir.h"
 
 #define REAPPLY_INTERVAL_USEC (10 * UINT64_C(1000000))
+#define ENFORCE_BACKOFF_USEC (CONFIG_ENFORCE_BACKOFF_S * UINT64_C(1000000))
 #define LOST_CONFIRM_USEC UINT64_C(1000000)
 #define NO_WATTS UINT64_MAX
 
@@ -81,6 +88,14 @@ enum {
         WANT_APML = 1u << 2,    /* its APML file changed */
         WANT_CONFIG = 1u << 3,  /* amdsmid.conf's power_cap changed */
         WANT_RECOVER = 1u << 4, /* a change a crash interrupted */
+        WANT_ENFORCE = 1u << 5, /* an outside writer raised the cap, and enforce = yes */
+};
+
+/* How the device's cap differs from the one amdsmid applied (cap_lost()). */
+enum cap_lost {
+        CAP_HELD,    /* the same, or lower and not the default: an external limiter */
+        CAP_RESET,   /* the default cap is back: a GPU reset (or a writer of that value) */
+        CAP_OUTSIDE, /* higher, and above the arbitrated cap: an outside writer */
 };
 
 /* The power part of a struct dgpu (g->power). */
@@ -104,6 +119,10 @@ struct dgpu_power {
                                        device a moment before the state file */
         uint64_t ignore_w;          /* the cap the device kept below our last apply (an
                                        external limiter): no new attempt while it holds it */
+        /* outside writers (amdsmid.conf's enforce) */
+        uint64_t outside_w;         /* the outside writer's cap last logged, NO_WATTS: none */
+        uint64_t last_enforce_usec; /* CLOCK_MONOTONIC of the last enforcement, 0: none */
+        bool backoff_logged;        /* "not fighting it" was logged since that enforcement */
 };
 
 static struct {
@@ -127,6 +146,7 @@ static struct dgpu_power *power_get(struct dgpu *g) {
                         return NULL;
                 g->power->applied_uw = g->power->applied_usec = AMDSMI_NA;
                 g->power->ignore_w = NO_WATTS;
+                g->power->outside_w = NO_WATTS;
                 power_sources_init(&g->power->sources);
                 power_daemon.n_gpus++;
         }
@@ -393,36 +413,54 @@ void power_vm_done(struct daemon *d, const char *pf) {
         }
 }
 
-/* The daemon's own change: apply the arbitrated cap again (and amdsmid.conf's host cap). */
-static int submit_reapply(struct dgpu *g, const char *reason, bool config) {
+/* The daemon's own change: apply the arbitrated cap again (and amdsmid.conf's host cap), recorded
+ * as @change ("power_apply", "power_source" or "power_enforce"). */
+static int submit_reapply(struct dgpu *g, const char *reason, const char *change) {
         struct power_job *pj = power_job_new(g, POWER_CHANGE_APPLY);
         struct job *j;
 
         if (!pj)
                 return -ENOMEM;
         pj->reason = reason;
-        j = power_job_submit_new(g, NULL, "ReapplyPower", pj, 0,
-                                 config ? "power_source" : "power_apply", NULL);
+        j = power_job_submit_new(g, NULL, "ReapplyPower", pj, 0, change, NULL);
         if (!j)
                 return -ENOMEM;
         return job_submit(j);
 }
 
-/* Whether the device left the cap amdsmi applied (a changed model is the APML watch's and the
- * changes' business, not this). */
-static bool device_lost_cap(const struct dgpu_power *p) {
+/* Whether, and how, the device left the cap amdsmi applied (a changed model is the APML watch's
+ * and the changes' business, not this). A reset brings the default back, which is applied again
+ * whatever enforce says (the state amdsmid keeps); any other higher cap is an outside writer's,
+ * undone only with enforce = yes; a lower one is an external limiter's, never fought. */
+static enum cap_lost cap_lost(const struct dgpu_power *p) {
         uint64_t dev, applied;
 
         if (!p->can_apply || p->applied_uw == AMDSMI_NA || p->device_uw == AMDSMI_NA)
-                return false;
+                return CAP_HELD;
         dev = p->device_uw / POWER_UW_PER_W;
         applied = p->applied_uw / POWER_UW_PER_W;
         if (dev == applied || dev == p->ignore_w)
-                return false;
-        if (dev > applied)
-                return true; /* a reset to a higher default, or another writer */
-        /* lower: an external limiter, unless it is the default cap (a reset) */
-        return p->default_uw != AMDSMI_NA && dev == p->default_uw / POWER_UW_PER_W;
+                return CAP_HELD;
+        if (p->default_uw != AMDSMI_NA && dev == p->default_uw / POWER_UW_PER_W)
+                return CAP_RESET;
+        /* never upward: only a cap above the arbitrated one is undone */
+        if (dev > applied && (!p->model_known || dev > p->model_uw / POWER_UW_PER_W))
+                return CAP_OUTSIDE;
+        return CAP_HELD;
+}
+
+/* amdsmid.conf's enforce for @g ([gpu BDF] over [gpu] over [power]). */
+static bool enforce_on(struct dgpu *g) {
+        struct config_gpu want;
+
+        (void) config_desired(g->d->config, g->bdf, &want);
+        return want.enforce;
+}
+
+static bool device_lost_cap(struct dgpu *g, const struct dgpu_power *p) {
+        enum cap_lost l = cap_lost(p);
+
+        return l == CAP_RESET || (l == CAP_OUTSIDE && enforce_on(g));
 }
 
 static bool start_needs_apply(struct dgpu *g, const struct dgpu_power *p) {
@@ -432,7 +470,7 @@ static bool start_needs_apply(struct dgpu *g, const struct dgpu_power *p) {
                 return false;
         return p->applied_uw == AMDSMI_NA ||
                p->applied_uw / POWER_UW_PER_W != p->model_uw / POWER_UW_PER_W ||
-               device_lost_cap(p);
+               device_lost_cap(g, p);
 }
 
 /* Queues the re-applies wanted (of @only, or of every GPU). */
@@ -444,7 +482,7 @@ static void power_kick(struct daemon *d, struct dgpu *only) {
         for (size_t i = 0; i < d->n_gpus; i++) {
                 struct dgpu *g = d->gpus[i];
                 struct dgpu_power *p = g->power;
-                const char *reason = NULL;
+                const char *reason = NULL, *change = "power_apply";
                 char w1[32], w2[32];
                 bool config = false;
                 int r;
@@ -469,7 +507,57 @@ static void power_kick(struct daemon *d, struct dgpu *only) {
                         config = config_differs(g, p);
                         reason = config ? "amdsmid.conf's power_cap"
                                         : "the device does not hold the arbitrated cap";
-                } else if ((p->want & WANT_RESET) && device_lost_cap(p)) {
+                        /* only an outside writer's cap stands between the device and the
+                         * record (amdsmid was not running when it was written) */
+                        if (!config && cap_lost(p) == CAP_OUTSIDE &&
+                            p->applied_uw / POWER_UW_PER_W == p->model_uw / POWER_UW_PER_W) {
+                                p->last_enforce_usec = now;
+                                p->backoff_logged = false;
+                                p->outside_w = NO_WATTS;
+                                change = "power_enforce";
+                                reason = "enforcing the arbitrated cap over an outside writer";
+                                (void) format_scaled_u64(p->device_uw, 6, w1, sizeof(w1));
+                                (void) format_scaled_u64(p->model_uw, 6, w2, sizeof(w2));
+                                log_full(LOG_NOTICE, g->bdf, change,
+                                         "the device holds %s W, above the arbitrated %s W: an "
+                                         "outside writer; enforce = yes, writing the arbitrated "
+                                         "cap again",
+                                         w1, w2);
+                        }
+                } else if ((p->want & WANT_ENFORCE) && cap_lost(p) == CAP_OUTSIDE &&
+                           enforce_on(g)) {
+                        (void) format_scaled_u64(p->device_uw, 6, w1, sizeof(w1));
+                        (void) format_scaled_u64(p->model_uw != AMDSMI_NA ? p->model_uw
+                                                                          : p->applied_uw,
+                                                 6, w2, sizeof(w2));
+                        if (p->last_enforce_usec != 0 &&
+                            now - p->last_enforce_usec < ENFORCE_BACKOFF_USEC) {
+                                /* never a fight: once per back-off, whatever the writer does */
+                                double since = (double) (now - p->last_enforce_usec) / 1e6;
+
+                                if (!p->backoff_logged)
+                                        log_full(LOG_WARNING, g->bdf, "power_enforce",
+                                                 "an outside writer set power1_cap to %s W "
+                                                 "again, %.1f s after amdsmid enforced %s W: "
+                                                 "not fighting it more than once every %d s; "
+                                                 "enforcing again in %.1f s",
+                                                 w1, since, w2, CONFIG_ENFORCE_BACKOFF_S,
+                                                 CONFIG_ENFORCE_BACKOFF_S - since);
+                                p->backoff_logged = true;
+                                p->want &= ~(unsigned) WANT_CHECK;
+                                continue; /* again at the next refresh after the back-off */
+                        }
+                        p->last_enforce_usec = now;
+                        p->backoff_logged = false;
+                        p->lost_since_usec = 0;
+                        p->outside_w = NO_WATTS;
+                        change = "power_enforce";
+                        reason = "enforcing the arbitrated cap over an outside writer";
+                        log_full(LOG_NOTICE, g->bdf, change,
+                                 "the device holds %s W, above the arbitrated %s W: an outside "
+                                 "writer; enforce = yes, writing the arbitrated cap again",
+                                 w1, w2);
+                } else if ((p->want & WANT_RESET) && cap_lost(p) == CAP_RESET) {
                         if (p->last_reapply_usec != 0 &&
                             now - p->last_reapply_usec < REAPPLY_INTERVAL_USEC) {
                                 p->want &= ~(unsigned) WANT_CHECK;
@@ -488,7 +576,7 @@ static void power_kick(struct daemon *d, struct dgpu *only) {
                 p->want = 0;
                 if (!reason)
                         continue;
-                r = submit_reapply(g, reason, config);
+                r = submit_reapply(g, reason, config ? "power_source" : change);
                 if (r < 0 && r != -ESHUTDOWN)
                         log_gpu(LOG_WARNING, g->bdf, "cannot queue the power re-apply: %s",
                                 strerror(-r));
@@ -600,10 +688,28 @@ static void apml_watch(struct daemon *d) {
 
 /* ---- refresh --------------------------------------------------------------------------- */
 
+/* enforce = no: an outside writer's cap is left alone and logged, once per value. */
+static void report_outside(struct dgpu *g, struct dgpu_power *p) {
+        uint64_t dev = p->device_uw / POWER_UW_PER_W;
+        char w1[32], w2[32];
+
+        if (p->outside_w == dev)
+                return;
+        p->outside_w = dev;
+        (void) format_scaled_u64(p->device_uw, 6, w1, sizeof(w1));
+        (void) format_scaled_u64(p->model_uw != AMDSMI_NA ? p->model_uw : p->applied_uw, 6, w2,
+                                 sizeof(w2));
+        log_gpu(LOG_NOTICE, g->bdf,
+                "the device holds %s W, above the arbitrated %s W: an outside writer; left "
+                "alone (enforce = no in amdsmid.conf)",
+                w1, w2);
+}
+
 static char **power_refresh(struct dgpu *g, struct amdsmi_gpu *gpu) {
         struct dgpu_power *p = power_get(g);
         _cleanup_free_ struct power_view *v = malloc(sizeof(*v));
         char **changed = NULL;
+        enum cap_lost lost;
         const char *src;
         uint64_t cap;
         bool first;
@@ -643,18 +749,27 @@ static char **power_refresh(struct dgpu *g, struct amdsmi_gpu *gpu) {
         p->seen = true;
         if (first)
                 p->want |= WANT_CHECK;
-        if (!g->changing && !jobs_pending_for(g->d, g->bdf) && device_lost_cap(p)) {
+        lost = cap_lost(p);
+        if (!g->changing && !jobs_pending_for(g->d, g->bdf) && lost != CAP_HELD) {
                 uint64_t now = now_usec(CLOCK_MONOTONIC);
 
                 /* seen again a while later: not an in-process change between its write and
                  * its commit */
                 if (p->lost_since_usec == 0)
                         p->lost_since_usec = now;
-                else if (now - p->lost_since_usec >= LOST_CONFIRM_USEC)
-                        p->want |= WANT_RESET;
+                else if (now - p->lost_since_usec >= LOST_CONFIRM_USEC) {
+                        if (lost == CAP_RESET)
+                                p->want |= WANT_RESET;
+                        else if (enforce_on(g))
+                                p->want |= WANT_ENFORCE;
+                        else
+                                report_outside(g, p);
+                }
         } else {
                 p->lost_since_usec = 0;
-                p->want &= ~(unsigned) WANT_RESET;
+                p->want &= ~(unsigned) (WANT_RESET | WANT_ENFORCE);
+                if (lost == CAP_HELD)
+                        p->outside_w = NO_WATTS;
         }
         /* never a job from here: the first enumeration comes before the recovery of
          * interrupted changes, which must not find the intent records of new ones */
@@ -1155,12 +1270,27 @@ static void power_apply_desired(struct dgpu *g, const struct config_gpu *want,
 
         if (!p)
                 return;
+        if (old && want->enforce != old->enforce) {
+                if (want->enforce)
+                        log_gpu(LOG_INFO, g->bdf,
+                                "enforce = yes: an outside writer's higher power cap is undone "
+                                "(at most every %d s)",
+                                CONFIG_ENFORCE_BACKOFF_S);
+                else
+                        log_gpu(LOG_INFO, g->bdf,
+                                "enforce = no: an outside writer's higher power cap is reported "
+                                "and left alone");
+                /* one the last refresh reported: undone now; turned off: reported again */
+                if (want->enforce && p->outside_w != NO_WATTS)
+                        p->want |= WANT_ENFORCE;
+                p->outside_w = NO_WATTS;
+        }
         if (!old)
                 p->want |= WANT_CHECK; /* start, re-plug: applied when something differs */
         else if (want->power_cap_set != old->power_cap_set ||
                  (want->power_cap_set && want->power_cap_uw != old->power_cap_uw))
                 p->want |= WANT_CONFIG;
-        else
+        else if (!(p->want & WANT_ENFORCE))
                 return;
         /* queued now: at start READY=1 waits for amdsmid.conf's caps */
         power_kick(g->d, g);
@@ -1172,7 +1302,8 @@ static int power_recover(struct daemon *d, const struct intent *i) {
         struct amdsmi_gpu *gpu;
         char w[32];
 
-        if (strcmp(i->change, "power_source") != 0 && strcmp(i->change, "power_apply") != 0)
+        if (strcmp(i->change, "power_source") != 0 && strcmp(i->change, "power_apply") != 0 &&
+            strcmp(i->change, "power_enforce") != 0)
                 return 0;
         g = manager_find_gpu(d, i->gpu);
         p = g ? g->power : NULL;

@@ -4,9 +4,9 @@
 PropertiesChanged; Explain() against `amdsmi power --json --direct`; SetSource, SetVmSource,
 SetSources, ClearSource, ClearSources and Apply (success, dry run, polkit per source action,
 malformed calls); the daemon's ownership of the sources (the BMC agent's APML file watched, the
-cap applied again after a GPU reset or re-plug and at most every 10 s, an external limiter left
-alone, amdsmid.conf's power_cap as the host source until a call sets one, Reload, recovery of
-interrupted changes); gim hosts (sources recorded, NotSupported); the CLI through amdsmid (the
+cap applied again after a GPU reset or re-plug and at most every 10 s, an external limiter and
+an outside writer left alone, amdsmid.conf's power_cap as the host source until a call sets
+one, Reload, recovery of interrupted changes); gim hosts (sources recorded, NotSupported); the CLI through amdsmid (the
 same documents as --direct, exit statuses, unprivileged admins allowed by polkit, --direct
 refused unless --force) and the history of every change."""
 
@@ -582,11 +582,17 @@ class Power(unittest.TestCase):
             self.ctl(d, "platform-limit", GPU0, "none")
             wait_for("back to the host's cap", lambda: self.props(d) == (600 * W, "host"),
                      timeout=8)
-            # another writer raised the cap (not to the default): the arbitrated cap again
+            # another writer raised the cap (not to the default): reported, left alone
+            # without amdsmid.conf's enforce = yes (test-daemon-enforce.py)
+            n = len(self.power_history(d))
             self.write_device_cap(d, 700 * W)
-            wait_for("600 W after the outside writer", lambda: self.device_cap(d) == 600 * W,
-                     timeout=20)
-            self.assertIn("the device holds 700 W, not the 600 W amdsmi applied", d.log())
+            wait_for("EffectiveSource outside-writer",
+                     lambda: self.props(d) == (700 * W, "outside-writer"), timeout=8)
+            wait_for("the report", lambda: "the device holds 700 W, above the arbitrated "
+                     "600 W: an outside writer; left alone" in d.log(), timeout=8)
+            time.sleep(3)
+            self.assertEqual(self.device_cap(d), 700 * W)
+            self.assertEqual(len(self.power_history(d)), n)
 
             # a re-plugged GPU comes back at its default: the state file's cap again
             self.set_source(d, "host", "", 620 * W, bdf=GPU1)
