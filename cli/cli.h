@@ -29,7 +29,25 @@ struct samples;
 struct metric_options {
         bool throttle; /* --throttle: a first gpu_metrics sample 100 ms before the one shown
                           (the limiters) */
+        unsigned groups; /* -p -t -c -u -m -P -x -T: METRIC_GROUP_* (0: every field) */
+        char **fields;   /* --fields: dotted JSON keys (strv; NULL: none given) */
 };
+
+/* metric's groups of fields, as amd-smi names them */
+enum {
+        METRIC_GROUP_POWER = 1u << 0,       /* -p */
+        METRIC_GROUP_TEMPERATURE = 1u << 1, /* -t */
+        METRIC_GROUP_CLOCK = 1u << 2,       /* -c */
+        METRIC_GROUP_USAGE = 1u << 3,       /* -u */
+        METRIC_GROUP_MEMORY = 1u << 4,      /* -m */
+        METRIC_GROUP_PCIE = 1u << 5,        /* -P */
+        METRIC_GROUP_XGMI = 1u << 6,        /* -x */
+        METRIC_GROUP_THROTTLE = 1u << 7,    /* -T */
+};
+
+/* Checks a --fields list (comma-separated dotted keys of metric's GPU objects) and adds it to
+ * @m. @return 0, -EINVAL (*ret_bad: the field at fault) or -ENOMEM. */
+int metric_add_fields(struct metric_options *m, const char *list, const char **ret_bad);
 
 /* partition set (--compute, --memory), set (-C, -M), reset (--reload-driver) */
 struct partition_options {

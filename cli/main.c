@@ -47,6 +47,7 @@ enum {
         OPT_COUNT = 1u << 17, /* -n without --watch: the last COUNT entries (history) */
         OPT_DAMAGED = 1u << 18, /* --damaged (power clear) */
         OPT_THROTTLE = 1u << 19, /* --throttle (metric) */
+        OPT_FIELDS = 1u << 20,   /* -p -t -c -u -m -P -x -T, --fields (metric) */
 };
 
 /* What getopt_long() returns for options without a short name. */
@@ -70,6 +71,7 @@ enum {
         ARG_PERSIST,
         ARG_DAMAGED,
         ARG_THROTTLE,
+        ARG_FIELDS,
 };
 
 /* The exit statuses (exit-codes.h) of the kinds of verbs, for struct verb.exits. */
@@ -113,7 +115,7 @@ const struct verb cli_verbs[] = {
         {
                 .name = "metric",
                 .fn = verb_metric,
-                .options = OPT_WATCH | OPT_THROTTLE,
+                .options = OPT_WATCH | OPT_THROTTLE | OPT_FIELDS,
                 .help = "power, temperatures, clocks, activity, counters",
                 .synopsis = "[-g SEL]... [--json|--csv] [-w SECONDS [-n COUNT]] [--throttle] "
                             "metric",
@@ -472,6 +474,28 @@ const struct cli_option cli_options[] = {
           "take a first sample 100 ms early, so that the THROTTLE\n"
           "column says which limiter held each GPU",
           CLI_VALUE_NONE },
+        { "power", 'p', no_argument, 'p', OPT_FIELDS, false, NULL,
+          "the power fields: draw, caps, voltage, energy", CLI_VALUE_NONE },
+        { "temperature", 't', no_argument, 't', OPT_FIELDS, false, NULL,
+          "the temperatures and their limits", CLI_VALUE_NONE },
+        { "clock", 'c', no_argument, 'c', OPT_FIELDS, false, NULL, "the clocks", CLI_VALUE_NONE },
+        { "usage", 'u', no_argument, 'u', OPT_FIELDS, false, NULL,
+          "busy and activity, per partition too", CLI_VALUE_NONE },
+        { "mem-usage", 'm', no_argument, 'm', OPT_FIELDS, false, NULL, "VRAM used and total",
+          CLI_VALUE_NONE },
+        { "pcie", 'P', no_argument, 'P', OPT_FIELDS, false, NULL,
+          "the PCIe link and its counters", CLI_VALUE_NONE },
+        { "xgmi", 'x', no_argument, 'x', OPT_FIELDS, false, NULL,
+          "the XGMI links and their counters", CLI_VALUE_NONE },
+        { "throttle-status", 'T', no_argument, 'T', OPT_FIELDS, false, NULL,
+          "what held the GPU back: THROTTLE, the throttle\n"
+          "status and residencies, the limiters (as --throttle,\n"
+          "with a first sample 100 ms early)",
+          CLI_VALUE_NONE },
+        { "fields", 0, required_argument, ARG_FIELDS, OPT_FIELDS, false, "KEY,...",
+          "only these keys of the JSON document (dotted, e.g.\n"
+          "power.cap_w,gpu_metrics.pcie), in every format",
+          CLI_VALUE_FREE },
         { "compute", 0, required_argument, ARG_COMPUTE, OPT_COMPUTE, false, "MODE",
           "the compute mode: " COMPUTE_NAMES, CLI_VALUE_COMPUTE },
         { "memory", 0, required_argument, ARG_MEMORY, OPT_MEMORY, false, "MODE",
@@ -684,6 +708,46 @@ static int parse_argv(struct cli *c, int argc, char **argv, const struct verb **
                 case ARG_THROTTLE:
                         c->metric.throttle = true;
                         break;
+                case 'p':
+                        c->metric.groups |= METRIC_GROUP_POWER;
+                        break;
+                case 't':
+                        c->metric.groups |= METRIC_GROUP_TEMPERATURE;
+                        break;
+                case 'c':
+                        c->metric.groups |= METRIC_GROUP_CLOCK;
+                        break;
+                case 'u':
+                        c->metric.groups |= METRIC_GROUP_USAGE;
+                        break;
+                case 'm':
+                        c->metric.groups |= METRIC_GROUP_MEMORY;
+                        break;
+                case 'P':
+                        c->metric.groups |= METRIC_GROUP_PCIE;
+                        break;
+                case 'x':
+                        c->metric.groups |= METRIC_GROUP_XGMI;
+                        break;
+                case 'T':
+                        c->metric.groups |= METRIC_GROUP_THROTTLE;
+                        c->metric.throttle = true; /* the limiters need two samples */
+                        break;
+                case ARG_FIELDS: {
+                        const char *bad = NULL;
+                        int k = metric_add_fields(&c->metric, optarg, &bad);
+
+                        if (k == -ENOMEM && r == 0)
+                                r = cli_fail(c, k, "out of memory");
+                        else if (k < 0)
+                                USAGE(c, r,
+                                      "invalid field '%s' in --fields: expected dotted keys of "
+                                      "metric's GPU objects (power, temperatures, clocks, usage, "
+                                      "memory, voltages, gpu_metrics, limiters, e.g. "
+                                      "power.cap_w)",
+                                      bad ? bad : optarg);
+                        break;
+                }
                 case ARG_TIMEOUT:
                         if (parse_timeout(optarg, &c->timeout_ms) < 0)
                                 USAGE(c, r,
@@ -946,6 +1010,7 @@ int main(int argc, char **argv) {
         cli_bus_close(&c);
         amdsmi_ctx_unref(c.set.ctx);
         selection_clear(&c.selection);
+        strv_free(c.metric.fields);
         gpu_set_clear(&c.set);
         report_clear(&c.report);
         return r < 0 ? exit_code_from_errno(r) : EXIT_OK;

@@ -6,6 +6,7 @@
  */
 #include "config.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 
 #include "cli.h"
 #include "documents.h"
+#include "parse-util.h"
 #include "bus-errors.h"
 #include "samples.h"
 #include "time-util.h"
@@ -104,6 +106,264 @@ static const struct column_def xcp_table_columns[] = {
         { NULL, "PARTITION", "partition", 0 },
         { NULL, "GFX BUSY (%)", "gfx_busy_pct", 0 },
 };
+
+/* ---- field selection (-p -t -c ..., --fields) ---------------------------------------------- */
+
+/* The keys of each group of fields (amd-smi's -p, -t, ...): subtrees of the GPU objects. */
+static const struct {
+        unsigned group;
+        const char *path;
+} group_paths[] = {
+        { METRIC_GROUP_POWER, "power" },
+        { METRIC_GROUP_POWER, "voltages" },
+        { METRIC_GROUP_POWER, "gpu_metrics.socket_power_w" },
+        { METRIC_GROUP_POWER, "gpu_metrics.energy_j" },
+        { METRIC_GROUP_POWER, "gpu_metrics.energy_accumulator" },
+        { METRIC_GROUP_POWER, "gpu_metrics.voltages" },
+        { METRIC_GROUP_TEMPERATURE, "temperatures" },
+        { METRIC_GROUP_TEMPERATURE, "temperature_limits" },
+        { METRIC_GROUP_TEMPERATURE, "gpu_metrics.temperatures" },
+        { METRIC_GROUP_CLOCK, "clocks" },
+        { METRIC_GROUP_CLOCK, "gpu_metrics.clocks" },
+        { METRIC_GROUP_USAGE, "usage" },
+        { METRIC_GROUP_USAGE, "gpu_metrics.activity" },
+        { METRIC_GROUP_USAGE, "gpu_metrics.partitions" },
+        { METRIC_GROUP_MEMORY, "memory" },
+        { METRIC_GROUP_MEMORY, "gpu_metrics.mem_max_bandwidth_bytes_per_s" },
+        { METRIC_GROUP_PCIE, "gpu_metrics.pcie" },
+        { METRIC_GROUP_XGMI, "gpu_metrics.xgmi" },
+        { METRIC_GROUP_THROTTLE, "throttle_text" },
+        { METRIC_GROUP_THROTTLE, "gpu_metrics.throttle" },
+        { METRIC_GROUP_THROTTLE, "limiters" },
+};
+
+/* The top-level keys of metric's GPU objects: a --fields key must start with one. */
+static const char *const metric_keys[] = {
+        "gpu", "bdf", "product", "power", "voltages", "temperatures", "temperature_limits",
+        "clocks", "usage", "memory", "gpu_metrics", "limiters",
+};
+
+int metric_add_fields(struct metric_options *m, const char *list, const char **ret_bad) {
+        _cleanup_strv_free_ char **l = NULL;
+        static char bad[128];
+        const char *p = list;
+
+        for (;;) {
+                size_t n = strcspn(p, ",");
+                char field[128];
+                bool known = false;
+                int r;
+
+                if (n == 0 || n >= sizeof(field)) {
+                        snprintf(bad, sizeof(bad), "%.*s", (int) (n < sizeof(bad) ? n : 100), p);
+                        *ret_bad = bad;
+                        return -EINVAL;
+                }
+                memcpy(field, p, n);
+                field[n] = '\0';
+                for (size_t i = 0; i < ELEMENTSOF(metric_keys); i++) {
+                        size_t k = strlen(metric_keys[i]);
+
+                        if (strncmp(field, metric_keys[i], k) == 0 &&
+                            (field[k] == '\0' || field[k] == '.'))
+                                known = true;
+                }
+                /* dotted names only: no empty component, no array index */
+                if (!known || strstr(field, "..") || field[n - 1] == '.' || strpbrk(field, "[] ")) {
+                        snprintf(bad, sizeof(bad), "%s", field);
+                        *ret_bad = bad;
+                        return -EINVAL;
+                }
+                r = strv_extend(&l, field);
+                if (r < 0)
+                        return r;
+                if (p[n] == '\0')
+                        break;
+                p += n + 1;
+        }
+        for (char **f = l; *f; f++) {
+                int r = strv_extend(&m->fields, *f);
+
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* Whether fields are selected at all (else every field shows, as before). */
+static bool selecting(const struct cli *c) {
+        return c->metric.groups != 0 || c->metric.fields;
+}
+
+/* Whether @path (a column's, or a key's) is under one of @prefix's subtrees or names it. */
+static bool under(const char *path, const char *prefix) {
+        size_t k = strlen(prefix);
+
+        return strncmp(path, prefix, k) == 0 &&
+               (path[k] == '\0' || path[k] == '.' || path[k] == '[');
+}
+
+/* Whether the column or key @path is selected. */
+static bool path_selected(const struct cli *c, const char *path) {
+        if (strcmp(path, "gpu") == 0 || strcmp(path, "bdf") == 0)
+                return true;
+        for (size_t i = 0; i < ELEMENTSOF(group_paths); i++)
+                if ((c->metric.groups & group_paths[i].group) && under(path, group_paths[i].path))
+                        return true;
+        for (char **f = c->metric.fields; f && *f; f++)
+                if (under(path, *f))
+                        return true;
+        return false;
+}
+
+/* The table header of a column only CSV shows by default: its CSV name in capitals, the
+ * unit suffix as the other headers write it ("cap_min_w": "CAP MIN (W)"). */
+static void header_of(const char *name, char *buf, size_t size) {
+        static const struct {
+                const char *suffix, *unit;
+        } units[] = {
+                { "_w", "W" },     { "_mw", "mW" },       { "_mv", "mV" },    { "_c", "C" },
+                { "_mhz", "MHz" }, { "_pct", "%" },       { "_j", "J" },      { "_bytes", "B" },
+                { "_gts", "GT/s" }, { "_gbps", "Gb/s" },  { "_kb", "KiB" },   { "_s", "s" },
+        };
+        size_t len = strlen(name), i;
+        const char *unit = NULL;
+
+        for (size_t k = 0; k < ELEMENTSOF(units); k++) {
+                size_t n = strlen(units[k].suffix);
+
+                if (len > n && strcmp(name + len - n, units[k].suffix) == 0) {
+                        unit = units[k].unit;
+                        len -= n;
+                        break;
+                }
+        }
+        for (i = 0; i < len && i + 1 < size; i++)
+                buf[i] = name[i] == '_' ? ' ' : (char) toupper((unsigned char) name[i]);
+        buf[i] = '\0';
+        if (unit)
+                snprintf(buf + i, size - i, " (%s)", unit);
+}
+
+/* @cols reduced to the selected fields (a table shows every selected column, with a header
+ * made from its name where it had none), then a column for each --fields key that no column
+ * shows (its path as name). @return 0 or -ENOMEM. */
+static int select_columns(const struct cli *c, struct columns *cols) {
+        struct columns keep = {};
+        int r = 0;
+
+        for (size_t i = 0; r >= 0 && i < cols->n; i++) {
+                const struct column *col = &cols->v[i];
+                char header[96];
+
+                if (!col->path || !path_selected(c, col->path))
+                        continue;
+                if (c->format == OUTPUT_TABLE && !col->header && col->name)
+                        header_of(col->name, header, sizeof(header));
+                r = columns_add(&keep, col->name, col->header ? col->header : header, col->path,
+                                col->flags);
+        }
+        for (char **f = c->metric.fields; r >= 0 && f && *f; f++) {
+                bool shown = false;
+                char name[128], header[128];
+
+                for (size_t i = 0; i < keep.n; i++)
+                        if (keep.v[i].path && under(keep.v[i].path, *f))
+                                shown = true;
+                if (shown)
+                        continue;
+                snprintf(name, sizeof(name), "%s", *f);
+                for (char *p = name; *p; p++)
+                        if (*p == '.')
+                                *p = '_';
+                header_of(name, header, sizeof(header));
+                r = columns_add(&keep, name, header, *f, 0);
+        }
+        columns_free(cols);
+        *cols = keep;
+        return r;
+}
+
+/* Copies the key @path of @src (dotted) into @dst, making the objects on the way. */
+static void copy_path(json_object *src, json_object *dst, const char *path) {
+        const char *dot = strchr(path, '.');
+        char key[128];
+        json_object *child, *sub;
+
+        if (!json_object_is_type(src, json_type_object))
+                return;
+        snprintf(key, sizeof(key), "%.*s", (int) (dot ? (size_t) (dot - path) : strlen(path)),
+                 path);
+        if (!json_object_object_get_ex(src, key, &child))
+                return;
+        if (!dot) {
+                json_object_object_add(dst, key, json_object_get(child));
+                return;
+        }
+        if (!json_object_object_get_ex(dst, key, &sub)) {
+                sub = json_object_new_object();
+                if (!sub)
+                        return;
+                json_object_object_add(dst, key, sub);
+        }
+        copy_path(child, sub, dot + 1);
+}
+
+/* The selected keys, groups first, as the document's "fields" says them. */
+static json_object *fields_json(const struct cli *c) {
+        json_object *a = json_object_new_array();
+
+        for (size_t k = 0; a && k < ELEMENTSOF(group_paths); k++)
+                if (c->metric.groups & group_paths[k].group &&
+                    strcmp(group_paths[k].path, "throttle_text") != 0)
+                        json_object_array_add(a, json_object_new_string(group_paths[k].path));
+        for (char **f = c->metric.fields; a && f && *f; f++)
+                json_object_array_add(a, json_object_new_string(*f));
+        return a;
+}
+
+/* The document of a selection (schema: metric_selected_document): the envelope, "fields",
+ * then "gpus" (taken) and "errors". */
+static int print_selected_json(struct cli *c, json_object *gpus) {
+        json_object *doc = cli_document(c, gpus), *out;
+        int r;
+
+        if (!doc)
+                return cli_fail(c, -ENOMEM, "out of memory");
+        out = json_object_new_object();
+        if (!out) {
+                json_object_put(doc);
+                return cli_fail(c, -ENOMEM, "out of memory");
+        }
+        json_object_object_foreach(doc, key, val) {
+                if (strcmp(key, "gpus") == 0)
+                        json_object_object_add(out, "fields", fields_json(c));
+                json_object_object_add(out, key, json_object_get(val));
+        }
+        json_object_put(doc);
+        r = cli_print_json(c, out);
+        json_object_put(out);
+        return r;
+}
+
+/* JSON: each GPU object reduced to gpu, bdf and the selected keys. */
+static void select_json(const struct cli *c, json_object *gpus) {
+        for (size_t i = 0; i < json_object_array_length(gpus); i++) {
+                json_object *g = json_object_array_get_idx(gpus, i);
+                json_object *o = json_object_new_object();
+
+                if (!o)
+                        return;
+                copy_path(g, o, "gpu");
+                copy_path(g, o, "bdf");
+                for (size_t k = 0; k < ELEMENTSOF(group_paths); k++)
+                        if (c->metric.groups & group_paths[k].group)
+                                copy_path(g, o, group_paths[k].path);
+                for (char **f = c->metric.fields; f && *f; f++)
+                        copy_path(g, o, *f);
+                json_object_array_put_idx(gpus, i, o);
+        }
+}
 
 static int add_temperature_columns(struct cli *c, struct columns *cols, json_object *gpus) {
         int r;
@@ -262,11 +522,19 @@ static int metric_sample(struct cli *c) {
                 r = columns_add_defs(&cols, metric_tail_columns, ELEMENTSOF(metric_tail_columns));
         if (r >= 0)
                 r = add_partition_columns(&cols);
+        if (r >= 0 && selecting(c)) {
+                if (c->format == OUTPUT_JSON) {
+                        select_json(c, gpus);
+                        columns_free(&cols);
+                        return print_selected_json(c, gpus);
+                }
+                r = select_columns(c, &cols);
+        }
         if (r >= 0 && c->format == OUTPUT_TABLE) {
                 /* both tables come from the same sample */
                 json_object_get(gpus);
                 r = cli_emit(c, gpus, &cols);
-                if (r >= 0) {
+                if (r >= 0 && (!selecting(c) || path_selected(c, "gpu_metrics.partitions"))) {
                         r = print_partition_table(gpus);
                         if (r < 0)
                                 r = cli_fail(c, r, "cannot format the output: %s", strerror(-r));

@@ -155,6 +155,87 @@ class Cli(unittest.TestCase):
 
     # --- watch options ----------------------------------------------------------------------
 
+    # --- metric's field selection -----------------------------------------------------------
+
+    def test_metric_groups(self):
+        groups = {
+            "-p": ("power", ["power_w", "cap_w", "board_voltage_mv", "energy_j"]),
+            "-t": ("temperatures", ["temp_junction_c", "metrics_temp_hotspot_c"]),
+            "-c": ("clocks", ["gfx_clock_mhz", "metrics_soc_clock_mhz"]),
+            "-u": ("usage", ["gpu_busy_pct", "gfx_activity_pct", "partition0_gfx_busy_pct"]),
+            "-m": ("memory", ["vram_used_bytes", "vram_total_bytes"]),
+            "-P": ("gpu_metrics", ["pcie_width", "pcie_replay_count_acc"]),
+            "-x": ("gpu_metrics", ["xgmi_width", "xgmi_link_status"]),
+            "-T": ("limiters", ["throttle", "throttle_status", "limiters_status"]),
+        }
+        full = next(csv.reader(io.StringIO(self.expect(["metric", "--csv"], EXIT_OK).stdout)))
+        for flag, (key, columns) in groups.items():
+            with self.subTest(group=flag):
+                p = self.expect(["metric", flag, "--csv", "-g", "0"], EXIT_OK)
+                header = next(csv.reader(io.StringIO(p.stdout)))
+                self.assertEqual(header[:2], ["gpu", "bdf"])
+                for col in columns:
+                    self.assertIn(col, header)
+                self.assertLess(len(header), len(full), "CSV keeps only the group")
+                self.assertEqual(len(set(header)), len(header))
+                doc = self.json_doc(["metric", flag, "-g", "0"])
+                self.valid(doc, flag)
+                g = doc["gpus"][0]
+                self.assertIn(key, g)
+                self.assertEqual((g["gpu"], g["bdf"]), (0, self.spx_bdfs[0]))
+                for other in ("product", "memory", "power", "clocks"):
+                    if other != key and not (flag == "-p" and other == "power"):
+                        self.assertNotIn(other, g, flag)
+                out = self.expect(["metric", flag, "-g", "0"], EXIT_OK).stdout
+                table = out.split("\n\n")[0].splitlines()
+                self.assertTrue(table[0].startswith("GPU  BDF"), table[0])
+                self.assertEqual(len(table), 2, "one row per GPU")
+                # the partitions' busy table comes with -u only
+                self.assertEqual("PARTITION" in out, flag == "-u", flag)
+        # groups add up; the table shows a CSV-only column with a header of its name
+        header = next(csv.reader(io.StringIO(
+            self.expect(["metric", "-p", "-m", "--csv"], EXIT_OK).stdout)))
+        self.assertIn("cap_min_w", header)
+        self.assertIn("vram_total_bytes", header)
+        self.assertNotIn("gfx_clock_mhz", header)
+        self.assertIn("CAP MIN (W)", self.expect(["metric", "-p"], EXIT_OK).stdout)
+
+    def test_metric_fields(self):
+        args = ["metric", "-g", "1", "--fields", "power.cap_w,gpu_metrics.pcie.width,"
+                "temperature_limits"]
+        doc = self.json_doc(args)
+        g = doc["gpus"][0]
+        self.assertEqual(sorted(g), ["bdf", "gpu", "gpu_metrics", "power",
+                                     "temperature_limits"])
+        self.assertEqual(list(g["power"]), ["cap_w"])
+        self.assertEqual(list(g["gpu_metrics"]), ["pcie"])
+        self.assertEqual(list(g["gpu_metrics"]["pcie"]), ["width"])
+        full = self.json_doc(["metric", "-g", "1"])["gpus"][0]
+        self.assertEqual(g["temperature_limits"], full["temperature_limits"])
+        self.assertEqual(g["power"]["cap_w"], full["power"]["cap_w"])
+        p = self.expect(args + ["--csv"], EXIT_OK)
+        rows = list(csv.reader(io.StringIO(p.stdout)))
+        # a key without a column of its own gets one named by its path
+        self.assertEqual(rows[0], ["gpu", "bdf", "cap_w", "pcie_width", "temperature_limits"])
+        self.assertEqual(rows[1][2], str(full["power"]["cap_w"]))
+        p = self.expect(args, EXIT_OK)
+        self.assertIn("CAP (W)", p.stdout.splitlines()[0])
+        self.assertIn("PCIE WIDTH", p.stdout.splitlines()[0])
+        # --fields and a group add up
+        doc = self.json_doc(["metric", "-g", "1", "-m", "--fields", "clocks.gfx_clock_mhz"])
+        self.assertEqual(doc["fields"], ["memory", "gpu_metrics.mem_max_bandwidth_bytes_per_s",
+                                         "clocks.gfx_clock_mhz"])
+        self.assertEqual(sorted(doc["gpus"][0]), ["bdf", "clocks", "gpu", "gpu_metrics",
+                                                  "memory"])
+        self.assertEqual(list(doc["gpus"][0]["clocks"]), ["gfx_clock_mhz"])
+        for bad in ("powr", "power..cap_w", "power.", "", "power,", "gpu_metrics.pcie[0]",
+                    "x" * 200):
+            with self.subTest(field=bad):
+                self.usage_error(["metric", "--fields", bad], "invalid field")
+        self.usage_error(["static", "-p"], "option '-p' is not valid for 'static'")
+        self.usage_error(["power", "--fields", "power"],
+                         "option '--fields' is not valid for 'power'")
+
     def test_watch_every_read_verb(self):
         # list, metric, partition, power and sriov watch (static never changes): NDJSON,
         # and CSV with one header and a timestamp column

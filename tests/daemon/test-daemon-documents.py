@@ -30,6 +30,7 @@ STAMP = re.compile(r'"timestamp": ?"[^"]*"')
 CASES = [
     ("list",), ("list", "-g", "1"), ("static",), ("static", "-g", "0,3"),
     ("metric", "--throttle"), ("metric", "--throttle", "-g", "2"),
+    ("metric", "-T", "-p", "--fields", "gpu_metrics.pcie.width"),
     ("partition",), ("partition", "-g", "0.0"), ("power",), ("power", "-g", "7"),
     ("sriov",),
 ]
