@@ -209,7 +209,7 @@ class Help(unittest.TestCase):
         self.assertGreater(len(everything), 20)
         values = {"SECONDS": ["1"], "COUNT": ["1"], "MODE": ["CPX"], "[VALUE]": ["600"],
                   "NAME [VALUE]": ["web1", "450"], "BDF": ["0000:ff:1f.7"], "N": ["1"],
-                  "SEL": ["99"]}
+                  "SEL": ["99"], "KEY,...": ["power"]}
         for cmd, opts in per_verb.items():
             arg = ["0000:ff:1f.7"] if cmd[:2] in (("sriov", "bind"), ("sriov", "release")) \
                 else ["nosuchdomain"] if cmd == ("vm", "release") else []
@@ -316,7 +316,7 @@ class Completion(unittest.TestCase):
             self.assertNotIn(o, opts)
         self.assertEqual(self.complete(["static", "--c"]), ["--csv"])
         self.assertEqual(self.complete(["list", "--c"]), ["--csv", "--count"])
-        self.assertEqual(self.complete(["metric", "--c"]), ["--csv", "--count"])
+        self.assertEqual(self.complete(["metric", "--c"]), ["--csv", "--count", "--clock"])
         self.assertIn("-C", self.complete(["set", "-"]))
         self.assertNotIn("-C", self.complete(["partition", "set", "-"]))
         # options before the verb: those of every verb
