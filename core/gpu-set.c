@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The GPUs a run concerns (gpu-set.h). */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -107,6 +108,91 @@ void gpu_set_clear(struct gpu_set *s) {
         *s = (struct gpu_set){};
 }
 
+enum gpu_state gpu_state_read(struct amdsmi_gpu *gpu) {
+        if (amdsmi_gpu_get_driver(gpu) == AMDSMI_DRIVER_NONE)
+                return GPU_STATE_NO_DRIVER;
+        /* other failures (and a GPU without pm files) are the values' own to report */
+        return amdsmi_gpu_check_ready(gpu) == -EBUSY ? GPU_STATE_RESETTING : GPU_STATE_OK;
+}
+
+const char *gpu_state_to_string(enum gpu_state s) {
+        switch (s) {
+        case GPU_STATE_RESETTING:
+                return "resetting";
+        case GPU_STATE_NO_DRIVER:
+                return "no_driver";
+        default:
+                return "ok";
+        }
+}
+
+int gpu_state_errno(enum gpu_state s) {
+        switch (s) {
+        case GPU_STATE_RESETTING:
+                return -EBUSY;
+        case GPU_STATE_NO_DRIVER:
+                return -EOPNOTSUPP;
+        default:
+                return 0;
+        }
+}
+
+const char *gpu_state_message(enum gpu_state s) {
+        switch (s) {
+        case GPU_STATE_RESETTING:
+                return "a GPU reset is in progress (or the GPU is suspended): the driver "
+                       "answers no value until it ends";
+        case GPU_STATE_NO_DRIVER:
+                return "no driver is bound to this GPU: bind one, or run 'amdsmi reset "
+                       "--reload-driver'";
+        default:
+                return "ok";
+        }
+}
+
+json_object *gpu_state_collect(struct report *r, struct amdsmi_ctx *ctx, size_t index,
+                               struct amdsmi_gpu *gpu, gpu_set_fn gpu_fn, void *userdata) {
+        enum gpu_state st = gpu_state_read(gpu);
+        bool muted = r->mute_field_errors;
+        int priority = amdsmi_ctx_get_log_priority(ctx);
+        json_object *o;
+
+        /* the values that fail because of the state are null, without a line each (the
+         * library's warnings too, unless its debug log is on) */
+        r->mute_field_errors = muted || st != GPU_STATE_OK;
+        if (st != GPU_STATE_OK && priority <= AMDSMI_LOG_WARNING)
+                amdsmi_ctx_set_log_priority(ctx, AMDSMI_LOG_ERR);
+        o = gpu_fn(userdata, index, gpu);
+        amdsmi_ctx_set_log_priority(ctx, priority);
+        r->mute_field_errors = muted;
+        if (!o)
+                return NULL;
+        json_set(o, "state", json_object_new_string(gpu_state_to_string(st)));
+        if (st != GPU_STATE_OK)
+                report_field_error_msg(r, (int) index, "state", gpu_state_errno(st),
+                                       gpu_state_message(st));
+        return o;
+}
+
+int gpu_state_refusal(size_t index, struct amdsmi_gpu *gpu, char *buf, size_t size) {
+        switch (gpu_state_read(gpu)) {
+        case GPU_STATE_RESETTING:
+                snprintf(buf, size,
+                         "GPU %zu (%s): a GPU reset is in progress (or the GPU is suspended); "
+                         "nothing was changed: wait for the reset to end and try again",
+                         index, amdsmi_gpu_get_bdf(gpu));
+                return -EBUSY;
+        case GPU_STATE_NO_DRIVER:
+                snprintf(buf, size,
+                         "GPU %zu (%s): no driver is bound; nothing was changed: bind amdgpu "
+                         "to it, or run 'amdsmi reset -g %zu --reload-driver'",
+                         index, amdsmi_gpu_get_bdf(gpu), index);
+                return -EOPNOTSUPP;
+        default:
+                return 0;
+        }
+}
+
 int gpu_set_collect(const struct gpu_set *s, struct report *r, gpu_set_fn gpu_fn,
                     void *userdata, json_object **ret) {
         json_object *gpus = json_object_new_array();
@@ -114,7 +200,7 @@ int gpu_set_collect(const struct gpu_set *s, struct report *r, gpu_set_fn gpu_fn
         if (!gpus)
                 return report_fail(r, -ENOMEM, "out of memory");
         FOREACH_GPU_IN_SET(s, i, gpu) {
-                json_object *o = gpu_fn(userdata, i, gpu);
+                json_object *o = gpu_state_collect(r, s->ctx, i, gpu, gpu_fn, userdata);
 
                 if (!o) {
                         json_object_put(gpus);

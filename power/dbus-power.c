@@ -1076,6 +1076,17 @@ static int method_explain(sd_bus_message *m, void *userdata, sd_bus_error *error
         return bus_reply_json(m, o);
 }
 
+struct explain_read {
+        struct dgpu *g;
+        struct report *rep;
+};
+
+static json_object *explain_read_gpu(void *userdata, size_t index, struct amdsmi_gpu *gpu) {
+        struct explain_read *k = userdata;
+
+        return explain_object(k->g, gpu, k->rep, index);
+}
+
 int power_daemon_document(struct daemon *d, const struct doc_query *q, json_object **ret) {
         json_object *gpus = json_object_new_array();
 
@@ -1091,7 +1102,8 @@ int power_daemon_document(struct daemon *d, const struct doc_query *q, json_obje
                                                "amdsmid has no object for this GPU yet");
                         continue;
                 }
-                o = explain_object(g, gpu, q->report, i);
+                o = gpu_state_collect(q->report, q->set->ctx, i, gpu, explain_read_gpu,
+                                      &(struct explain_read){ g, q->report });
                 if (!o) {
                         json_object_put(gpus);
                         return report_fail(q->report, -ENOMEM, "out of memory");
