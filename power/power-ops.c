@@ -21,6 +21,7 @@
 #include "report.h"
 #include "samples.h"
 #include "change.h"
+#include "gpu-set.h"
 #include "parse-util.h"
 #include "time-util.h"
 
@@ -1114,11 +1115,15 @@ int power_change_gpu(struct report *rep, const struct power_change *ch, size_t i
                 .gpu = gpu,
         };
         const char *bdf = amdsmi_gpu_get_bdf(gpu);
-        char who[64];
+        char who[64], why[256];
         int r;
 
         *out = (struct power_outcome){ .applied_uw = AMDSMI_NA, .readback_uw = AMDSMI_NA };
         snprintf(who, sizeof(who), "GPU %zu (%s)", index, bdf);
+        /* a GPU in reset or without a driver: refused before the sources are touched */
+        r = gpu_state_refusal(index, gpu, why, sizeof(why));
+        if (r < 0)
+                return run_fail(&a.run, r, "%s", why);
         /* amdsmid's jobs hold the lock already; a dry run changes nothing */
         r = change_run(&(struct change_lock){ .bdfs = &bdf,
                                               .n = 1,
