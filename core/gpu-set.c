@@ -109,8 +109,10 @@ void gpu_set_clear(struct gpu_set *s) {
 }
 
 enum gpu_state gpu_state_read(struct amdsmi_gpu *gpu) {
+        /* a host's VF waits unbound for vfio-pci and a VM: that is its normal state */
         if (amdsmi_gpu_get_driver(gpu) == AMDSMI_DRIVER_NONE)
-                return GPU_STATE_NO_DRIVER;
+                return amdsmi_gpu_get_role(gpu) == AMDSMI_ROLE_VF ? GPU_STATE_OK
+                                                                   : GPU_STATE_NO_DRIVER;
         /* other failures (and a GPU without pm files) are the values' own to report */
         return amdsmi_gpu_check_ready(gpu) == -EBUSY ? GPU_STATE_RESETTING : GPU_STATE_OK;
 }
