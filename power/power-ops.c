@@ -1059,13 +1059,24 @@ static int change_locked(void *userdata) {
                 out->applied_uw = res.applied_uw;
                 out->readback_uw = res.readback_uw;
         }
-        say_result(&run, index, &w->before, &w->after, &res, applied);
-        if (gim)
-                r = run_fail(&run, -EOPNOTSUPP, "GPU %zu (%s): %s%s", index, bdf,
-                             rep->dry_run ? "" : "sources recorded; ",
+        if (gim) {
+                /* one line that says what happened: nothing was applied, so no "cap X -> Y" */
+                char eff[48];
+
+                fmt_w(w->after.expl.effective_uw, eff, sizeof(eff));
+                r = run_fail(&run, -EOPNOTSUPP,
+                             "GPU %zu (%s): the cap of %s (binds: %s) %s; %s", index, bdf,
+                             eff,
+                             w->after.expl.binding == POWER_SOURCE_NONE
+                                     ? "none"
+                                     : power_source_kind_to_string(w->after.expl.binding),
+                             rep->dry_run ? "would not be applied, the sources only recorded"
+                                          : "is not applied, sources recorded",
                              amdsmi_power_control_explain(AMDSMI_POWER_CONTROL_GIM));
-        else
+        } else {
+                say_result(&run, index, &w->before, &w->after, &res, applied);
                 r = 0;
+        }
 
 out:
         if (loaded) {
