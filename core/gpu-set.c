@@ -7,6 +7,7 @@
 #include <strings.h>
 
 #include "gpu-set.h"
+#include "macro.h"
 
 int gpu_set_attach(struct gpu_set *s, struct amdsmi_ctx *ctx, const char *bdf) {
         size_t n = amdsmi_ctx_get_gpu_count(ctx);
@@ -152,6 +153,33 @@ const char *gpu_state_message(enum gpu_state s) {
         }
 }
 
+/* The keys of a GPU's object that say which GPU it is (from PCI and discovery): kept when
+ * the GPU has no values. */
+static bool is_identity_key(const char *key) {
+        static const char *const keys[] = {
+                "gpu",         "bdf",       "product",     "role",
+                "driver",      "driver_name", "vendor_id", "device_id",
+                "subsystem_vendor_id",      "subsystem_device_id", "revision",
+                "class",       "is_vf",     "physfn_bdf",  "numa_node",   "control",
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(keys); i++)
+                if (strcmp(key, keys[i]) == 0)
+                        return true;
+        return false;
+}
+
+/* A GPU without values: every other value at the top of its object is null (what a cache
+ * such as the KFD topology still knows is not shown as current). */
+static void null_values(json_object *o) {
+        json_object_object_foreach(o, key, v) {
+                if (!v || is_identity_key(key) || json_object_is_type(v, json_type_object) ||
+                    json_object_is_type(v, json_type_array))
+                        continue;
+                json_object_object_add(o, key, NULL);
+        }
+}
+
 json_object *gpu_state_collect(struct report *r, struct amdsmi_ctx *ctx, size_t index,
                                struct amdsmi_gpu *gpu, gpu_set_fn gpu_fn, void *userdata) {
         enum gpu_state st = gpu_state_read(gpu);
@@ -169,6 +197,8 @@ json_object *gpu_state_collect(struct report *r, struct amdsmi_ctx *ctx, size_t 
         r->mute_field_errors = muted;
         if (!o)
                 return NULL;
+        if (st != GPU_STATE_OK)
+                null_values(o);
         json_set(o, "state", json_object_new_string(gpu_state_to_string(st)));
         if (st != GPU_STATE_OK)
                 report_field_error_msg(r, (int) index, "state", gpu_state_errno(st),
