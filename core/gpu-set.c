@@ -210,8 +210,9 @@ int gpu_state_refusal(size_t index, struct amdsmi_gpu *gpu, char *buf, size_t si
         switch (gpu_state_read(gpu)) {
         case GPU_STATE_RESETTING:
                 snprintf(buf, size,
-                         "GPU %zu (%s): a GPU reset is in progress (or the GPU is suspended); "
-                         "nothing was changed: wait for the reset to end and try again",
+                         "GPU %zu (%s): busy: a GPU reset is in progress (or the GPU is "
+                         "suspended); nothing was changed: wait for the reset to end and try "
+                         "again",
                          index, amdsmi_gpu_get_bdf(gpu));
                 return -EBUSY;
         case GPU_STATE_NO_DRIVER:

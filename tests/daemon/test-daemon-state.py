@@ -72,7 +72,7 @@ class State(unittest.TestCase):
                          ["partition", "set", "-g", 1, "--compute", "DPX"]):
                 with self.subTest(change=args):
                     p = d.cli(*args, status=5)
-                    self.assertIn("GPU 1 (%s): a GPU reset is in progress" % GPU1, p.stderr)
+                    self.assertIn("GPU 1 (%s): busy: a GPU reset is in progress" % GPU1, p.stderr)
                     self.assertIn("wait for the reset to end", p.stderr)
             name, msg = d.call_error(gpu_path(GPU1), IFACE_POWER, "SetSource", "string:host",
                                      "string:", "uint64:%d" % (500 * 10**6), "uint64:0")
