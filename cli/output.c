@@ -356,7 +356,8 @@ const char *output_state_marker(json_object *row) {
         json_object *v = NULL;
         const char *s;
 
-        if (!json_object_object_get_ex(row, "state", &v) || !json_object_is_type(v, json_type_string))
+        if (!json_object_object_get_ex(row, "state", &v) ||
+            !json_object_is_type(v, json_type_string))
                 return NULL;
         s = json_object_get_string(v);
         if (strcmp(s, "resetting") == 0)
@@ -650,9 +651,8 @@ static int print_nested(FILE *f, json_object *parents, const char *child_key,
                 json_object_array_add(prows, row_fn(p, NULL, true));
                 json_object_object_get_ex(p, child_key, &children);
                 /* a GPU in reset or without a driver: its state alone */
-                counts[i] = children && !output_state_marker(p)
-                                    ? json_object_array_length(children)
-                                    : 0;
+                counts[i] = children && !output_state_marker(p) ? json_object_array_length(children)
+                                                                : 0;
                 for (size_t k = 0; k < counts[i]; k++)
                         json_object_array_add(
                                 crows, row_fn(p, json_object_array_get_idx(children, k), true));

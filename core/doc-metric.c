@@ -527,9 +527,10 @@ static json_object *metric_gpu_metrics(const struct doc_query *q, size_t index, 
 static bool first_gim(const struct doc_query *q, size_t index, struct amdsmi_gpu *gpu) {
         if (amdsmi_gpu_get_driver(gpu) != AMDSMI_DRIVER_GIM)
                 return false;
-        FOREACH_GPU_IN_SET(q->set, i, other)
+        FOREACH_GPU_IN_SET(q->set, i, other) {
                 if (i < index && amdsmi_gpu_get_driver(other) == AMDSMI_DRIVER_GIM)
                         return false;
+        }
         return true;
 }
 

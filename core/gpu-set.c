@@ -113,7 +113,7 @@ enum gpu_state gpu_state_read(struct amdsmi_gpu *gpu) {
         /* a host's VF waits unbound for vfio-pci and a VM: that is its normal state */
         if (amdsmi_gpu_get_driver(gpu) == AMDSMI_DRIVER_NONE)
                 return amdsmi_gpu_get_role(gpu) == AMDSMI_ROLE_VF ? GPU_STATE_OK
-                                                                   : GPU_STATE_NO_DRIVER;
+                                                                  : GPU_STATE_NO_DRIVER;
         /* other failures (and a GPU without pm files) are the values' own to report */
         return amdsmi_gpu_check_ready(gpu) == -EBUSY ? GPU_STATE_RESETTING : GPU_STATE_OK;
 }
@@ -157,10 +157,22 @@ const char *gpu_state_message(enum gpu_state s) {
  * the GPU has no values. */
 static bool is_identity_key(const char *key) {
         static const char *const keys[] = {
-                "gpu",         "bdf",       "product",     "role",
-                "driver",      "driver_name", "vendor_id", "device_id",
-                "subsystem_vendor_id",      "subsystem_device_id", "revision",
-                "class",       "is_vf",     "physfn_bdf",  "numa_node",   "control",
+                "gpu",
+                "bdf",
+                "product",
+                "role",
+                "driver",
+                "driver_name",
+                "vendor_id",
+                "device_id",
+                "subsystem_vendor_id",
+                "subsystem_device_id",
+                "revision",
+                "class",
+                "is_vf",
+                "physfn_bdf",
+                "numa_node",
+                "control",
         };
 
         for (size_t i = 0; i < ELEMENTSOF(keys); i++)

@@ -184,8 +184,8 @@ static int power_read_gpus(struct cli *c, json_object **ret) {
         }
         FOREACH_SELECTED_GPU(c, i, gpu) {
                 struct power_read k = { c, v, &ls };
-                json_object *o = gpu_state_collect(&c->report, c->set.ctx, i, gpu, power_read_gpu,
-                                                   &k);
+                json_object *o =
+                        gpu_state_collect(&c->report, c->set.ctx, i, gpu, power_read_gpu, &k);
 
                 if (!o) {
                         r = cli_fail(c, -ENOMEM, "out of memory");

@@ -18,11 +18,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "report.h"
-#include "samples.h"
 #include "change.h"
 #include "gpu-set.h"
 #include "parse-util.h"
+#include "report.h"
+#include "samples.h"
 #include "time-util.h"
 
 /* ---- formatting ------------------------------------------------------------------------- */
@@ -1064,9 +1064,8 @@ static int change_locked(void *userdata) {
                 char eff[48];
 
                 fmt_w(w->after.expl.effective_uw, eff, sizeof(eff));
-                r = run_fail(&run, -EOPNOTSUPP,
-                             "GPU %zu (%s): the cap of %s (binds: %s) %s; %s", index, bdf,
-                             eff,
+                r = run_fail(&run, -EOPNOTSUPP, "GPU %zu (%s): the cap of %s (binds: %s) %s; %s",
+                             index, bdf, eff,
                              w->after.expl.binding == POWER_SOURCE_NONE
                                      ? "none"
                                      : power_source_kind_to_string(w->after.expl.binding),
