@@ -352,10 +352,35 @@ static void print_padded(FILE *f, const char *s, size_t width, bool right, bool 
                 fprintf(f, "%s%*s", s, (int) (width > w ? width - w : 0), "");
 }
 
+const char *output_state_marker(json_object *row) {
+        json_object *v = NULL;
+        const char *s;
+
+        if (!json_object_object_get_ex(row, "state", &v) ||
+            !json_object_is_type(v, json_type_string))
+                return NULL;
+        s = json_object_get_string(v);
+        if (strcmp(s, "resetting") == 0)
+                return "RESET";
+        if (strcmp(s, "no_driver") == 0)
+                return "NO DRIVER";
+        return NULL;
+}
+
+/* The columns a GPU without values keeps: who it is. */
+static bool is_identity_path(const char *path) {
+        static const char *const keys[] = { "gpu", "bdf", "product", "role", "driver", "state" };
+
+        for (size_t i = 0; i < ELEMENTSOF(keys); i++)
+                if (strcmp(path, keys[i]) == 0)
+                        return true;
+        return false;
+}
+
 int output_table(FILE *f, const struct columns *cols, json_object *rows, const char *indent) {
         size_t n_rows = rows ? json_object_array_length(rows) : 0;
         size_t *width = NULL, n_cols = 0, *idx = NULL;
-        bool *right = NULL;
+        bool *right = NULL, *marker_shown = NULL;
         char **cells = NULL;
         int r = -ENOMEM;
 
@@ -369,7 +394,8 @@ int output_table(FILE *f, const struct columns *cols, json_object *rows, const c
                         idx[n_cols++] = c;
 
         cells = calloc(n_rows * n_cols + 1, sizeof(*cells));
-        if (!cells)
+        marker_shown = calloc(n_rows + 1, sizeof(*marker_shown));
+        if (!cells || !marker_shown)
                 goto finish;
 
         for (size_t j = 0; j < n_cols; j++) {
@@ -379,7 +405,16 @@ int output_table(FILE *f, const struct columns *cols, json_object *rows, const c
                 right[j] = n_rows > 0;
                 for (size_t i = 0; i < n_rows; i++) {
                         json_object *row = json_object_array_get_idx(rows, i);
-                        char *c = table_cell(row, col);
+                        const char *marker = output_state_marker(row);
+                        char *c;
+
+                        /* a GPU in reset or without a driver: its state once, in place of
+                         * the values */
+                        if (marker && !is_identity_path(col->path)) {
+                                c = strdup(marker_shown[i] ? "" : marker);
+                                marker_shown[i] = true;
+                        } else
+                                c = table_cell(row, col);
 
                         if (!c)
                                 goto finish;
@@ -414,6 +449,7 @@ finish:
                 for (size_t i = 0; i < n_rows * n_cols; i++)
                         free(cells[i]);
         free(cells);
+        free(marker_shown);
         free(idx);
         free(width);
         free(right);
@@ -614,7 +650,9 @@ static int print_nested(FILE *f, json_object *parents, const char *child_key,
 
                 json_object_array_add(prows, row_fn(p, NULL, true));
                 json_object_object_get_ex(p, child_key, &children);
-                counts[i] = children ? json_object_array_length(children) : 0;
+                /* a GPU in reset or without a driver: its state alone */
+                counts[i] = children && !output_state_marker(p) ? json_object_array_length(children)
+                                                                : 0;
                 for (size_t k = 0; k < counts[i]; k++)
                         json_object_array_add(
                                 crows, row_fn(p, json_object_array_get_idx(children, k), true));

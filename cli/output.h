@@ -80,6 +80,10 @@ int columns_add_defs(struct columns *c, const struct column_def *defs, size_t n)
 bool columns_has(const struct columns *c, const char *name);
 void columns_free(struct columns *c);
 
+/* "RESET" or "NO DRIVER" for a GPU's object whose "state" is "resetting" or "no_driver",
+ * else NULL. A table shows it once in place of the values (the GPU's identity stays). */
+const char *output_state_marker(json_object *row);
+
 /* A table: one header line, one line per element of @rows; every line starts with @indent. */
 int output_table(FILE *f, const struct columns *cols, json_object *rows, const char *indent);
 

@@ -42,6 +42,13 @@ static const struct column_def metric_head_columns[] = {
 /* Temperature columns come between the head and the tail; these always exist in CSV. */
 static const char *const csv_temperature_keys[] = { "edge_c", "junction_c", "mem_c" };
 
+/* ... and these in tables (every Instinct GPU's hwmon has them): a GPU without hwmon, as on a
+ * gim host, shows N/A there instead of a table without them. */
+static const struct column_def table_temperature_columns[] = {
+        { "temp_junction_c", "JUNCTION (°C)", "temperatures.junction_c", 0 },
+        { "temp_mem_c", "MEM (°C)", "temperatures.mem_c", 0 },
+};
+
 static const struct column_def metric_tail_columns[] = {
         { "gfx_clock_mhz", "GFX (MHz)", "clocks.gfx_clock_mhz", 0 },
         { "mem_clock_mhz", "MEM (MHz)", "clocks.mem_clock_mhz", 0 },
@@ -378,6 +385,12 @@ static int add_temperature_columns(struct cli *c, struct columns *cols, json_obj
                         if (r < 0)
                                 return r;
                 }
+        else {
+                r = columns_add_defs(cols, table_temperature_columns,
+                                     ELEMENTSOF(table_temperature_columns));
+                if (r < 0)
+                        return r;
+        }
 
         for (size_t i = 0; i < json_object_array_length(gpus); i++) {
                 json_object *temps =

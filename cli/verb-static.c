@@ -127,6 +127,11 @@ static int print_static_tables(struct columns *cols, json_object *gpus) {
                 printf("GPU %s", json_object_get_string(v));
                 json_object_object_get_ex(g, "bdf", &v);
                 printf("  %s\n", json_object_get_string(v));
+                /* a GPU in reset or without a driver: its state in place of the values */
+                if (output_state_marker(g)) {
+                        printf("  %s\n", output_state_marker(g));
+                        continue;
+                }
                 r = output_kv(stdout, cols, g, "  ");
                 if (r < 0)
                         break;

@@ -523,12 +523,29 @@ static json_object *metric_gpu_metrics(const struct doc_query *q, size_t index, 
         return o;
 }
 
+/* Whether @index is the first gim PF of the selection: the note about gim is said once. */
+static bool first_gim(const struct doc_query *q, size_t index, struct amdsmi_gpu *gpu) {
+        if (amdsmi_gpu_get_driver(gpu) != AMDSMI_DRIVER_GIM)
+                return false;
+        FOREACH_GPU_IN_SET(q->set, i, other) {
+                if (i < index && amdsmi_gpu_get_driver(other) == AMDSMI_DRIVER_GIM)
+                        return false;
+        }
+        return true;
+}
+
 json_object *metric_gpu(const struct doc_query *q, size_t index, struct amdsmi_gpu *gpu) {
         json_object *o = json_object_new_object();
         int idx = (int) index;
 
         if (!o)
                 return NULL;
+        if (first_gim(q, index, gpu))
+                report_note(q->report,
+                            "gim host: gim exposes no hwmon and no gpu_metrics to the host, so "
+                            "power, temperatures, clocks and activity are N/A; it exposes the "
+                            "partition modes in sysfs and the rest only through its SMI ioctl "
+                            "(/dev/gim-smi0), which amdsmi does not use");
         json_set(o, "gpu", json_object_new_uint64(index));
         json_set(o, "bdf", json_object_new_string(amdsmi_gpu_get_bdf(gpu)));
         json_set(o, "product", json_object_new_string(amdsmi_gpu_get_product(gpu)));

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* The GPUs a run concerns (gpu-set.h). */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "gpu-set.h"
+#include "macro.h"
 
 int gpu_set_attach(struct gpu_set *s, struct amdsmi_ctx *ctx, const char *bdf) {
         size_t n = amdsmi_ctx_get_gpu_count(ctx);
@@ -112,6 +114,135 @@ void gpu_set_clear(struct gpu_set *s) {
         *s = (struct gpu_set){};
 }
 
+enum gpu_state gpu_state_read(struct amdsmi_gpu *gpu) {
+        /* a host's VF waits unbound for vfio-pci and a VM: that is its normal state */
+        if (amdsmi_gpu_get_driver(gpu) == AMDSMI_DRIVER_NONE)
+                return amdsmi_gpu_get_role(gpu) == AMDSMI_ROLE_VF ? GPU_STATE_OK
+                                                                  : GPU_STATE_NO_DRIVER;
+        /* other failures (and a GPU without pm files) are the values' own to report */
+        return amdsmi_gpu_check_ready(gpu) == -EBUSY ? GPU_STATE_RESETTING : GPU_STATE_OK;
+}
+
+const char *gpu_state_to_string(enum gpu_state s) {
+        switch (s) {
+        case GPU_STATE_RESETTING:
+                return "resetting";
+        case GPU_STATE_NO_DRIVER:
+                return "no_driver";
+        default:
+                return "ok";
+        }
+}
+
+int gpu_state_errno(enum gpu_state s) {
+        switch (s) {
+        case GPU_STATE_RESETTING:
+                return -EBUSY;
+        case GPU_STATE_NO_DRIVER:
+                return -EOPNOTSUPP;
+        default:
+                return 0;
+        }
+}
+
+const char *gpu_state_message(enum gpu_state s) {
+        switch (s) {
+        case GPU_STATE_RESETTING:
+                return "a GPU reset is in progress (or the GPU is suspended): the driver "
+                       "answers no value until it ends";
+        case GPU_STATE_NO_DRIVER:
+                return "no driver is bound to this GPU: bind one, or run 'amdsmi reset "
+                       "--reload-driver'";
+        default:
+                return "ok";
+        }
+}
+
+/* The keys of a GPU's object that say which GPU it is (from PCI and discovery): kept when
+ * the GPU has no values. */
+static bool is_identity_key(const char *key) {
+        static const char *const keys[] = {
+                "gpu",
+                "bdf",
+                "product",
+                "role",
+                "driver",
+                "driver_name",
+                "vendor_id",
+                "device_id",
+                "subsystem_vendor_id",
+                "subsystem_device_id",
+                "revision",
+                "class",
+                "is_vf",
+                "physfn_bdf",
+                "numa_node",
+                "control",
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(keys); i++)
+                if (strcmp(key, keys[i]) == 0)
+                        return true;
+        return false;
+}
+
+/* A GPU without values: every other value at the top of its object is null (what a cache
+ * such as the KFD topology still knows is not shown as current). */
+static void null_values(json_object *o) {
+        json_object_object_foreach(o, key, v) {
+                if (!v || is_identity_key(key) || json_object_is_type(v, json_type_object) ||
+                    json_object_is_type(v, json_type_array))
+                        continue;
+                json_object_object_add(o, key, NULL);
+        }
+}
+
+json_object *gpu_state_collect(struct report *r, struct amdsmi_ctx *ctx, size_t index,
+                               struct amdsmi_gpu *gpu, gpu_set_fn gpu_fn, void *userdata) {
+        enum gpu_state st = gpu_state_read(gpu);
+        bool muted = r->mute_field_errors;
+        int priority = amdsmi_ctx_get_log_priority(ctx);
+        json_object *o;
+
+        /* the values that fail because of the state are null, without a line each (the
+         * library's warnings too, unless its debug log is on) */
+        r->mute_field_errors = muted || st != GPU_STATE_OK;
+        if (st != GPU_STATE_OK && priority <= AMDSMI_LOG_WARNING)
+                amdsmi_ctx_set_log_priority(ctx, AMDSMI_LOG_ERR);
+        o = gpu_fn(userdata, index, gpu);
+        amdsmi_ctx_set_log_priority(ctx, priority);
+        r->mute_field_errors = muted;
+        if (!o)
+                return NULL;
+        if (st != GPU_STATE_OK)
+                null_values(o);
+        json_set(o, "state", json_object_new_string(gpu_state_to_string(st)));
+        if (st != GPU_STATE_OK)
+                report_field_error_msg(r, (int) index, "state", gpu_state_errno(st),
+                                       gpu_state_message(st));
+        return o;
+}
+
+int gpu_state_refusal(size_t index, struct amdsmi_gpu *gpu, char *buf, size_t size) {
+        switch (gpu_state_read(gpu)) {
+        case GPU_STATE_RESETTING:
+                snprintf(buf, size,
+                         "GPU %zu (%s): busy: a GPU reset is in progress (or the GPU is "
+                         "suspended); nothing was changed: wait for the reset to end and try "
+                         "again",
+                         index, amdsmi_gpu_get_bdf(gpu));
+                return -EBUSY;
+        case GPU_STATE_NO_DRIVER:
+                snprintf(buf, size,
+                         "GPU %zu (%s): no driver is bound; nothing was changed: bind amdgpu "
+                         "to it, or run 'amdsmi reset -g %zu --reload-driver'",
+                         index, amdsmi_gpu_get_bdf(gpu), index);
+                return -EOPNOTSUPP;
+        default:
+                return 0;
+        }
+}
+
 int gpu_set_collect(const struct gpu_set *s, struct report *r, gpu_set_fn gpu_fn,
                     void *userdata, json_object **ret) {
         json_object *gpus = json_object_new_array();
@@ -119,7 +250,7 @@ int gpu_set_collect(const struct gpu_set *s, struct report *r, gpu_set_fn gpu_fn
         if (!gpus)
                 return report_fail(r, -ENOMEM, "out of memory");
         FOREACH_GPU_IN_SET(s, i, gpu) {
-                json_object *o = gpu_fn(userdata, i, gpu);
+                json_object *o = gpu_state_collect(r, s->ctx, i, gpu, gpu_fn, userdata);
 
                 if (!o) {
                         json_object_put(gpus);

@@ -51,9 +51,46 @@ void gpu_set_clear(struct gpu_set *s);
                              (s)->matches[i].selected ? amdsmi_ctx_get_gpu((s)->ctx, i) : NULL; \
                      gpu; gpu = NULL)
 
-/* One JSON object per selected GPU, built by @gpu_fn (NULL means out of memory).
- * @return 0 and the array in @ret, or the negative errno of the failure (reported). */
 typedef json_object *(*gpu_set_fn)(void *userdata, size_t index, struct amdsmi_gpu *gpu);
+
+/*
+ * The state of a GPU as a read shows it: one per GPU, found once per document, in place of
+ * a field error per value. A GPU in reset (its pm files answer EBUSY, or EPERM) or with no
+ * driver bound has no values to show.
+ */
+enum gpu_state {
+        GPU_STATE_OK,
+        GPU_STATE_RESETTING,
+        GPU_STATE_NO_DRIVER,
+};
+
+/* Finds the state of @gpu: the driver it is bound to, and one read of a pm file. */
+enum gpu_state gpu_state_read(struct amdsmi_gpu *gpu);
+/* "ok", "resetting", "no_driver": the "state" key of each GPU's object. */
+const char *gpu_state_to_string(enum gpu_state s);
+/* The error of a GPU in @s (-EBUSY, -EOPNOTSUPP; 0 for ok) and what it means to the user. */
+int gpu_state_errno(enum gpu_state s);
+const char *gpu_state_message(enum gpu_state s);
+
+/*
+ * Reads a GPU's object with @gpu_fn as gpu_set_collect() does: its state first, then the
+ * object with "state"; a GPU not ok reports ONE errors entry (field "state") and none of the
+ * values that failed because of it. @return the object, or NULL on -ENOMEM.
+ */
+json_object *gpu_state_collect(struct report *r, struct amdsmi_ctx *ctx, size_t index,
+                               struct amdsmi_gpu *gpu, gpu_set_fn gpu_fn, void *userdata);
+
+/*
+ * Whether a change of @gpu must be refused before anything is touched: a GPU in reset or
+ * without a driver. @return 0 (go on), or -EBUSY (reset: wait for it to end) or -EOPNOTSUPP
+ * (no driver: bind one, or amdsmi reset --reload-driver) with the message for the user, what
+ * to do included, in @buf.
+ */
+int gpu_state_refusal(size_t index, struct amdsmi_gpu *gpu, char *buf, size_t size);
+
+/* One JSON object per selected GPU, built by @gpu_fn (NULL means out of memory), through
+ * gpu_state_collect().
+ * @return 0 and the array in @ret, or the negative errno of the failure (reported). */
 int gpu_set_collect(const struct gpu_set *s, struct report *r, gpu_set_fn gpu_fn,
                     void *userdata, json_object **ret);
 

@@ -77,6 +77,8 @@ void report_field_error_msg(struct report *r, int gpu, const char *field, int er
                             const char *msg) {
         char *line = NULL;
 
+        if (r->mute_field_errors)
+                return;
         if (!msg)
                 msg = field_error_message(err);
         if (r->keep_field_errors) {

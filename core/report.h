@@ -33,6 +33,7 @@ struct report {
         bool keep_field_errors;        /* field errors become "errors" entries; else lines */
         bool dry_run;                  /* a change document's "dry_run" */
         bool keep_notes;               /* notes go to "notes" too (amdsmid: for its client) */
+        bool mute_field_errors;        /* field errors are dropped (a GPU in reset says it once) */
         json_object *notes;            /* the notes of the run, with keep_notes */
         json_object *errors;           /* "errors" of the next document */
         char *error_message;           /* the first fatal error's message */

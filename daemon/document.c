@@ -166,6 +166,16 @@ static const struct doc_verb *find_verb(const char *verb) {
 
 /* `amdsmi list` of every GPU: Describe()'s cached document without what only amdsmid adds
  * (a GPU under change keeps its entry of the last document). */
+static bool all_gpus_ok(struct daemon *d) {
+        for (size_t i = 0; i < amdsmi_ctx_get_gpu_count(d->ctx); i++) {
+                struct amdsmi_gpu *gpu = amdsmi_ctx_get_gpu(d->ctx, i);
+
+                if (gpu && gpu_state_read(gpu) != GPU_STATE_OK)
+                        return false;
+        }
+        return true;
+}
+
 static int list_from_describe(struct daemon *d, sd_bus_message *m, sd_bus_error *error) {
         json_object *doc, *gpus;
         const char *s;
@@ -212,7 +222,9 @@ static int method_get_document(sd_bus_message *m, void *userdata, sd_bus_error *
         r = read_selection(m, &sel, error);
         if (r < 0)
                 return r == -ENOMEM ? bus_error_errno(error, r, "out of memory") : r;
-        if (strcmp(v->verb, "list") == 0 && sel.n_items == 0)
+        /* Describe() is rebuilt on events: a GPU that went into reset or lost its driver
+         * since is read afresh (one pm read per GPU tells) */
+        if (strcmp(v->verb, "list") == 0 && sel.n_items == 0 && all_gpus_ok(d))
                 return list_from_describe(d, m, error);
         if (v->flags & DOC_SAMPLES) {
                 r = sampler_prepare(d, m, NULL, method_get_document);

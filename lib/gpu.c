@@ -487,6 +487,27 @@ _public_ int amdsmi_gpu_read_memory_info(struct amdsmi_gpu *gpu,
         return 0;
 }
 
+/* One pm file: the driver answers EBUSY (reset, partial init, suspend) or EPERM (runtime
+ * suspend, or a reset on DKMS) before any SMU access, so one read says it for them all. */
+_public_ int amdsmi_gpu_check_ready(struct amdsmi_gpu *gpu) {
+        char path[256], buf[64];
+        int r;
+
+        if (!gpu)
+                return -EINVAL;
+        if (gpu->driver != AMDSMI_DRIVER_AMDGPU)
+                return -ENODATA;
+        r = gpu_path(gpu, "power_dpm_force_performance_level", path, sizeof(path));
+        if (r < 0)
+                return r;
+        r = sysfs_read_text(gpu->ctx, path, buf, sizeof(buf));
+        if (r == -ENOENT)
+                return -ENODATA;
+        if (r == -EPERM)
+                return -EBUSY;
+        return r < 0 ? r : 0;
+}
+
 /* Partition files: EPERM from the driver means a reset is in progress, not a permission. */
 int gpu_read_partition_attr(struct amdsmi_gpu *gpu, const char *attr, char *buf, size_t size) {
         char path[256];

@@ -734,7 +734,13 @@ static int set_one(struct partition_run *run, size_t index, struct amdsmi_gpu *g
         struct amdsmi_partition_plan *p = &info->plan;
         enum amdsmi_memory_mode pending = AMDSMI_MEMORY_UNKNOWN;
         bool memory_change, compute_change, gim;
+        char why[256];
         int r, by;
+
+        /* a GPU in reset or without a driver: refused before anything is read or planned */
+        r = gpu_state_refusal(index, gpu, why, sizeof(why));
+        if (r < 0)
+                return partition_run_fail(run, partition_fail(run, r, "%s", why));
 
         *p = (struct amdsmi_partition_plan){ .size = sizeof(*p) };
         r = amdsmi_gpu_plan_partition(gpu, run->ch.compute, run->ch.memory, 0, p);

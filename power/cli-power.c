@@ -154,6 +154,23 @@ static const struct sample_pair *power_sample_pair(struct cli *c, struct amdsmi_
         return p;
 }
 
+struct power_read {
+        struct cli *c;
+        struct power_view *v;
+        struct local_state *ls;
+};
+
+static json_object *power_read_gpu(void *userdata, size_t i, struct amdsmi_gpu *gpu) {
+        struct power_read *k = userdata;
+        json_object *o;
+
+        power_view_load(gpu, local_state(k->c, k->ls), 0, k->v);
+        o = power_gpu_object(&k->c->report, i, gpu, k->v);
+        if (o)
+                power_gpu_object_add_limiters(o, k->v, power_sample_pair(k->c, gpu));
+        return o;
+}
+
 /* The GPUs' objects read in-process: the device, the state file's sources. */
 static int power_read_gpus(struct cli *c, json_object **ret) {
         _cleanup_free_ struct power_view *v = malloc(sizeof(*v));
@@ -166,12 +183,10 @@ static int power_read_gpus(struct cli *c, json_object **ret) {
                 return cli_fail(c, -ENOMEM, "out of memory");
         }
         FOREACH_SELECTED_GPU(c, i, gpu) {
-                json_object *o;
+                struct power_read k = { c, v, &ls };
+                json_object *o =
+                        gpu_state_collect(&c->report, c->set.ctx, i, gpu, power_read_gpu, &k);
 
-                power_view_load(gpu, local_state(c, &ls), 0, v);
-                o = power_gpu_object(&c->report, i, gpu, v);
-                if (o)
-                        power_gpu_object_add_limiters(o, v, power_sample_pair(c, gpu));
                 if (!o) {
                         r = cli_fail(c, -ENOMEM, "out of memory");
                         break;
@@ -214,7 +229,9 @@ static int power_sample(struct cli *c) {
                 for (size_t i = 0; r >= 0 && i < json_object_array_length(tmp); i++) {
                         json_object *g = json_object_array_get_idx(tmp, i), *notes, *n;
 
-                        if (!json_object_object_get_ex(g, "notes", &notes) || !notes)
+                        /* a GPU in reset or without a driver: its state says it all */
+                        if (!json_object_object_get_ex(g, "notes", &notes) || !notes ||
+                            output_state_marker(g))
                                 continue;
                         for (size_t k = 0; k < json_object_array_length(notes); k++) {
                                 json_object_object_get_ex(g, "gpu", &n);

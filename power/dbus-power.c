@@ -1171,6 +1171,17 @@ static json_object *explain_object(struct dgpu *g, struct amdsmi_gpu *gpu, struc
         return o;
 }
 
+struct explain_read {
+        struct dgpu *g;
+        struct report *rep;
+};
+
+static json_object *explain_read_gpu(void *userdata, size_t index, struct amdsmi_gpu *gpu) {
+        struct explain_read *k = userdata;
+
+        return explain_object(k->g, gpu, k->rep, index);
+}
+
 static int method_explain(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         struct dgpu *g = userdata;
         struct amdsmi_gpu *gpu = dgpu_handle(g);
@@ -1184,7 +1195,9 @@ static int method_explain(sd_bus_message *m, void *userdata, sd_bus_error *error
         r = sampler_prepare(g->d, m, g->bdf, method_explain);
         if (r != 0)
                 return r < 0 ? bus_error_errno(error, r, "out of memory") : 1;
-        o = explain_object(g, gpu, &rep, amdsmi_gpu_get_index(gpu));
+        /* the object of the power document, "state" included */
+        o = gpu_state_collect(&rep, g->d->ctx, amdsmi_gpu_get_index(gpu), gpu, explain_read_gpu,
+                              &(struct explain_read){ g, &rep });
         report_clear(&rep);
         if (!o)
                 return bus_error_errno(error, -ENOMEM, "out of memory");
@@ -1206,7 +1219,8 @@ int power_daemon_document(struct daemon *d, const struct doc_query *q, json_obje
                                                "amdsmid has no object for this GPU yet");
                         continue;
                 }
-                o = explain_object(g, gpu, q->report, i);
+                o = gpu_state_collect(q->report, q->set->ctx, i, gpu, explain_read_gpu,
+                                      &(struct explain_read){ g, q->report });
                 if (!o) {
                         json_object_put(gpus);
                         return report_fail(q->report, -ENOMEM, "out of memory");

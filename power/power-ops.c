@@ -18,10 +18,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "change.h"
+#include "gpu-set.h"
+#include "parse-util.h"
 #include "report.h"
 #include "samples.h"
-#include "change.h"
-#include "parse-util.h"
 #include "time-util.h"
 
 /* ---- formatting ------------------------------------------------------------------------- */
@@ -1058,13 +1059,23 @@ static int change_locked(void *userdata) {
                 out->applied_uw = res.applied_uw;
                 out->readback_uw = res.readback_uw;
         }
-        say_result(&run, index, &w->before, &w->after, &res, applied);
-        if (gim)
-                r = run_fail(&run, -EOPNOTSUPP, "GPU %zu (%s): %s%s", index, bdf,
-                             rep->dry_run ? "" : "sources recorded; ",
+        if (gim) {
+                /* one line that says what happened: nothing was applied, so no "cap X -> Y" */
+                char eff[48];
+
+                fmt_w(w->after.expl.effective_uw, eff, sizeof(eff));
+                r = run_fail(&run, -EOPNOTSUPP, "GPU %zu (%s): the cap of %s (binds: %s) %s; %s",
+                             index, bdf, eff,
+                             w->after.expl.binding == POWER_SOURCE_NONE
+                                     ? "none"
+                                     : power_source_kind_to_string(w->after.expl.binding),
+                             rep->dry_run ? "would not be applied, the sources only recorded"
+                                          : "is not applied, sources recorded",
                              amdsmi_power_control_explain(AMDSMI_POWER_CONTROL_GIM));
-        else
+        } else {
+                say_result(&run, index, &w->before, &w->after, &res, applied);
                 r = 0;
+        }
 
 out:
         if (loaded) {
@@ -1114,11 +1125,15 @@ int power_change_gpu(struct report *rep, const struct power_change *ch, size_t i
                 .gpu = gpu,
         };
         const char *bdf = amdsmi_gpu_get_bdf(gpu);
-        char who[64];
+        char who[64], why[256];
         int r;
 
         *out = (struct power_outcome){ .applied_uw = AMDSMI_NA, .readback_uw = AMDSMI_NA };
         snprintf(who, sizeof(who), "GPU %zu (%s)", index, bdf);
+        /* a GPU in reset or without a driver: refused before the sources are touched */
+        r = gpu_state_refusal(index, gpu, why, sizeof(why));
+        if (r < 0)
+                return run_fail(&a.run, r, "%s", why);
         /* amdsmid's jobs hold the lock already; a dry run changes nothing */
         r = change_run(&(struct change_lock){ .bdfs = &bdf,
                                               .n = 1,

@@ -205,6 +205,17 @@ int amdsmi_gpu_get_topology_compute_mode(struct amdsmi_gpu *gpu,
 /** Reads current_memory_partition now. Same returns as the compute mode. @since 0.1 */
 int amdsmi_gpu_read_memory_mode(struct amdsmi_gpu *gpu, enum amdsmi_memory_mode *ret_mode);
 
+/**
+ * Whether the driver answers now: reads one pm file (power_dpm_force_performance_level) of an
+ * amdgpu-bound GPU, which the driver refuses while a reset is in progress or the GPU is
+ * suspended. One call per GPU tells whether its other pm and partition reads can succeed.
+ * @return 0 (it answers), -EBUSY (reset in progress or suspended; the kernel's EPERM is
+ * returned as -EBUSY), -ENODATA (not bound to amdgpu, or no pm files: nothing to check), or
+ * another negative errno.
+ * @since 0.2
+ */
+int amdsmi_gpu_check_ready(struct amdsmi_gpu *gpu);
+
 /** A firmware version. */
 struct amdsmi_firmware {
         const char *name;  /**< e.g. "mec", "sos", "smc", "psp_toc" */
