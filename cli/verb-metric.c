@@ -146,7 +146,7 @@ static const struct {
 
 /* The top-level keys of metric's GPU objects: a --fields key must start with one. */
 static const char *const metric_keys[] = {
-        "gpu", "bdf", "product", "power", "voltages", "temperatures", "temperature_limits",
+        "gpu", "bdf", "state", "product", "power", "voltages", "temperatures", "temperature_limits",
         "clocks", "usage", "memory", "gpu_metrics", "limiters",
 };
 
@@ -212,7 +212,7 @@ static bool under(const char *path, const char *prefix) {
 
 /* Whether the column or key @path is selected. */
 static bool path_selected(const struct cli *c, const char *path) {
-        if (strcmp(path, "gpu") == 0 || strcmp(path, "bdf") == 0)
+        if (strcmp(path, "gpu") == 0 || strcmp(path, "bdf") == 0 || strcmp(path, "state") == 0)
                 return true;
         for (size_t i = 0; i < ELEMENTSOF(group_paths); i++)
                 if ((c->metric.groups & group_paths[i].group) && under(path, group_paths[i].path))
@@ -363,6 +363,7 @@ static void select_json(const struct cli *c, json_object *gpus) {
                         return;
                 copy_path(g, o, "gpu");
                 copy_path(g, o, "bdf");
+                copy_path(g, o, "state");
                 for (size_t k = 0; k < ELEMENTSOF(group_paths); k++)
                         if (c->metric.groups & group_paths[k].group)
                                 copy_path(g, o, group_paths[k].path);

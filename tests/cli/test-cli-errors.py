@@ -205,7 +205,7 @@ class Cli(unittest.TestCase):
                 "temperature_limits"]
         doc = self.json_doc(args)
         g = doc["gpus"][0]
-        self.assertEqual(sorted(g), ["bdf", "gpu", "gpu_metrics", "power",
+        self.assertEqual(sorted(g), ["bdf", "gpu", "gpu_metrics", "power", "state",
                                      "temperature_limits"])
         self.assertEqual(list(g["power"]), ["cap_w"])
         self.assertEqual(list(g["gpu_metrics"]), ["pcie"])
@@ -226,7 +226,7 @@ class Cli(unittest.TestCase):
         self.assertEqual(doc["fields"], ["memory", "gpu_metrics.mem_max_bandwidth_bytes_per_s",
                                          "clocks.gfx_clock_mhz"])
         self.assertEqual(sorted(doc["gpus"][0]), ["bdf", "clocks", "gpu", "gpu_metrics",
-                                                  "memory"])
+                                                  "memory", "state"])
         self.assertEqual(list(doc["gpus"][0]["clocks"]), ["gfx_clock_mhz"])
         for bad in ("powr", "power..cap_w", "power.", "", "power,", "gpu_metrics.pcie[0]",
                     "x" * 200):
