@@ -121,6 +121,7 @@ struct cli {
 int verb_list(struct cli *c);
 int verb_static(struct cli *c);
 int verb_metric(struct cli *c);
+int verb_monitor(struct cli *c); /* verb-monitor.c: amdsmi monitor */
 int verb_set(struct cli *c);   /* verb-set.c: amdsmi set */
 int verb_reset(struct cli *c); /* verb-set.c: amdsmi reset */
 int verb_history(struct cli *c); /* verb-history.c: amdsmi history (the file, not amdsmid) */

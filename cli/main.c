@@ -131,6 +131,26 @@ const struct verb cli_verbs[] = {
                         "count", "with --watch: stop after COUNT samples"),
         },
         {
+                .name = "monitor",
+                .fn = verb_monitor,
+                .options = OPT_WATCH,
+                .help = "one line per GPU or partition: power, temperatures, clocks, busy, VRAM",
+                .synopsis = "[-g SEL]... [--json|--csv] monitor [-w SECONDS [-n COUNT]]",
+                .description =
+                        "amd-smi's compact live view: one line per GPU, or per partition with\n"
+                        "-g N.P: power and cap, hotspot and memory temperatures, GFX and\n"
+                        "memory clocks and busy, VRAM, and what held the GPU back (THROTTLE,\n"
+                        "known from the second sample, or at once through amdsmid). With -w\n"
+                        "on a terminal the screen is drawn again each sample; piped, the\n"
+                        "samples' rows follow one header, each with its time.",
+                .examples = "amdsmi monitor -w 1\n"
+                            "amdsmi monitor -g 0.0,0.1 -w 0.5\n"
+                            "amdsmi monitor -w 5 -n 12 --csv > node.csv",
+                .exits = EXITS_READ,
+                .option_help = OPTION_HELP(
+                        "count", "with --watch: stop after COUNT samples"),
+        },
+        {
                 .name = "partition",
                 .fn = verb_partition,
                 .help = "compute and memory partition modes, what is available, the partitions",

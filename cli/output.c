@@ -377,7 +377,8 @@ static bool is_identity_path(const char *path) {
         return false;
 }
 
-int output_table(FILE *f, const struct columns *cols, json_object *rows, const char *indent) {
+static int print_table(FILE *f, const struct columns *cols, json_object *rows, const char *indent,
+                       bool header) {
         size_t n_rows = rows ? json_object_array_length(rows) : 0;
         size_t *width = NULL, n_cols = 0, *idx = NULL;
         bool *right = NULL, *marker_shown = NULL;
@@ -426,13 +427,12 @@ int output_table(FILE *f, const struct columns *cols, json_object *rows, const c
                 }
         }
 
-        fputs(indent, f);
-        for (size_t j = 0; j < n_cols; j++) {
-                if (j > 0)
-                        fputs("  ", f);
+        for (size_t j = 0; header && j < n_cols; j++) {
+                fputs(j > 0 ? "  " : indent, f);
                 print_padded(f, cols->v[idx[j]].header, width[j], right[j], j + 1 == n_cols);
         }
-        fputc('\n', f);
+        if (header)
+                fputc('\n', f);
         for (size_t i = 0; i < n_rows; i++) {
                 fputs(indent, f);
                 for (size_t j = 0; j < n_cols; j++) {
@@ -454,6 +454,14 @@ finish:
         free(width);
         free(right);
         return r;
+}
+
+int output_table(FILE *f, const struct columns *cols, json_object *rows, const char *indent) {
+        return print_table(f, cols, rows, indent, true);
+}
+
+int output_table_rows(FILE *f, const struct columns *cols, json_object *rows, bool header) {
+        return print_table(f, cols, rows, "", header);
 }
 
 int output_kv(FILE *f, const struct columns *cols, json_object *row, const char *indent) {

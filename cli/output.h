@@ -86,6 +86,9 @@ const char *output_state_marker(json_object *row);
 
 /* A table: one header line, one line per element of @rows; every line starts with @indent. */
 int output_table(FILE *f, const struct columns *cols, json_object *rows, const char *indent);
+/* The same, with the header line only if @header (rows that follow earlier ones: a column is
+ * as wide as its header or its widest cell of these rows). */
+int output_table_rows(FILE *f, const struct columns *cols, json_object *rows, bool header);
 
 /*
  * Parents and their children: one line per element of @prows (@pcols, with a header), each

@@ -14,6 +14,7 @@ import csv
 import io
 import json
 import os
+import pty
 import shutil
 import signal
 import subprocess
@@ -235,6 +236,73 @@ class Cli(unittest.TestCase):
         self.usage_error(["static", "-p"], "option '-p' is not valid for 'static'")
         self.usage_error(["power", "--fields", "power"],
                          "option '--fields' is not valid for 'power'")
+
+    # --- monitor -----------------------------------------------------------------------------
+
+    def test_monitor(self):
+        p = self.expect(["monitor"], EXIT_OK)
+        lines = p.stdout.splitlines()
+        self.assertEqual(len(lines), 1 + len(self.spx_bdfs), "one line per GPU")
+        for h in ("POWER (W)", "HOTSPOT (C)", "GFX (MHz)", "GFX BUSY (%)", "VRAM USED (MiB)",
+                  "THROTTLE"):
+            self.assertIn(h, lines[0])
+        doc = self.json_doc(["monitor", "-g", "2"])
+        self.assertEqual(doc["command"], "monitor")
+        full = self.json_doc(["metric", "-g", "2"])["gpus"][0]
+        row = doc["gpus"][0]
+        self.assertEqual((row["gpu"], row["bdf"], row["partition"]), (2, self.spx_bdfs[2], None))
+        self.assertEqual(row["cap_w"], full["power"]["cap_w"])
+        self.assertEqual(row["vram_total_bytes"], full["memory"]["vram_total_bytes"])
+        self.assertEqual(row["throttle"], "-", "one sample: the limiters are unknown")
+        # a row per selected partition, with the partition's own busy
+        doc = self.json_doc(["monitor", "-g", "0.1,0.6"], tree(CPX))
+        self.assertEqual([(r["gpu"], r["partition"]) for r in doc["gpus"]], [(0, 1), (0, 6)])
+        parts = self.json_doc(["metric", "-g", "0.1,0.6"], tree(CPX))["gpus"][0]
+        self.assertEqual([r["gfx_busy_pct"] for r in doc["gpus"]],
+                         [round(sum(q["gfx_busy_pct"]) / len(q["gfx_busy_pct"]))
+                          for q in parts["gpu_metrics"]["partitions"]])
+        rows = list(csv.DictReader(io.StringIO(
+            self.expect(["monitor", "--csv", "-g", "0.1"], EXIT_OK, root=tree(CPX)).stdout)))
+        self.assertEqual([(r["gpu"], r["partition"]) for r in rows], [("0", "1")])
+
+    def test_monitor_piped_watch(self):
+        # piped: one header, then each sample's rows with their time
+        p = run(["monitor", "-g", "0,1", "-w", "0.05", "-n", "3"], timeout=30)
+        self.assertEqual(p.returncode, EXIT_OK, p.stderr)
+        lines = p.stdout.splitlines()
+        self.assertTrue(lines[0].startswith("TIME"), lines[0])
+        self.assertEqual(len(lines), 1 + 3 * 2)
+        self.assertEqual(len({ln.split()[0] for ln in lines[1:]}), 3, "three sample times")
+        self.assertNotIn("\033", p.stdout)
+        # NDJSON too
+        p = run(["monitor", "--json", "-w", "0.05", "-n", "2"], timeout=30)
+        self.assertEqual([json.loads(ln)["command"] for ln in p.stdout.splitlines()],
+                         ["monitor", "monitor"])
+
+    def test_monitor_terminal_redraws(self):
+        # on a terminal each sample clears the screen and draws the table again
+        master, slave = pty.openpty()
+        env = {k: v for k, v in os.environ.items() if k not in ("AMDSMI_DEV_ROOT",)}
+        env["AMDSMI_SYSFS_ROOT"] = tree(SPX)
+        proc = subprocess.Popen([AMDSMI, "monitor", "-w", "0.05", "-n", "3"], env=env,
+                                stdout=slave, stderr=subprocess.PIPE)
+        os.close(slave)
+        out = b""
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            out += chunk
+        os.close(master)
+        self.assertEqual(proc.wait(timeout=30), EXIT_OK, proc.stderr.read())
+        proc.stderr.close()
+        text = out.decode()
+        self.assertEqual(text.count("\033[H\033[2J"), 3, "one redraw per sample")
+        self.assertEqual(text.count("POWER (W)"), 3, "the whole table each time")
+        self.assertNotIn("TIME", text)
 
     def test_watch_every_read_verb(self):
         # list, metric, partition, power and sriov watch (static never changes): NDJSON,
