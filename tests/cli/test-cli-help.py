@@ -28,7 +28,7 @@ AMDSMI_SIM = os.environ.get("AMDSMI_SIM", "")
 SPX = "mi300x-8-spx"
 CPX = "mi300x-8-cpx"
 EXIT_OK, EXIT_USAGE = 0, 2
-VERB_NAMES = ["list", "static", "metric", "partition", "power", "sriov", "vm", "set", "reset",
+VERB_NAMES = ["list", "static", "metric", "monitor", "partition", "power", "sriov", "vm", "set", "reset",
               "apply", "reload", "history", "help"]
 
 
