@@ -177,8 +177,10 @@ json_object *static_gpu(const struct doc_query *q, size_t index, struct amdsmi_g
                  json_object_new_string(amdsmi_role_to_string(amdsmi_gpu_get_role(gpu))));
         json_set(o, "driver",
                  json_object_new_string(amdsmi_driver_to_string(amdsmi_gpu_get_driver(gpu))));
+        /* deprecated for driver; "none" without a driver, as driver says it */
         driver_name = amdsmi_gpu_get_driver_name(gpu);
-        json_set(o, "driver_name", json_string_or_null(driver_name));
+        json_set(o, "driver_name",
+                 json_object_new_string(driver_name && *driver_name ? driver_name : "none"));
         json_set(o, "physfn_bdf", json_string_or_null(amdsmi_gpu_get_physfn_bdf(gpu)));
         json_set(o, "numa_node", int_or_null(amdsmi_gpu_get_numa_node(gpu)));
         json_set(o, "card_minor", int_or_null(amdsmi_gpu_get_card_minor(gpu)));
