@@ -125,6 +125,7 @@ static json_object *static_partition(struct amdsmi_partition *p, unsigned pi) {
         json_object *e = json_object_new_object();
         char gfx[16];
         uint64_t uid;
+        int r;
 
         if (!e)
                 return NULL;
@@ -138,11 +139,8 @@ static json_object *static_partition(struct amdsmi_partition *p, unsigned pi) {
         json_set(e, "memory_bytes", json_u64_or_null(amdsmi_partition_get_memory_bytes(p)));
         json_set(e, "gfx_target_version",
                  json_object_new_uint64(amdsmi_partition_get_gfx_target_version(p)));
-        json_set(e, "gfx_target",
-                 format_gfx_target(amdsmi_partition_get_gfx_target_version(p), gfx,
-                                   sizeof(gfx)) == 0
-                         ? json_object_new_string(gfx)
-                         : NULL);
+        r = format_gfx_target(amdsmi_partition_get_gfx_target_version(p), gfx, sizeof(gfx));
+        json_set(e, "gfx_target", r == 0 ? json_object_new_string(gfx) : NULL);
         uid = amdsmi_partition_get_unique_id(p);
         json_set(e, "unique_id", uid ? json_hex(uid, 16) : NULL);
         return e;
