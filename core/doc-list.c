@@ -42,7 +42,8 @@ json_object *list_gpu(const struct doc_query *q, size_t index, struct amdsmi_gpu
                 return NULL;
         json_set(o, "partition_count", gpu_partition_count(q->report, (int) index, gpu));
         gpu_add_partition_modes(q->report, (int) index, gpu, o, true);
-        json_set(o, "unique_id", doc_unique_id(amdsmi_gpu_get_string(gpu, AMDSMI_STRING_UNIQUE_ID)));
+        json_set(o, "unique_id",
+                 doc_unique_id(amdsmi_gpu_get_string(gpu, AMDSMI_STRING_UNIQUE_ID)));
         return o;
 }
 

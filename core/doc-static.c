@@ -81,9 +81,10 @@ static json_object *static_firmware(const struct doc_query *q, int index, struct
                         break;
                 json_set(e, "name", json_string_or_null(fw[i].name));
                 json_set(e, "version", json_u64_or_null(fw[i].version));
-                json_set(e, "version_hex", format_firmware_hex(fw[i].version, hex, sizeof(hex)) == 0
-                                                   ? json_object_new_string(hex)
-                                                   : NULL);
+                json_set(e, "version_hex",
+                         format_firmware_hex(fw[i].version, hex, sizeof(hex)) == 0
+                                 ? json_object_new_string(hex)
+                                 : NULL);
                 json_set(e, "version_dotted",
                          format_firmware_dotted(fw[i].name, fw[i].version, dotted,
                                                 sizeof(dotted)) == 0
@@ -185,7 +186,8 @@ json_object *static_gpu(const struct doc_query *q, size_t index, struct amdsmi_g
         json_set(o, "render_minor", int_or_null(amdsmi_gpu_get_render_minor(gpu)));
         hive = amdsmi_gpu_get_hive_id(gpu);
         json_set(o, "hive_id", hive ? json_hex(hive, 16) : NULL);
-        json_set(o, "unique_id", doc_unique_id(amdsmi_gpu_get_string(gpu, AMDSMI_STRING_UNIQUE_ID)));
+        json_set(o, "unique_id",
+                 doc_unique_id(amdsmi_gpu_get_string(gpu, AMDSMI_STRING_UNIQUE_ID)));
         json_set(o, "serial_number", gpu_string(gpu, AMDSMI_STRING_SERIAL));
 
         json_set(fru, "product_name", gpu_string(gpu, AMDSMI_STRING_PRODUCT_NAME));

@@ -53,8 +53,7 @@ static void test_firmware(void **state) {
         assert_string_equal(buf, "85.115.0");
         assert_int_equal(format_firmware_dotted("smc", 0x05557302, buf, sizeof(buf)), 0);
         assert_string_equal(buf, "5.85.115.2");
-        assert_int_equal(format_firmware_dotted("smc", 0x100000000ULL, buf, sizeof(buf)),
-                         -EINVAL);
+        assert_int_equal(format_firmware_dotted("smc", 0x100000000ULL, buf, sizeof(buf)), -EINVAL);
         assert_int_equal(format_firmware_dotted("sos", 0x210e64, buf, sizeof(buf)), -EOPNOTSUPP);
         assert_int_equal(format_firmware_dotted("mec", 0x9b, buf, sizeof(buf)), -EOPNOTSUPP);
         assert_int_equal(format_firmware_dotted(NULL, 0x9b, buf, sizeof(buf)), -EOPNOTSUPP);
