@@ -79,8 +79,16 @@ static json_object *row(struct plan *p, size_t index, const char *bdf, const cha
         return o;
 }
 
+/* W as every document writes them: exact, whole numbers without a point ("600", "450.5") */
 static json_object *watts(uint64_t uw) {
-        return json_object_new_double((double) uw / 1e6);
+        return json_scaled_u64(uw, 6);
+}
+
+/* The same number in a message; "?" if unknown. */
+static const char *watts_text(uint64_t uw, char *buf, size_t len) {
+        if (uw == AMDSMI_NA || format_scaled_u64(uw, 6, buf, len) < 0)
+                snprintf(buf, len, "?");
+        return buf;
 }
 
 static void plan_partition(struct plan *p, size_t i, struct amdsmi_gpu *gpu,
@@ -162,6 +170,7 @@ static void plan_power(struct plan *p, size_t i, struct amdsmi_gpu *gpu,
         struct amdsmi_power_info info = { .size = sizeof(info) };
         struct power_sources src;
         json_object *now, *des;
+        char lo[32], hi[32];
 
         if (!want->power_cap_set)
                 return;
@@ -176,9 +185,9 @@ static void plan_power(struct plan *p, size_t i, struct amdsmi_gpu *gpu,
         }
         if (info.floor_uw != AMDSMI_NA && info.ceiling_uw != AMDSMI_NA &&
             (want->power_cap_uw < info.floor_uw || want->power_cap_uw > info.ceiling_uw)) {
-                row(p, i, bdf, "power_cap", now, des, "invalid",
-                    "outside the GPU's range %.0f-%.0f W", (double) info.floor_uw / 1e6,
-                    (double) info.ceiling_uw / 1e6);
+                row(p, i, bdf, "power_cap", now, des, "invalid", "outside the GPU's range %s-%s W",
+                    watts_text(info.floor_uw, lo, sizeof(lo)),
+                    watts_text(info.ceiling_uw, hi, sizeof(hi)));
                 worse(p, -ERANGE);
                 return;
         }
@@ -186,8 +195,8 @@ static void plan_power(struct plan *p, size_t i, struct amdsmi_gpu *gpu,
         if (state && state_get_power(state, bdf, &src) == 0 && src.host.present &&
             strcmp(power_source_origin(POWER_SOURCE_HOST, src.host.setter), "config") != 0) {
                 row(p, i, bdf, "power_cap", now, des, "overridden",
-                    "a host cap of %.3f W set at run time wins until amdsmi power clear --host",
-                    (double) src.host.uw / 1e6);
+                    "a host cap of %s W set at run time wins until amdsmi power clear --host",
+                    watts_text(src.host.uw, lo, sizeof(lo)));
                 return;
         }
         if (info.ppt0.cap.error == 0 && info.ppt0.cap.uw / 1000000 == want->power_cap_uw / 1000000)

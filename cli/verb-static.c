@@ -23,7 +23,7 @@ static const struct column_def static_columns[] = {
         { "is_vf", "VF", "is_vf", 0 },
         { "role", "ROLE", "role", 0 },
         { "driver", "DRIVER", "driver", 0 },
-        { "driver_name", "DRIVER NAME", "driver_name", 0 },
+        { "driver_name", NULL, "driver_name", 0 }, /* deprecated: the table shows DRIVER */
         { "physfn_bdf", "PF BDF", "physfn_bdf", 0 },
         { "numa_node", "NUMA NODE", "numa_node", 0 },
         { "card_minor", "CARD MINOR", "card_minor", 0 },
@@ -56,6 +56,7 @@ static const struct column_def static_columns[] = {
         { "partition_xcc_count", NULL, "partitions[].xcc_count", 0 },
         { "partition_memory_bytes", NULL, "partitions[].memory_bytes", 0 },
         { "partition_gfx_target_version", NULL, "partitions[].gfx_target_version", 0 },
+        { "partition_gfx_target", NULL, "partitions[].gfx_target", 0 },
         { "partition_unique_id", NULL, "partitions[].unique_id", 0 },
 };
 
@@ -68,13 +69,14 @@ static const struct column_def partition_columns[] = {
         { NULL, "SIMDS", "simd_count", 0 },
         { NULL, "XCCS", "xcc_count", 0 },
         { NULL, "MEMORY (MiB)", "memory_bytes", COLUMN_MIB },
-        { NULL, "GFX TARGET", "gfx_target_version", 0 },
+        { NULL, "GFX TARGET", "gfx_target", 0 },
         { NULL, "UNIQUE ID", "unique_id", 0 },
 };
 
 static const struct column_def firmware_columns[] = {
         { NULL, "FIRMWARE", "name", 0 },
-        { NULL, "VERSION", "version", COLUMN_HEX },
+        { NULL, "VERSION", "version_hex", 0 },
+        { NULL, "DECODED", "version_dotted", 0 },
         { NULL, "SOURCE", "source", 0 },
 };
 
@@ -98,7 +100,7 @@ static int add_firmware_columns(struct columns *cols, json_object *gpus) {
                         snprintf(col, sizeof(col), "fw_%s", key);
                         if (columns_has(cols, col))
                                 continue;
-                        snprintf(path, sizeof(path), "firmware[name=%s].version", s);
+                        snprintf(path, sizeof(path), "firmware[name=%s].version_hex", s);
                         r = columns_add(cols, col, NULL, path, 0);
                         if (r < 0) {
                                 json_object_put(fw);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decode.h"
 #include "documents.h"
 
 json_object *doc_gpu_new(size_t index, struct amdsmi_gpu *gpu) {
@@ -24,6 +25,16 @@ json_object *doc_gpu_new(size_t index, struct amdsmi_gpu *gpu) {
         return o;
 }
 
+json_object *doc_unique_id(const char *s) {
+        char buf[24];
+
+        if (!s)
+                return NULL;
+        if (format_unique_id(s, buf, sizeof(buf)) < 0)
+                return json_object_new_string(s);
+        return json_object_new_string(buf);
+}
+
 json_object *list_gpu(const struct doc_query *q, size_t index, struct amdsmi_gpu *gpu) {
         json_object *o = doc_gpu_new(index, gpu);
 
@@ -32,7 +43,7 @@ json_object *list_gpu(const struct doc_query *q, size_t index, struct amdsmi_gpu
         json_set(o, "partition_count", gpu_partition_count(q->report, (int) index, gpu));
         gpu_add_partition_modes(q->report, (int) index, gpu, o, true);
         json_set(o, "unique_id",
-                 json_string_or_null(amdsmi_gpu_get_string(gpu, AMDSMI_STRING_UNIQUE_ID)));
+                 doc_unique_id(amdsmi_gpu_get_string(gpu, AMDSMI_STRING_UNIQUE_ID)));
         return o;
 }
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decode.h"
 #include "documents.h"
 
 /* Library units → output units, as powers of ten. */
@@ -200,6 +201,25 @@ static json_object *u64_array(const uint64_t *v, size_t n, unsigned pow10) {
 
 #define U64_ARRAY(field, pow10) u64_array((field), ELEMENTSOF(field), (pow10))
 
+/* The number of slots up to the last one with a value (0: none has one). */
+static size_t used_slots(const uint64_t *v, size_t n) {
+        while (n > 0 && v[n - 1] == AMDSMI_NA)
+                n--;
+        return n;
+}
+
+/* Exactly @n counters (unavailable ones null); null if no slot has a value. */
+static json_object *u64_array_n(const uint64_t *v, size_t n) {
+        json_object *a;
+
+        if (used_slots(v, n) == 0)
+                return NULL;
+        a = json_object_new_array();
+        for (size_t i = 0; a && i < n; i++)
+                json_object_array_add(a, json_u64_or_null(v[i]));
+        return a;
+}
+
 static bool all_na(const uint64_t *const *v, size_t n) {
         for (size_t i = 0; i < n; i++)
                 if (*v[i] != AMDSMI_NA)
@@ -230,6 +250,7 @@ static json_object *metrics_pcie(const struct amdsmi_gpu_metrics *m) {
         json_set(o, "width", json_u64_or_null(m->pcie_link_width));
         json_set(o, "speed_gts", json_scaled_u64(m->pcie_link_speed_mts, MILLI));
         json_set(o, "bandwidth_acc_gb_per_s", json_u64_or_null(m->pcie_bandwidth_acc));
+        json_set(o, "bandwidth_gb_per_s_acc", json_u64_or_null(m->pcie_bandwidth_acc));
         json_set(o, "bandwidth_inst_gb_per_s", json_u64_or_null(m->pcie_bandwidth_inst));
         json_set(o, "l0_to_recov_count_acc", json_u64_or_null(m->pcie_l0_to_recov_count_acc));
         json_set(o, "replay_count_acc", json_u64_or_null(m->pcie_replay_count_acc));
@@ -241,27 +262,50 @@ static json_object *metrics_pcie(const struct amdsmi_gpu_metrics *m) {
         return o;
 }
 
+/*
+ * Every per-link array has one length, that of the links any of them reports (trailing links
+ * without a value dropped), and link_state decodes link_status (decode.h).
+ */
 static json_object *metrics_xgmi(const struct amdsmi_gpu_metrics *m) {
-        json_object *o, *rd, *wr, *st;
+        const size_t used[] = {
+                used_slots(m->xgmi_read_data_kb, ELEMENTSOF(m->xgmi_read_data_kb)),
+                used_slots(m->xgmi_write_data_kb, ELEMENTSOF(m->xgmi_write_data_kb)),
+                used_slots(m->xgmi_link_status, ELEMENTSOF(m->xgmi_link_status)),
+        };
+        json_object *o, *rd, *wr, *st, *state = NULL;
+        size_t n = 0;
 
-        rd = U64_ARRAY(m->xgmi_read_data_kb, 0);
-        wr = U64_ARRAY(m->xgmi_write_data_kb, 0);
-        st = U64_ARRAY(m->xgmi_link_status, 0);
+        for (size_t i = 0; i < ELEMENTSOF(used); i++)
+                n = used[i] > n ? used[i] : n;
+        rd = u64_array_n(m->xgmi_read_data_kb, n);
+        wr = u64_array_n(m->xgmi_write_data_kb, n);
+        st = u64_array_n(m->xgmi_link_status, n);
         if (m->xgmi_link_width == AMDSMI_NA && m->xgmi_link_speed_gbps == AMDSMI_NA && !rd && !wr &&
             !st)
                 return NULL;
+        if (st) {
+                state = json_object_new_array();
+                for (size_t i = 0; state && i < n; i++) {
+                        const char *w = xgmi_link_status_to_string(m->xgmi_link_status[i]);
+
+                        json_object_array_add(state, w ? json_object_new_string(w) : NULL);
+                }
+        }
         o = json_object_new_object();
         if (!o) {
                 json_object_put(rd);
                 json_object_put(wr);
                 json_object_put(st);
+                json_object_put(state);
                 return NULL;
         }
         json_set(o, "width", json_u64_or_null(m->xgmi_link_width));
         json_set(o, "speed_gbps", json_u64_or_null(m->xgmi_link_speed_gbps));
+        json_set(o, "links", n ? json_object_new_uint64(n) : NULL);
         json_set(o, "read_data_kb", rd);
         json_set(o, "write_data_kb", wr);
         json_set(o, "link_status", st);
+        json_set(o, "link_state", state);
         return o;
 }
 

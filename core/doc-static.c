@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decode.h"
 #include "documents.h"
 
 static json_object *int_or_null(int v) {
@@ -60,6 +61,7 @@ static json_object *static_memory(const struct doc_query *q, int index, struct a
 
 static json_object *static_firmware(const struct doc_query *q, int index, struct amdsmi_gpu *gpu) {
         const struct amdsmi_firmware *fw = NULL;
+        char hex[24], dotted[24];
         json_object *a;
         int r;
 
@@ -79,6 +81,15 @@ static json_object *static_firmware(const struct doc_query *q, int index, struct
                         break;
                 json_set(e, "name", json_string_or_null(fw[i].name));
                 json_set(e, "version", json_u64_or_null(fw[i].version));
+                json_set(e, "version_hex",
+                         format_firmware_hex(fw[i].version, hex, sizeof(hex)) == 0
+                                 ? json_object_new_string(hex)
+                                 : NULL);
+                json_set(e, "version_dotted",
+                         format_firmware_dotted(fw[i].name, fw[i].version, dotted,
+                                                sizeof(dotted)) == 0
+                                 ? json_object_new_string(dotted)
+                                 : NULL);
                 json_set(e, "source", json_object_new_string(fw[i].from_ioctl ? "ioctl" : "sysfs"));
                 json_object_array_add(a, e);
         }
@@ -113,7 +124,9 @@ json_object *doc_partitions(const struct doc_query *q, size_t index, struct amds
 
 static json_object *static_partition(struct amdsmi_partition *p, unsigned pi) {
         json_object *e = json_object_new_object();
+        char gfx[16];
         uint64_t uid;
+        int r;
 
         if (!e)
                 return NULL;
@@ -127,6 +140,8 @@ static json_object *static_partition(struct amdsmi_partition *p, unsigned pi) {
         json_set(e, "memory_bytes", json_u64_or_null(amdsmi_partition_get_memory_bytes(p)));
         json_set(e, "gfx_target_version",
                  json_object_new_uint64(amdsmi_partition_get_gfx_target_version(p)));
+        r = format_gfx_target(amdsmi_partition_get_gfx_target_version(p), gfx, sizeof(gfx));
+        json_set(e, "gfx_target", r == 0 ? json_object_new_string(gfx) : NULL);
         uid = amdsmi_partition_get_unique_id(p);
         json_set(e, "unique_id", uid ? json_hex(uid, 16) : NULL);
         return e;
@@ -161,15 +176,18 @@ json_object *static_gpu(const struct doc_query *q, size_t index, struct amdsmi_g
                  json_object_new_string(amdsmi_role_to_string(amdsmi_gpu_get_role(gpu))));
         json_set(o, "driver",
                  json_object_new_string(amdsmi_driver_to_string(amdsmi_gpu_get_driver(gpu))));
+        /* deprecated for driver; "none" without a driver, as driver says it */
         driver_name = amdsmi_gpu_get_driver_name(gpu);
-        json_set(o, "driver_name", json_string_or_null(driver_name));
+        json_set(o, "driver_name",
+                 json_object_new_string(driver_name && *driver_name ? driver_name : "none"));
         json_set(o, "physfn_bdf", json_string_or_null(amdsmi_gpu_get_physfn_bdf(gpu)));
         json_set(o, "numa_node", int_or_null(amdsmi_gpu_get_numa_node(gpu)));
         json_set(o, "card_minor", int_or_null(amdsmi_gpu_get_card_minor(gpu)));
         json_set(o, "render_minor", int_or_null(amdsmi_gpu_get_render_minor(gpu)));
         hive = amdsmi_gpu_get_hive_id(gpu);
         json_set(o, "hive_id", hive ? json_hex(hive, 16) : NULL);
-        json_set(o, "unique_id", gpu_string(gpu, AMDSMI_STRING_UNIQUE_ID));
+        json_set(o, "unique_id",
+                 doc_unique_id(amdsmi_gpu_get_string(gpu, AMDSMI_STRING_UNIQUE_ID)));
         json_set(o, "serial_number", gpu_string(gpu, AMDSMI_STRING_SERIAL));
 
         json_set(fru, "product_name", gpu_string(gpu, AMDSMI_STRING_PRODUCT_NAME));

@@ -38,6 +38,10 @@ typedef json_object *(*doc_gpu_fn)(const struct doc_query *q, size_t index,
  * (NULL on -ENOMEM). */
 json_object *doc_gpu_new(size_t index, struct amdsmi_gpu *gpu);
 
+/* A unique_id as every document spells it (format_unique_id(): "0x" and 16 hex digits); a
+ * value that is no hex number as it is; NULL (JSON null) for NULL. */
+json_object *doc_unique_id(const char *s);
+
 /* A GPU's object of each read document (NULL on -ENOMEM). */
 json_object *list_gpu(const struct doc_query *q, size_t index, struct amdsmi_gpu *gpu);
 json_object *static_gpu(const struct doc_query *q, size_t index, struct amdsmi_gpu *gpu);

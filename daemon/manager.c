@@ -336,7 +336,7 @@ static json_object *cached_entry(struct dgpu *g) {
         json_object_object_add(o, "partition_count", NULL);
         json_object_object_add(o, "compute_mode", string_or_null(g->compute_mode));
         json_object_object_add(o, "memory_mode", string_or_null(g->memory_mode));
-        json_object_object_add(o, "unique_id", string_or_null(g->unique_id));
+        json_object_object_add(o, "unique_id", doc_unique_id(g->unique_id));
         json_object_object_add(o, "object_path", json_object_new_string(g->path));
         return o;
 }

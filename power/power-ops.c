@@ -344,6 +344,10 @@ static void view_fill(json_object *o, const struct power_view *v) {
         json_set(o, "cap_min_w", value_w(&v->info.ppt0.min));
         json_set(o, "cap_max_w", value_w(&v->info.ppt0.max));
         json_set(o, "cap_default_w", value_w(&v->info.ppt0.def));
+        /* what a write accepts: [max(cap_min, 1 W), min(cap_max, 4294.967295 W)], the
+         * library's range, which the table's RANGE shows too */
+        json_set(o, "cap_settable_min_w", json_w(v->info.floor_uw));
+        json_set(o, "cap_settable_max_w", json_w(v->info.ceiling_uw));
         json_set(o, "ppt1", v->info.ppt1_present ? limit_object(&v->info.ppt1) : NULL);
 
         /* What holds: the device's cap where it has one, else (gim) the model. */
@@ -353,6 +357,9 @@ static void view_fill(json_object *o, const struct power_view *v) {
         json_set(o, "effective_w", json_w(effective));
         json_set(o, "effective_source", json_string_or_null(power_view_effective_source(v)));
         json_set(o, "modelled_cap_w", ok ? json_w(e->effective_uw) : NULL);
+        /* binding is the source that binds the model; an external limiter or an outside writer
+         * can hold the device below or above it: cap_held_by says which holds it now */
+        json_set(o, "cap_held_by", json_string_or_null(power_view_effective_source(v)));
         json_set(o, "binding",
                  ok && e->binding != POWER_SOURCE_NONE
                          ? json_object_new_string(power_source_kind_to_string(e->binding))
@@ -435,15 +442,13 @@ void power_gpu_object_add_text(json_object *o) {
 
         json_object_object_get_ex(o, "sources", &sources);
         json_set(o, "sources_text", sources_text(sources));
-        if (json_uw(o, "cap_min_w", &lo) == 0 && json_uw(o, "cap_max_w", &hi) == 0) {
-                /* [max(cap_min, 1 W), min(cap_max, 4294.967295 W)], as the library computes */
-                lo = lo > POWER_FLOOR_UW ? lo : POWER_FLOOR_UW;
-                hi = hi < POWER_WRITE_MAX_UW ? hi : POWER_WRITE_MAX_UW;
-                if (format_scaled_u64(lo, 6, a, sizeof(a)) == 0 &&
-                    format_scaled_u64(hi, 6, b, sizeof(b)) == 0) {
-                        snprintf(buf, sizeof(buf), "%s-%s", a, b);
-                        range = json_object_new_string(buf);
-                }
+        /* the settable range of the document, so that the table shows what the JSON says */
+        if (json_uw(o, "cap_settable_min_w", &lo) == 0 &&
+            json_uw(o, "cap_settable_max_w", &hi) == 0 &&
+            format_scaled_u64(lo, 6, a, sizeof(a)) == 0 &&
+            format_scaled_u64(hi, 6, b, sizeof(b)) == 0) {
+                snprintf(buf, sizeof(buf), "%s-%s", a, b);
+                range = json_object_new_string(buf);
         }
         json_set(o, "range_text", range);
 }

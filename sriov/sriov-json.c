@@ -151,7 +151,8 @@ static json_object *vf_json(struct report *rep, const struct gpu_set *set, size_
         json_set(o, "gpu", k < 0 ? NULL : json_object_new_int(k));
         json_set(o, "bdf", json_object_new_string(v->bdf));
         json_set(o, "index", json_object_new_uint64(v->index));
-        json_set(o, "driver", str_or_null(v->driver));
+        /* "none" when unbound, as list and static say it (amdsmi_driver_to_string()) */
+        json_set(o, "driver", json_object_new_string(sriov_or_none(v->driver)));
         json_set(o, "driver_override", str_or_null(v->driver_override));
         json_set(o, "iommu_group", v->iommu_group < 0 ? NULL : json_object_new_int(v->iommu_group));
         json_set(o, "vfio_viable", json_object_new_boolean(v->vfio_viable));
@@ -894,8 +895,8 @@ static json_object *bind_report_json(const struct amdsmi_vf_bind_report *rep) {
                 return NULL;
         json_set(o, "stage", json_object_new_string(amdsmi_sriov_stage_to_string(rep->stage)));
         json_set(o, "error", report_errno_json(rep->error));
-        json_set(o, "driver_before", str_or_null(rep->driver_before));
-        json_set(o, "driver_after", str_or_null(rep->driver_after));
+        json_set(o, "driver_before", json_object_new_string(sriov_or_none(rep->driver_before)));
+        json_set(o, "driver_after", json_object_new_string(sriov_or_none(rep->driver_after)));
         json_set(o, "override_before", str_or_null(rep->override_before));
         json_set(o, "override_after", str_or_null(rep->override_after));
         json_set(o, "changed", json_object_new_boolean(rep->changed));

@@ -227,13 +227,14 @@ json_object *vm_reservation_json(const struct vm_reservation *v, vm_lookup_fn lo
                 set(e, "gpu", have_g ? json_object_new_uint64(gi) : NULL);
                 set(e, "pf_bdf", json_object_new_string(f->pf));
                 set(e, "pf_gpu", have_p ? json_object_new_uint64(pi) : NULL);
-                set(e, "driver", have_g && drv && drv[0] && strcmp(drv, "none") != 0
-                                              ? json_object_new_string(drv)
-                                              : NULL);
+                /* an unbound VF's driver is "none", as in every verb; null: the VF is gone */
+                set(e, "driver",
+                    have_g ? json_object_new_string(drv && drv[0] ? drv : "none") : NULL);
                 set(e, "bound_by_amdsmid", json_object_new_boolean(f->bound));
                 set(e, "driver_before",
-                         f->bound && f->driver_before[0] ? json_object_new_string(f->driver_before)
-                                                         : NULL);
+                    f->bound ? json_object_new_string(f->driver_before[0] ? f->driver_before
+                                                                          : "none")
+                             : NULL);
                 set(e, "cap_w", cap_w(f->cap_uw));
                 json_object_array_add(vfs, e);
                 for (size_t k = 0; k < n_pfs; k++)

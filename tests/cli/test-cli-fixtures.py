@@ -72,6 +72,7 @@ GM_SCALARS = {
     ("pcie", "width"): (["pcie_link_width"], 1),
     ("pcie", "speed_gts"): (["pcie_link_speed"], Fraction(1, 10)),
     ("pcie", "bandwidth_acc_gb_per_s"): (["pcie_bandwidth_acc"], 1),
+    ("pcie", "bandwidth_gb_per_s_acc"): (["pcie_bandwidth_acc"], 1),
     ("pcie", "bandwidth_inst_gb_per_s"): (["pcie_bandwidth_inst"], 1),
     ("pcie", "l0_to_recov_count_acc"): (["pcie_l0_to_recov_count_acc"], 1),
     ("pcie", "replay_count_acc"): (["pcie_replay_count_acc"], 1),
@@ -108,6 +109,7 @@ GM_DERIVED = {
     ("throttle", "xcc_below_host_limit_ppt_acc"), ("throttle", "xcc_below_host_limit_thm_acc"),
     ("throttle", "xcc_below_host_limit_total_acc"), ("throttle", "xcc_low_utilization_acc"),
     ("attributes",),
+    ("xgmi", "links"), ("xgmi", "link_state"),
 }
 # The per-XCC arrays of the whole GPU: CLI path -> the xcp_stats field of each partition
 # (v1.7's single gfx_below_host_limit_acc is the total one)
@@ -185,6 +187,33 @@ def hexid(v, digits):
     return "0x%0*x" % (digits, v)
 
 
+def unique_id(text):
+    """The one spelling of a unique_id in every verb: 0x and 16 lower-case hex digits."""
+    return None if text is None else hexid(int(text, 16), 16)
+
+
+def gfx_target(version):
+    """KFD's gfx_target_version as its LLVM name: 90402 -> gfx942, 90010 -> gfx90a."""
+    return "gfx%d%x%x" % (version // 10000, version // 100 % 100, version % 100)
+
+
+def smc_dotted(version):
+    """The kernel's decoding of the SMC (PMFW) version: [program.]major.minor.debug."""
+    b = [(version >> s) & 0xff for s in (24, 16, 8, 0)]
+    return ".".join(str(x) for x in (b if b[0] else b[1:]))
+
+
+def trim(items):
+    """An array without its trailing nulls (None if nothing is left)."""
+    items = list(items)
+    while items and items[-1] is None:
+        items.pop()
+    return items or None
+
+
+XGMI_STATE = {0: "down", 1: "up", 2: "n/a", None: "n/a"}
+
+
 def link_speed_gts(text):
     """"32.0 GT/s PCIe" -> 32 (GT/s)."""
     return Fraction(Decimal(text.split()[0]))
@@ -246,7 +275,7 @@ class FixtureTree(unittest.TestCase):
             self.assertEqual(g["partition_count"], e["compute_partition"]["num_partitions"])
             self.assertEqual(g["compute_mode"], e["compute_partition"]["current"])
             self.assertEqual(g["memory_mode"], e["memory_partition"]["current"])
-            self.assertEqual(g["unique_id"], e["unique_id"])
+            self.assertEqual(g["unique_id"], unique_id(e["unique_id"]))
 
         self.each_gpu("list", check)
 
@@ -275,7 +304,13 @@ class FixtureTree(unittest.TestCase):
             self.assertEqual(g["card_minor"], int(e["card"][len("card"):]))
             self.assertEqual(g["render_minor"], int(e["render"][len("renderD"):]))
             self.assertEqual(g["hive_id"], hexid(hive, 16) if hive else None)
-            self.assertEqual(g["unique_id"], e["unique_id"])
+            self.assertEqual(g["unique_id"], unique_id(e["unique_id"]))
+            # the partitions' unique_id is spelled as the GPU's
+            for q in g["partitions"] or []:
+                if q["unique_id"] is not None:
+                    self.assertRegex(q["unique_id"], r"^0x[0-9a-f]{16}$")
+            if g["unique_id"] is not None:
+                self.assertRegex(g["unique_id"], r"^0x[0-9a-f]{16}$")
             self.assertEqual(g["serial_number"], e["serial"])
             fru = e["fru"] or {}
             self.assertEqual(g["fru"], {k: or_null(fru.get(k)) for k in
@@ -314,6 +349,15 @@ class FixtureTree(unittest.TestCase):
             fw = g["firmware"]
             self.assertIsNotNone(fw)
             self.assertEqual({f["name"]: f["version"] for f in fw}, e["firmware"])
+            # one form: the hex string the table shows, the dotted form where it is known
+            for f in fw:
+                with self.subTest(firmware=f["name"]):
+                    self.assertEqual(f["version_hex"], "0x%x" % f["version"])
+                    self.assertEqual(f["version_dotted"],
+                                     smc_dotted(f["version"]) if f["name"] == "smc" else None)
+            if "smc" in e["firmware"]:
+                self.assertRegex(next(f for f in fw if f["name"] == "smc")["version_dotted"],
+                                 r"^[0-9]+\.[0-9]+\.[0-9]+$")
             self.assertEqual(len(fw), len(e["firmware"]), "a firmware listed twice")
             # AMDSMI_DEV_ROOT is unset: nothing may come from the INFO ioctl
             self.assertEqual({f["source"] for f in fw}, {"sysfs"})
@@ -338,6 +382,8 @@ class FixtureTree(unittest.TestCase):
                     self.assertEqual(q["xcc_count"], p["num_xcc"])
                     self.assertEqual(q["memory_bytes"], p["memory_bytes"])
                     self.assertEqual(q["gfx_target_version"], p["gfx_target_version"])
+                    self.assertEqual(q["gfx_target"], gfx_target(p["gfx_target_version"]))
+                    self.assertIn(q["gfx_target"], ("gfx942", "gfx950"))
                     self.assertEqual(q["unique_id"],
                                      hexid(p["unique_id"], 16) if p["unique_id"] else None)
             self.assertEqual(sum(p["num_xcc"] for p in parts),
@@ -493,6 +539,8 @@ class FixtureTree(unittest.TestCase):
                 with self.subTest(field=".".join(path)):
                     shown.add(name)
                     val = lookup(path)
+                    if val is not None and path[0] == "xgmi":
+                        val = trim(val)  # padded to the length of every per-link array
                     self.assertEqual(None if val is None else [exact(x) for x in val],
                                      na_array(f.get(name)))
             for grp in GM_NULLABLE_GROUPS:
@@ -506,6 +554,31 @@ class FixtureTree(unittest.TestCase):
             self.assertEqual({n for n in f if not n.startswith("padding")}
                              - shown - GM_NOT_SHOWN, set(),
                              "gpu_metrics fields the CLI does not show")
+
+        self.each_gpu("metric", check)
+
+    def test_gpu_metrics_xgmi_links(self):
+        """Every per-link array has one length (links), link_state decodes link_status."""
+        def check(e, g):
+            x = (g["gpu_metrics"] or {}).get("xgmi")
+            if x is None:
+                return
+            f = e["gpu_metrics"]["fields"]
+            arrays = {k: x[k] for k in ("read_data_kb", "write_data_kb", "link_status",
+                                         "link_state") if x[k] is not None}
+            if not arrays:
+                self.assertIsNone(x["links"])
+                return
+            self.assertEqual({k: len(v) for k, v in arrays.items()},
+                             {k: x["links"] for k in arrays})
+            want = max(len(na_array(f.get(n)) or []) for n in
+                       ("xgmi_read_data_acc", "xgmi_write_data_acc", "xgmi_link_status"))
+            self.assertEqual(x["links"], want)
+            raw = f.get("xgmi_link_status")
+            if na_array(raw) is None:
+                self.assertIsNone(x["link_state"])
+            else:
+                self.assertEqual(x["link_state"], [XGMI_STATE[v] for v in raw[:want]])
 
         self.each_gpu("metric", check)
 

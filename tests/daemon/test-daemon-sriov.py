@@ -358,7 +358,7 @@ class Case(unittest.TestCase):
                              ("vfio-pci", "vfio-pci", True, None))
             self.assertEqual(self.driver(m, vf), "vfio-pci")
             doc = self.reply(d, P0, "ListVfs", "")
-            self.assertEqual([v["driver"] for v in doc["vfs"]], [None, "vfio-pci"])
+            self.assertEqual([v["driver"] for v in doc["vfs"]], ["none", "vfio-pci"])
             r = self.reply(d, P0, "BindVf", "st", vf, 0)
             self.assertEqual(r["messages"],
                              ["%s: vfio-pci (bound to vfio-pci already, nothing to do)" % vf])
@@ -444,7 +444,7 @@ class Case(unittest.TestCase):
             self.assertEqual(via["result"]["errno"], "EBUSY")
             self.assertIn("held by %d (sleep)" % holder.pid, via["result"]["message"])
             r = self.reply(d, P0, "ReleaseVf", "st", vf, FORCE)
-            self.assertEqual(r["report"]["driver_after"], None)
+            self.assertEqual(r["report"]["driver_after"], "none")
             self.assertIsNone(self.driver(m, vf))
 
     def test_bad_vf_arguments(self):

@@ -105,7 +105,7 @@ class Vm(unittest.TestCase):
             self.assertEqual((v["name"], v["uuid"], v["cap_w"]), ("web1", UUID1, 450))
             self.assertEqual([(f["bdf"], f["pf_bdf"], f["bound_by_amdsmid"], f["driver"])
                               for f in v["vfs"]],
-                             [(vfs[0], GPU0, True, "vfio-pci"), (vfs[1], GPU0, False, None)])
+                             [(vfs[0], GPU0, True, "vfio-pci"), (vfs[1], GPU0, False, "none")])
             self.assertEqual(v["power"], [{"pf_bdf": GPU0, "source": "vm", "key": "web1",
                                            "cap_w": 450}])
             # the VF count of that PF is not changed under the domain, FORCE or not
@@ -366,7 +366,7 @@ class Vm(unittest.TestCase):
             self.assertIn("web1", table[1])
             csv = d.cli("vm", "--csv").stdout.splitlines()
             self.assertEqual(csv[0], "name,uuid,vf,gpu,pf_gpu,driver,bound_by_amdsmid,cap_w")
-            self.assertEqual(csv[2], "web1,%s,%s,9,0,,false,400" % (UUID1, vfs[1]))
+            self.assertEqual(csv[2], "web1,%s,%s,9,0,none,false,400" % (UUID1, vfs[1]))
             # release: only with --force, by name or UUID, through amdsmid
             p = d.cli("vm", "release", "web1", status=2)
             self.assertIn("--force", p.stderr)

@@ -54,6 +54,30 @@ class Cli(unittest.TestCase):
                 doc = self.run_cli(m, "static", "--json")
                 self.assertEqual(len(doc["gpus"]), count)
 
+    def test_xgmi_links_one_length(self):
+        """The simulated tables leave the last link without data (all ones) but with a status
+        (2, not available): every per-link array still has one entry per link."""
+        for name in ("mi300x-8", "mi300x-8-dkms", "mi355x-8"):
+            with self.subTest(machine=name), Mount("-m", name, "--seed", "2") as m:
+                for g in self.run_cli(m, "metric", "--json")["gpus"]:
+                    x = g["gpu_metrics"]["xgmi"]
+                    self.assertEqual(x["links"], 8)
+                    for k in ("read_data_kb", "write_data_kb", "link_status", "link_state"):
+                        self.assertEqual(len(x[k]), 8, k)
+                    self.assertIsNone(x["read_data_kb"][7])
+                    self.assertEqual((x["link_status"][7], x["link_state"][7]), (2, "n/a"))
+                    self.assertEqual(x["link_state"][0], "up")
+
+    def test_vf_driver_none(self):
+        """An unbound VF's driver is "none" in list, static (driver and driver_name), sriov."""
+        with Mount("-m", "mi300x-gim-1vf") as m:
+            vf = self.run_cli(m, "sriov", "--json")["gpus"][0]["vfs"][0]
+            self.assertEqual(vf["driver"], "none")
+            g = self.run_cli(m, "list", "--json", "-g", vf["bdf"])["gpus"][0]
+            self.assertEqual(g["driver"], "none")
+            g = self.run_cli(m, "static", "--json", "-g", vf["bdf"])["gpus"][0]
+            self.assertEqual((g["driver"], g["driver_name"]), ("none", "none"))
+
 
     def test_sriov_presets(self):
         """PFs under gim numbered before their VFs (physfn), a VF in a VM, and the synthetic

@@ -131,6 +131,9 @@ class Case(unittest.TestCase):
                 self.assertEqual(g["control"], "hwmon")
                 self.assertEqual((g["cap_w"], g["cap_min_w"], g["cap_max_w"], g["cap_default_w"]),
                                  (750, 0, 750, 750))
+                # power1_cap_min is 0, but a write below 1 W is refused: the settable range
+                self.assertEqual((g["cap_settable_min_w"], g["cap_settable_max_w"]), (1, 750))
+                self.assertEqual(g["cap_held_by"], "default")
                 self.assertEqual((g["effective_w"], g["effective_source"], g["binding"],
                                   g["observed"], g["sources"]),
                                  (750, "default", "default", "consistent", []))
@@ -148,6 +151,12 @@ class Case(unittest.TestCase):
             self.assertEqual(len(c), 9)
             row = dict(zip(head, c[1].split(",")))
             self.assertEqual((row["cap_w"], row["effective_source"]), ("750", "default"))
+            self.assertEqual((row["cap_settable_min_w"], row["cap_settable_max_w"]), ("1", "750"))
+            # the table's RANGE is the JSON's settable range, and a write below it is refused
+            rng = t.splitlines()[1].split()[4]
+            self.assertEqual(rng, "%s-%s" % (d["gpus"][0]["cap_settable_min_w"],
+                                             d["gpus"][0]["cap_settable_max_w"]))
+            self.cli(m, "power", "set", "-g", 0, "--host", "0.999W", "--dry-run", status=7)
             # reads need no privilege and write nothing
             self.doc(m, "power", user=NOBODY)
             self.assertIsNone(self.state())
@@ -275,6 +284,8 @@ class Case(unittest.TestCase):
             self.assertEqual((g["cap_w"], g["modelled_cap_w"], g["effective_source"],
                               g["observed"], g["binding"]),
                              (400, 600, "external", "external", "host"))
+            # binding host with observed external: cap_held_by says who holds the device
+            self.assertEqual(g["cap_held_by"], "external")
             self.assertTrue(any("external limiter" in n for n in g["notes"]))
             # a change under the limiter succeeds, says so, and rolls nothing back
             d = self.doc(m, "power", "set", "-g", 0, "--vm", "a", "500W")
@@ -292,6 +303,7 @@ class Case(unittest.TestCase):
             g = self.power(m)
             self.assertEqual((g["cap_w"], g["effective_source"], g["observed"]),
                              (700, "outside-writer", "outside-writer"))
+            self.assertEqual(g["cap_held_by"], "outside-writer")
             # apply restores the model
             self.cli(m, "power", "apply", "-g", 0)
             self.assertEqual(self.power(m)["effective_source"], "vm")

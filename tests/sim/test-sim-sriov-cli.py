@@ -413,7 +413,11 @@ class Case(unittest.TestCase):
             g = self.sriov(m, "-g", 0)[0]
             self.assertEqual((g["role"], g["num_vfs"]), ("host-pf", 4))
             self.assertEqual([(v["bdf"], v["index"], v["gpu"], v["driver"]) for v in g["vfs"]],
-                             [(vf_bdf(GPU0, i), i, 8 + i, None) for i in range(4)])
+                             [(vf_bdf(GPU0, i), i, 8 + i, "none") for i in range(4)])
+            # an unbound VF's driver is "none" in every verb, never null in one of them
+            for verb in ("list", "static"):
+                d = self.doc(m, verb, "-g", vf_bdf(GPU0, 0))
+                self.assertEqual(d["gpus"][0]["driver"], "none", verb)
             self.assertEqual(len({v["iommu_group"] for v in g["vfs"]}), 4)
             self.assertEqual(len(self.sriov(m)), 8)               # VFs are no PF lines
             # 4 -> 2: 0 written first (the kernel's EBUSY rule); the table says so
@@ -729,10 +733,10 @@ class Case(unittest.TestCase):
             self.assertEqual(self.state(m), before)
             self.let_go(holder)
             doc = self.doc(m, "sriov", "bind", vf)
-            self.assertEqual(doc["gpus"][0]["report"]["driver_before"], None)
+            self.assertEqual(doc["gpus"][0]["report"]["driver_before"], "none")
             doc = self.doc(m, "sriov", "release", vf)
             self.assertEqual((doc["gpus"][0]["report"]["driver_before"],
-                              doc["gpus"][0]["report"]["driver_after"]), ("vfio-pci", None))
+                              doc["gpus"][0]["report"]["driver_after"]), ("vfio-pci", "none"))
             self.assertEqual(self.state(m), before)
 
     def test_bad_vf_arguments(self):
