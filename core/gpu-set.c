@@ -77,7 +77,7 @@ int gpu_set_resolve(struct gpu_set *s, struct amdsmi_ctx *ctx, struct selection 
                                 if (targets[at].bdf && strcasecmp(targets[at].bdf, f->bdf) == 0)
                                         break;
                 if (f->kind == SELECTOR_UNIQUE_ID)
-                        report_fail(r, k, "no AMD GPU with unique id %s%s", f->unique_id,
+                        report_fail(r, k, "no AMD GPU with unique id 0x%s%s", f->unique_id,
                                     flags & GPU_SET_AGAIN ? " any more" : "");
                 else if (f->kind == SELECTOR_BDF && at < n)
                         report_fail(r, k, "GPU %s has no partition %u (it has %zu)", f->bdf,

@@ -85,6 +85,11 @@ static int parse_bdf(const char *s, char *ret, size_t len) {
         return 0;
 }
 
+/* @id without its "0x", if it has one. */
+static const char *unique_id_digits(const char *id) {
+        return id[0] == '0' && (id[1] == 'x' || id[1] == 'X') ? id + 2 : id;
+}
+
 /* 16 hex digits, "0x" allowed: a unique id, written lower-case into @ret (17 bytes). */
 static int parse_unique_id(const char *s, char *ret) {
         if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
@@ -253,7 +258,8 @@ int selection_resolve(const struct selection *sel, const struct select_target *g
 
                         for (i = 0; i < n; i++)
                                 if (gpus[i].unique_id &&
-                                    strcasecmp(gpus[i].unique_id, s->unique_id) == 0) {
+                                    strcasecmp(unique_id_digits(gpus[i].unique_id),
+                                               s->unique_id) == 0) {
                                         match_all(&m[i]);
                                         found = true;
                                 }
@@ -313,7 +319,7 @@ int selector_format(const struct selector *s, char *buf, size_t len) {
                 snprintf(buf, len, "%s", s->bdf);
                 return 0;
         case SELECTOR_UNIQUE_ID:
-                snprintf(buf, len, "%s", s->unique_id);
+                snprintf(buf, len, "0x%s", s->unique_id);
                 return 0;
         case SELECTOR_INDEX:
                 if (s->partition == SELECT_NO_PARTITION)
@@ -337,7 +343,7 @@ void selector_describe(const struct selector *s, char *buf, size_t len) {
                         snprintf(buf, len, "GPU %s partition %u", s->bdf, s->partition);
                 break;
         case SELECTOR_UNIQUE_ID:
-                snprintf(buf, len, "GPU with unique id %s", s->unique_id);
+                snprintf(buf, len, "GPU with unique id 0x%s", s->unique_id);
                 break;
         case SELECTOR_INDEX:
                 if (s->partition == SELECT_NO_PARTITION)

@@ -470,16 +470,18 @@ class Cli(unittest.TestCase):
     def test_unique_id(self):
         ids = [g["unique_id"] for g in self.json_doc(["list"])["gpus"]]
         self.assertEqual(len(set(ids)), len(ids))
-        for sel in (ids[3], ids[3].upper(), "0x" + ids[3]):
+        # list spells them "0x" and 16 hex digits; -g takes them with or without "0x"
+        self.assertTrue(all(i.startswith("0x") and len(i) == 18 for i in ids), ids)
+        for sel in (ids[3], ids[3].upper(), ids[3][2:]):
             with self.subTest(selection=sel):
                 doc = self.json_doc(["-g", sel, "static"])
                 self.assertEqual([g["gpu"] for g in doc["gpus"]], [3])
         doc = self.json_doc(["-g", "%s,1" % ids[5], "metric"])
         self.assertEqual([g["gpu"] for g in doc["gpus"]], [1, 5])
         self.expect(["-g", "0123456789abcdef", "list"], EXIT_NOT_FOUND,
-                    ["no AMD GPU with unique id 0123456789abcdef"])
-        self.usage_error(["-g", ids[3][:15], "list"],
-                         "invalid GPU selection '%s'" % ids[3][:15], "a unique id")
+                    ["no AMD GPU with unique id 0x0123456789abcdef"])
+        self.usage_error(["-g", ids[3][:17], "list"],
+                         "invalid GPU selection '%s'" % ids[3][:17], "a unique id")
 
     def test_bdf_not_found(self):
         self.expect(["-g", "c7:00.0", "list"], EXIT_NOT_FOUND, ["no AMD GPU at 0000:c7:00.0"])

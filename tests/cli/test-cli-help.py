@@ -325,7 +325,7 @@ class Completion(unittest.TestCase):
 
     def test_gpu_values(self):
         values = self.complete(["list", "-g", ""])
-        for v in ("all", "0", "7", "0000:05:00.0", "0000:e5:00.0", "637aac6ed49bc25c"):
+        for v in ("all", "0", "7", "0000:05:00.0", "0000:e5:00.0", "0x637aac6ed49bc25c"):
             self.assertIn(v, values)
         self.assertNotIn("0.1", values)    # SPX: one partition, no N.P
         values = self.complete(["metric", "--gpu", ""], root=tree(CPX))
@@ -335,7 +335,7 @@ class Completion(unittest.TestCase):
         # readline replaces what follows the last ':' (a word break)
         self.assertEqual(self.complete(["-g", "0000:2"]), ["26:00.0"])
         self.assertEqual(self.complete(["-g", "0000:26:"]), ["00.0"])
-        self.assertEqual(self.complete(["static", "-g", "637a"]), ["637aac6ed49bc25c"])
+        self.assertEqual(self.complete(["static", "-g", "0x637a"]), ["0x637aac6ed49bc25c"])
         # --gpu=VALUE: readline replaces what follows '=' (or the last ':')
         self.assertEqual(self.complete(["list", "--gpu=al"]), ["all"])
         self.assertEqual(self.complete(["list", "--gpu=0000:e"]), ["e5:00.0"])

@@ -99,7 +99,7 @@ static void test_partition(void **state) {
 static void test_unique_id(void **state) {
         static const struct select_target gpus[] = {
                 { "0000:05:00.0", 1, "637aac6ed49bc25c" },
-                { "0000:26:00.0", 4, "712290A6B1B365C2" },
+                { "0000:26:00.0", 4, "0x712290A6B1B365C2" }, /* either spelling */
                 { "0000:46:00.0", 1, NULL },
                 { "0000:65:00.0", 1, "712290a6b1b365c2" }, /* the same id twice: both */
         };
@@ -115,9 +115,9 @@ static void test_unique_id(void **state) {
         assert_int_equal(selector_parse("0x637aac6ed49bc25c", &s), 0);
         assert_string_equal(s.unique_id, "637aac6ed49bc25c");
         assert_int_equal(selector_format(&s, buf, sizeof(buf)), 0);
-        assert_string_equal(buf, "637aac6ed49bc25c");
+        assert_string_equal(buf, "0x637aac6ed49bc25c");
         selector_describe(&s, buf, sizeof(buf));
-        assert_string_equal(buf, "GPU with unique id 637aac6ed49bc25c");
+        assert_string_equal(buf, "GPU with unique id 0x637aac6ed49bc25c");
         /* 15 or 17 digits, a non-hex digit: not an id (and not an index either) */
         assert_int_equal(selector_parse("637aac6ed49bc25", &s), -EINVAL);
         assert_int_equal(selector_parse("637aac6ed49bc25c0", &s), -EINVAL);
