@@ -15,35 +15,39 @@
  */
 int sd_bus_dl_load(void);
 
-#define SD_BUS_DL(f) extern typeof(f) *sym_##f
-SD_BUS_DL(sd_bus_open_system);
-SD_BUS_DL(sd_bus_flush_close_unref);
-SD_BUS_DL(sd_bus_error_add_map);
-SD_BUS_DL(sd_bus_error_free);
-SD_BUS_DL(sd_bus_error_get_errno);
-SD_BUS_DL(sd_bus_path_encode);
-SD_BUS_DL(sd_bus_call_method);
-SD_BUS_DL(sd_bus_call_async);
-SD_BUS_DL(sd_bus_process);
-SD_BUS_DL(sd_bus_wait);
-SD_BUS_DL(sd_bus_slot_unref);
-SD_BUS_DL(sd_bus_message_new_method_call);
-SD_BUS_DL(sd_bus_message_set_allow_interactive_authorization);
-SD_BUS_DL(sd_bus_message_set_auto_start);
-SD_BUS_DL(sd_bus_message_append);
-SD_BUS_DL(sd_bus_message_appendv);
-SD_BUS_DL(sd_bus_message_append_strv);
-SD_BUS_DL(sd_bus_message_open_container);
-SD_BUS_DL(sd_bus_message_close_container);
-SD_BUS_DL(sd_bus_message_read);
-SD_BUS_DL(sd_bus_message_skip);
-SD_BUS_DL(sd_bus_message_rewind);
-SD_BUS_DL(sd_bus_message_ref);
-SD_BUS_DL(sd_bus_message_unref);
-SD_BUS_DL(sd_bus_message_is_method_error);
-SD_BUS_DL(sd_bus_message_get_error);
-SD_BUS_DL(sd_bus_message_get_signature);
-#undef SD_BUS_DL
+/* Every call of sd-bus the CLI makes: X(name) for each. */
+#define SD_BUS_DL_SYMBOLS(X) \
+        X(sd_bus_open_system) \
+        X(sd_bus_flush_close_unref) \
+        X(sd_bus_error_add_map) \
+        X(sd_bus_error_free) \
+        X(sd_bus_error_get_errno) \
+        X(sd_bus_path_encode) \
+        X(sd_bus_call_method) \
+        X(sd_bus_call_async) \
+        X(sd_bus_process) \
+        X(sd_bus_wait) \
+        X(sd_bus_slot_unref) \
+        X(sd_bus_message_new_method_call) \
+        X(sd_bus_message_set_allow_interactive_authorization) \
+        X(sd_bus_message_set_auto_start) \
+        X(sd_bus_message_append) \
+        X(sd_bus_message_appendv) \
+        X(sd_bus_message_append_strv) \
+        X(sd_bus_message_open_container) \
+        X(sd_bus_message_close_container) \
+        X(sd_bus_message_read) \
+        X(sd_bus_message_skip) \
+        X(sd_bus_message_rewind) \
+        X(sd_bus_message_ref) \
+        X(sd_bus_message_unref) \
+        X(sd_bus_message_is_method_error) \
+        X(sd_bus_message_get_error) \
+        X(sd_bus_message_get_signature)
+
+#define SD_BUS_DL_DECLARE(f) extern typeof(f) *sym_##f;
+SD_BUS_DL_SYMBOLS(SD_BUS_DL_DECLARE)
+#undef SD_BUS_DL_DECLARE
 
 /* The cleanup helpers of sd-bus.h call libsystemd directly: these go through the pointers. */
 static inline void sym_sd_bus_message_unrefp(sd_bus_message **m) {
