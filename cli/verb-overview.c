@@ -50,6 +50,62 @@ static json_object *overview_gpu(struct cli *c, const struct doc_query *q, size_
         return row;
 }
 
+/* The element of @gpus (a document's) whose "bdf" is @bdf, or NULL. */
+static json_object *find_bdf(json_object *gpus, json_object *bdf) {
+        for (size_t i = 0; bdf && i < json_object_array_length(gpus); i++) {
+                json_object *g = json_object_array_get_idx(gpus, i), *b;
+
+                if (json_object_object_get_ex(g, "bdf", &b) &&
+                    strcmp(json_object_get_string(b), json_object_get_string(bdf)) == 0)
+                        return g;
+        }
+        return NULL;
+}
+
+/* The rows from amdsmid's documents (list, metric, sriov), as overview_gpu() makes them
+ * in-process. @return 1 (*ret set), 0 when amdsmid cannot answer (the GPUs are enumerated
+ * here then), or a negative errno (reported). */
+static int rows_from_daemon(struct cli *c, json_object **ret) {
+        json_object *list = NULL, *metric = NULL, *sriov = NULL, *rows;
+        int r;
+
+        r = cli_read_document(c, "list", &list);
+        if (r > 0)
+                r = cli_read_document(c, "metric", &metric);
+        if (r > 0)
+                r = cli_read_document(c, "sriov", &sriov);
+        if (r <= 0) {
+                json_object_put(list);
+                json_object_put(metric);
+                json_object_put(sriov);
+                return r;
+        }
+        rows = json_object_new_array();
+        for (size_t i = 0; rows && i < json_object_array_length(list); i++) {
+                json_object *g = json_object_array_get_idx(list, i), *role, *bdf = NULL, *o, *v;
+
+                /* a host's VFs: counted in their PF's row */
+                if (json_object_object_get_ex(g, "role", &role) &&
+                    strcmp(json_object_get_string(role), "vf") == 0)
+                        continue;
+                json_object_object_get_ex(g, "bdf", &bdf);
+                o = find_bdf(metric, bdf);
+                if (o && json_object_object_get_ex(o, "power", &v))
+                        json_set(g, "power", json_object_get(v));
+                o = find_bdf(sriov, bdf);
+                if (o && json_object_object_get_ex(o, "num_vfs", &v))
+                        json_set(g, "num_vfs", json_object_get(v));
+                json_object_array_add(rows, json_object_get(g));
+        }
+        json_object_put(list);
+        json_object_put(metric);
+        json_object_put(sriov);
+        if (!rows)
+                return cli_fail(c, -ENOMEM, "out of memory");
+        *ret = rows;
+        return 1;
+}
+
 /* "Verbs: list, static, ..." wrapped at 78 columns. */
 static void print_verbs(FILE *f) {
         size_t col = fprintf(f, "Verbs:");
@@ -77,15 +133,28 @@ int verb_overview(struct cli *c) {
         struct columns cols = {};
         json_object *rows = NULL;
         struct doc_query q;
+        bool daemon;
         size_t n = 0;
         int r;
 
         /* no GPU is an answer here, not an error */
         print = c->report.print;
         c->report.print = NULL;
-        r = cli_open(c);
+        daemon = !c->direct && cli_daemon_may_run() && cli_daemon_running(c);
+        /* amdsmid's documents when it runs: the overview reads nothing itself */
+        c->read_daemon = daemon;
+        r = daemon ? rows_from_daemon(c, &rows) : 0;
+        if (r == 0 && !c->set.ctx)
+                r = cli_open(c);
         c->report.print = print;
-        if (r == -ENODEV || r == -ENOENT)
+        if (r > 0) {
+                n = json_object_array_length(rows);
+                if (n == 0) {
+                        json_object_put(rows);
+                        rows = NULL;
+                        printf("No AMD GPU found (amdsmid).\n");
+                }
+        } else if (r == -ENODEV || r == -ENOENT)
                 printf("No AMD GPU found under %s.\n", amdsmi_ctx_get_sysfs_root(c->set.ctx));
         else if (r < 0) {
                 fprintf(stderr, "amdsmi: %s\n", c->report.error_message);
@@ -110,6 +179,8 @@ int verb_overview(struct cli *c) {
                         json_object_array_add(rows, row);
                         n++;
                 }
+        }
+        if (rows) {
                 printf("%zu GPU%s:\n\n", n, n == 1 ? "" : "s");
                 r = columns_add_defs(&cols, overview_columns, ELEMENTSOF(overview_columns));
                 if (r >= 0)
@@ -124,10 +195,10 @@ int verb_overview(struct cli *c) {
         free(c->report.error_message);
         c->report.error_message = NULL;
 
-        /* whether amdsmid runs: a NameHasOwner call, which never starts it */
-        printf("\namdsmid %s.\n\n",
-               cli_daemon_running(c) ? "is running: changes go through it"
-                                     : "is not running: root changes in-process");
+        /* whether amdsmid runs: learnt above (its PID file, then NameHasOwner, which never
+         * starts it) */
+        printf("\namdsmid %s.\n\n", daemon ? "is running: changes go through it"
+                                            : "is not running: root changes in-process");
         print_verbs(stdout);
         printf("\nSee 'amdsmi help VERB' for the help of a verb, 'amdsmi --help' for all.\n");
         return 0;

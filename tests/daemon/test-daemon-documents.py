@@ -86,6 +86,17 @@ class Documents(unittest.TestCase):
                         self.assertEqual(via.stderr, direct.stderr)
                         self.assertNotEqual(via.stdout, "")
 
+    def test_overview(self):
+        # bare `amdsmi`: amdsmid's list, metric and sriov documents, nothing read here
+        with Daemon(sim_args=("--frozen",)) as d:
+            via = d.cli(user=NOBODY, env=NOWHERE).stdout
+            self.assertIn("8 GPUs:", via)
+            self.assertIn("amdsmid is running: changes go through it.", via)
+            # the same rows as read in-process (amdsmid's PID file hidden: it "does not run")
+            here = d.cli(env={"RUNTIME_DIRECTORY": d.tmp}).stdout
+            self.assertIn("amdsmid is not running", here)
+            self.assertEqual(via.split("\n\namdsmid")[0], here.split("\n\namdsmid")[0])
+
     def test_direct_reads_sysfs(self):
         # the control: --direct does read the (missing) tree, so the test above can fail
         with Daemon() as d:
