@@ -69,6 +69,50 @@ fi
 
 median() { sed -n 's/.*median \([0-9]*\) us.*/\1/p'; }
 
+# The CLI's start: --version against /bin/true (libsystemd is loaded only to talk to
+# amdsmid), alternated over 3 rounds; budget 1.5x.
+echo "== the CLI's start"
+t=() v=()
+for round in 1 2 3; do
+        out=$("$EXEC" -n "$RUNS" -l "/bin/true (round $round)" -- /bin/true)
+        echo "$out"
+        t+=("$(echo "$out" | median)")
+        out=$("$EXEC" -n "$RUNS" -l "amdsmi --version (round $round)" -- "$AMDSMI" --version)
+        echo "$out"
+        v+=("$(echo "$out" | median)")
+done
+a=$(printf '%s\n' "${t[@]}" | sort -n | sed -n 2p)
+b=$(printf '%s\n' "${v[@]}" | sort -n | sed -n 2p)
+if [ -n "$a" ] && [ -n "$b" ] && [ "$a" -gt 0 ]; then
+        echo "ratio: amdsmi --version / /bin/true = $(awk -v a="$b" -v b="$a" 'BEGIN { printf "%.2f", a / b }')x ($b us / $a us; budget 1.5x)"
+fi
+
+# Reads through a running amdsmid (Manager.GetDocument): the same command, and the files the
+# CLI opens besides its libraries and the time zone (strace, when installed).
+if command -v dbus-daemon >/dev/null; then
+        echo "== amdsmi metric --json through amdsmid (plain mi300x-8 SPX tree); budget 1.5 ms"
+        amdsmid_start "$B/daemon/amdsmid" "$SPX"
+        env RUNTIME_DIRECTORY="$bus_dir/run" AMDSMI_SYSFS_ROOT=$SPX "$EXEC" -n "$RUNS" \
+                -l "amdsmi metric --json through amdsmid, 8 GPUs" -- "$AMDSMI" metric --json
+        env RUNTIME_DIRECTORY="$bus_dir/run" AMDSMI_SYSFS_ROOT=$SPX "$EXEC" -n "$RUNS" \
+                -l "amdsmi metric --json --direct (amdsmid running), 8 GPUs" -- \
+                "$AMDSMI" --direct metric --json
+        if command -v strace >/dev/null; then
+                for args in "metric --json" "--direct metric --json"; do
+                        # shellcheck disable=SC2086
+                        n=$(env RUNTIME_DIRECTORY="$bus_dir/run" AMDSMI_SYSFS_ROOT=$SPX \
+                                strace -f -e trace=openat,open -o /dev/stdout "$AMDSMI" $args \
+                                2>/dev/null | grep -v -e '"/lib' -e '"/usr/' -e '"/etc/' \
+                                -e "\"$bus_dir/run" -e ENOENT -e '^.*exited' -e '"/proc/' |
+                                grep -c 'open' || true)
+                        echo "files opened by amdsmi $args (libraries, /etc, /proc and the runtime directory aside): $n"
+                done
+        else
+                echo "(strace not installed: the opens are not counted)"
+        fi
+        amdsmid_stop
+fi
+
 # gpu_metrics 1.9 (attribute-encoded, Linux 6.19 / AMD DKMS) against 1.8 on the same 8 x MI300X
 # server: plain snapshots of the simulator's mi300x-8-dkms and of the same machine serving
 # 1.8, alternated so that both see the same machine noise.
@@ -99,8 +143,8 @@ if command -v rocm-smi >/dev/null && [ "$(id -u)" = 0 ] && unshare -m true 2>/de
                 set -e
                 mount --bind "$1" /sys
                 "$2" -n "$4" -l "amdsmi metric --json" -- "$3" metric --json || true
-                "$2" -n "$5" -l "rocm-smi --showpower --showtemp --json" -- \
-                        rocm-smi --showpower --showtemp --json || true
+                "$2" -n "$5" -l "rocm-smi --showuse --showtemp --showpower --json" -- \
+                        rocm-smi --showuse --showtemp --showpower --json || true
         ' _ "$SPX" "$EXEC" "$AMDSMI" "$RUNS" "$PEER_RUNS")
         echo "$out"
         ours=$(echo "$out" | grep '^amdsmi' | median)
