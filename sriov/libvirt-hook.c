@@ -361,6 +361,12 @@ static void say_vfs(FILE *f, json_object *vm, enum op op) {
                 const char *bdf = member_string(vf, "bdf"), *drv = member_string(vf, "driver");
                 const char *before = member_string(vf, "driver_before");
 
+                /* the documents say "none" for a VF without a driver */
+                if (streq_ptr(drv, "none"))
+                        drv = NULL;
+                if (streq_ptr(before, "none"))
+                        before = NULL;
+
                 if (!bdf)
                         continue;
                 fprintf(f, "%s%s", i > 0 ? ", " : " ", bdf);
