@@ -117,14 +117,17 @@ const struct verb cli_verbs[] = {
                 .fn = verb_metric,
                 .options = OPT_WATCH | OPT_THROTTLE | OPT_FIELDS,
                 .help = "power, temperatures, clocks, activity, counters",
-                .synopsis = "[-g SEL]... [--json|--csv] [-w SECONDS [-n COUNT]] [--throttle] "
-                            "metric",
+                .synopsis = "[-g SEL]... [--json|--csv] [-w SECONDS [-n COUNT]] metric "
+                            "[--throttle] [-p] [-t] [-c] [-u] [-m] [-P] [-x] [-T] "
+                            "[--fields KEY,...]",
                 .description = "Telemetry: power draw and caps, temperatures, clocks, activity,\n"
-                               "ECC and PCIe counters, from hwmon and gpu_metrics. -w repeats it\n"
-                               "(one JSON document per line, or CSV rows with a timestamp);\n"
-                               "--throttle says which limiter held each GPU.",
+                               "PCIe and XGMI counters, from hwmon and gpu_metrics. The group\n"
+                               "options and --fields show only those fields, in every format.\n"
+                               "-w repeats it (one JSON document per line, or CSV rows with a\n"
+                               "timestamp); --throttle says which limiter held each GPU.",
                 .examples = "amdsmi metric\n"
-                            "amdsmi metric -g 0 -w 0.5 -n 10 --csv\n"
+                            "amdsmi metric -p -t -g 0,1\n"
+                            "amdsmi metric -g 0 -w 0.5 -n 10 --csv --fields power.power_w\n"
                             "amdsmi metric --throttle",
                 .exits = EXITS_READ,
                 .option_help = OPTION_HELP(
