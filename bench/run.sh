@@ -97,6 +97,24 @@ if command -v dbus-daemon >/dev/null; then
         env RUNTIME_DIRECTORY="$bus_dir/run" AMDSMI_SYSFS_ROOT=$SPX "$EXEC" -n "$RUNS" \
                 -l "amdsmi metric --json --direct (amdsmid running), 8 GPUs" -- \
                 "$AMDSMI" --direct metric --json
+        # the whole read through amdsmid (cli/dbus-mini.c, no libsystemd) against /bin/true,
+        # alternated; budget 2.5x
+        t=() l=()
+        for round in 1 2 3; do
+                out=$("$EXEC" -n "$RUNS" -l "/bin/true (round $round)" -- /bin/true)
+                echo "$out"
+                t+=("$(echo "$out" | median)")
+                out=$(env RUNTIME_DIRECTORY="$bus_dir/run" AMDSMI_SYSFS_ROOT=$SPX "$EXEC" \
+                        -n "$RUNS" -l "amdsmi list --json through amdsmid (round $round)" -- \
+                        "$AMDSMI" list --json)
+                echo "$out"
+                l+=("$(echo "$out" | median)")
+        done
+        a=$(printf '%s\n' "${t[@]}" | sort -n | sed -n 2p)
+        b=$(printf '%s\n' "${l[@]}" | sort -n | sed -n 2p)
+        if [ -n "$a" ] && [ -n "$b" ] && [ "$a" -gt 0 ]; then
+                echo "ratio: amdsmi list --json through amdsmid / /bin/true = $(awk -v a="$b" -v b="$a" 'BEGIN { printf "%.2f", a / b }')x ($b us / $a us; budget 2.5x)"
+        fi
         if command -v strace >/dev/null; then
                 for args in "metric --json" "--direct metric --json"; do
                         # shellcheck disable=SC2086

@@ -16,6 +16,7 @@
 #include "bus-errors.h"
 #include "bus.h"
 #include "cli.h"
+#include "dbus-mini.h"
 #include "parse-util.h"
 #include "runtime-dir.h"
 #include "safe-open.h"
@@ -228,6 +229,27 @@ int cli_bus_call(struct cli *c, const char *path, const char *bdf, const char *i
         return bus_send(c, m, timeout_ms, ret, ret_message);
 }
 
+/* GetDocument through dbus-mini.c (no libsystemd); -EOPNOTSUPP for a bus address that only
+ * sd-bus can use. */
+static int get_document_mini(const char *verb, char **gpus, unsigned timeout_ms,
+                             json_object **ret, char **ret_message) {
+        _cleanup_free_ char *text = NULL, *message = NULL;
+        enum json_tokener_error jerr;
+        int r;
+
+        r = dbus_mini_get_document(verb, gpus, timeout_ms ? timeout_ms : DEFAULT_CALL_TIMEOUT_MS,
+                                   &text, &message);
+        if (r == -EOPNOTSUPP)
+                return r;
+        if (text)
+                *ret = json_tokener_parse_verbose(text, &jerr);
+        if (ret_message)
+                *ret_message = TAKE_PTR(message);
+        if (r == 0 && !*ret)
+                return -EBADMSG;
+        return r;
+}
+
 int cli_bus_get_document(struct cli *c, const char *verb, char **gpus, unsigned timeout_ms,
                          json_object **ret, char **ret_message) {
         _cleanup_(sym_sd_bus_message_unrefp) sd_bus_message *m = NULL;
@@ -236,6 +258,12 @@ int cli_bus_get_document(struct cli *c, const char *verb, char **gpus, unsigned 
         *ret = NULL;
         if (ret_message)
                 *ret_message = NULL;
+        r = get_document_mini(verb, gpus, timeout_ms, ret, ret_message);
+        if (r != -EOPNOTSUPP)
+                return r;
+        /* no bus to reach (sd-bus cannot connect, or no libsystemd): as no amdsmid */
+        if (bus_open(c) < 0)
+                return -ENOTCONN;
         r = bus_new_call(c, AMDSMI_BUS_PATH, NULL, AMDSMI_BUS_IFACE_MANAGER, "GetDocument", &m);
         if (r >= 0)
                 r = sym_sd_bus_message_append(m, "s", verb);

@@ -28,8 +28,9 @@ enum cli_route {
 int cli_change_route(struct cli *c);
 
 /* Whether amdsmid may run, learnt without the bus: false only when its PID file
- * (RUNTIME_DIRECTORY/amdsmid.pid) is missing or names a process that is gone. Reads ask it
- * first, so that a machine without amdsmid never loads libsystemd; changes ask the bus. */
+ * (RUNTIME_DIRECTORY/amdsmid.pid) is missing or names a process that is gone. Reads ask only
+ * it (a GetDocument() that finds no amdsmid on the bus falls back to reading in-process),
+ * so that a read never loads libsystemd; changes ask the bus. */
 bool cli_daemon_may_run(void);
 
 /* Whether amdsmid runs (org.amdsmi1 has an owner on the system bus); the bus stays open in
@@ -53,7 +54,9 @@ int cli_bus_call(struct cli *c, const char *path, const char *bdf, const char *i
 
 /*
  * amdsmid's document of the read verb @verb (Manager.GetDocument) for the selectors @gpus
- * (NULL or empty: every GPU), as cli_bus_call() answers.
+ * (NULL or empty: every GPU), as cli_bus_call() answers. Through dbus-mini.h (no libsystemd);
+ * through sd-bus only for a bus address dbus-mini cannot use. No bus to connect to is
+ * -ENOTCONN; no owner of org.amdsmi1 -EHOSTUNREACH or -ENXIO.
  */
 int cli_bus_get_document(struct cli *c, const char *verb, char **gpus, unsigned timeout_ms,
                          json_object **ret, char **ret_message);

@@ -65,8 +65,10 @@ int cli_open_run(struct cli *c, int (*sample)(struct cli *c)) {
         int r;
 
         /* with amdsmid running, the verb's sample asks it (cli_read_document()): nothing is
-         * read here, not even the enumeration */
-        c->read_daemon = !c->direct && cli_daemon_may_run() && cli_daemon_running(c);
+         * read here, not even the enumeration. Its PID file decides, not the bus (no
+         * NameHasOwner round trip, no libsystemd): a GetDocument() that finds no owner of
+         * the name falls back to reading in-process. */
+        c->read_daemon = !c->direct && cli_daemon_may_run();
         if (!c->read_daemon) {
                 r = cli_open(c);
                 if (r < 0)

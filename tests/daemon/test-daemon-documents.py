@@ -97,6 +97,38 @@ class Documents(unittest.TestCase):
             self.assertIn("amdsmid is not running", here)
             self.assertEqual(via.split("\n\namdsmid")[0], here.split("\n\namdsmid")[0])
 
+    def test_bus_address_entries(self):
+        # the CLI's own D-Bus client (cli/dbus-mini.c) takes the first unix: entry of the
+        # address; a read through it loads no libsystemd
+        with Daemon(sim_args=("--frozen",)) as d:
+            env = dict(NOWHERE, DBUS_SYSTEM_BUS_ADDRESS="tcp:host=127.0.0.1,port=9;" +
+                       d.address, LD_DEBUG="files")
+            p = d.cli("list", "--json", "-g", "0,2", env=env)
+            self.assertEqual([g["gpu"] for g in json.loads(p.stdout)["gpus"]], [0, 2])
+            self.assertNotIn("file=libsystemd", p.stderr)
+            # an address only sd-bus knows (unix:runtime=) goes through sd-bus
+            p = d.cli("list", env=dict(NOWHERE, DBUS_SYSTEM_BUS_ADDRESS="unix:runtime=yes",
+                                       LD_DEBUG="files"), status=None)
+            self.assertIn("file=libsystemd", p.stderr)
+
+    def test_pid_file_without_owner(self):
+        # amdsmid's PID file names a live process, but no one owns org.amdsmi1: the read
+        # asks (ServiceUnknown) and then reads in-process, as --direct does
+        with Daemon(sim_args=("--frozen",), polkit=False, start=False) as d:
+            with open(os.path.join(d.runtime_dir, "amdsmid.pid"), "w") as f:
+                f.write("%d\n" % os.getpid())
+            for args in (("list", "--csv"), ("static", "-g", "1", "--csv")):
+                with self.subTest(args=args):
+                    via = d.cli(*args)
+                    direct = d.cli("--direct", *args)
+                    self.assertEqual(via.stdout, direct.stdout)
+                    self.assertEqual(via.stderr, "")
+            # no bus at all behind the address: the same
+            direct = d.cli("--direct", "list", "--csv")
+            via = d.cli("list", "--csv", env={"DBUS_SYSTEM_BUS_ADDRESS":
+                                              "unix:path=" + d.tmp + "/nothing"})
+            self.assertEqual(via.stdout, direct.stdout)
+
     def test_direct_reads_sysfs(self):
         # the control: --direct does read the (missing) tree, so the test above can fail
         with Daemon() as d:

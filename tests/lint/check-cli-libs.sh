@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 #
 # amdsmi(1) loads libsystemd (and its libgcrypt, lzma, zstd, lz4, libcap) only when it talks
-# to amdsmid (cli/sd-bus-dl.h): it is no NEEDED entry of the binary, and a read without
-# amdsmid (no PID file) or --version never maps it.
+# to amdsmid about a change (cli/sd-bus-dl.h): it is no NEEDED entry of the binary, and
+# --version, a read without amdsmid (no PID file) and a read through amdsmid (cli/dbus-mini.c)
+# never map it.
 #
 #   check-cli-libs.sh AMDSMI FIXTURE_TREE
 set -euo pipefail
@@ -26,14 +27,28 @@ for args in "--version" "list" "metric --json" "static --csv"; do
                 fail=1
         fi
 done
-# the control: with amdsmid's PID file naming a live process, a read asks the bus
+# with amdsmid's PID file naming a live process, a read asks amdsmid through dbus-mini.c (no
+# libsystemd; here no bus answers, so it reads in-process), while a change asks the bus
+# through sd-bus: the control that the LD_DEBUG count sees libsystemd at all
 echo $$ > "$run/amdsmid.pid"
+for args in "list" "metric --json"; do
+        # shellcheck disable=SC2086
+        loaded=$(env AMDSMI_SYSFS_ROOT="$tree" RUNTIME_DIRECTORY="$run" LD_DEBUG=files \
+                DBUS_SYSTEM_BUS_ADDRESS=unix:path=/nonexistent "$amdsmi" $args 2>&1 >/dev/null |
+                grep -c 'file=libsystemd' || true)
+        if [ "$loaded" != 0 ]; then
+                echo "FAIL: amdsmi $args with a live amdsmid PID file loads libsystemd" >&2
+                fail=1
+        fi
+done
 loaded=$(env AMDSMI_SYSFS_ROOT="$tree" RUNTIME_DIRECTORY="$run" LD_DEBUG=files \
-        DBUS_SYSTEM_BUS_ADDRESS=unix:path=/nonexistent "$amdsmi" list 2>&1 >/dev/null |
+        DBUS_SYSTEM_BUS_ADDRESS=unix:path=/nonexistent \
+        "$amdsmi" power set --dry-run -g 0 --host 500 2>&1 >/dev/null |
         grep -c 'file=libsystemd' || true)
 if [ "$loaded" = 0 ]; then
-        echo "FAIL: amdsmi list with a live amdsmid PID file did not load libsystemd" >&2
+        echo "FAIL: amdsmi power set --dry-run with a live amdsmid PID file did not load" \
+                "libsystemd" >&2
         fail=1
 fi
-[ "$fail" = 0 ] && echo "ok: libsystemd is loaded only to talk to amdsmid"
+[ "$fail" = 0 ] && echo "ok: libsystemd is loaded only to ask amdsmid for a change"
 exit "$fail"
