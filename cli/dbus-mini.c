@@ -17,6 +17,7 @@
 #include "bus-errors.h"
 #include "dbus-mini.h"
 #include "macro.h"
+#include "parse-util.h"
 
 #define DEFAULT_ADDRESS "unix:path=/run/dbus/system_bus_socket"
 #define AUTH_LINE_MAX 512U
@@ -46,16 +47,6 @@ static size_t align_to(size_t n, size_t a) {
 
 /* The address */
 
-static int hex_digit(char c) {
-        if (c >= '0' && c <= '9')
-                return c - '0';
-        if (c >= 'a' && c <= 'f')
-                return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F')
-                return c - 'A' + 10;
-        return -1;
-}
-
 /* The value @v (@n bytes, %-escaped) into @out (@size bytes): its length, or -EOPNOTSUPP. */
 static int unescape(const char *v, size_t n, char *out, size_t size) {
         size_t k = 0;
@@ -68,8 +59,8 @@ static int unescape(const char *v, size_t n, char *out, size_t size) {
 
                         if (i + 2 >= n)
                                 return -EOPNOTSUPP;
-                        hi = hex_digit(v[i + 1]);
-                        lo = hex_digit(v[i + 2]);
+                        hi = unhexchar(v[i + 1]);
+                        lo = unhexchar(v[i + 2]);
                         if (hi < 0 || lo < 0)
                                 return -EOPNOTSUPP;
                         ch = (char) (hi << 4 | lo);

@@ -6,19 +6,10 @@
 #include <strings.h>
 
 #include "select.h"
+#include "parse-util.h"
 
 static bool is_dec(char c) {
         return c >= '0' && c <= '9';
-}
-
-static int hex_value(char c) {
-        if (c >= '0' && c <= '9')
-                return c - '0';
-        if (c >= 'a' && c <= 'f')
-                return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F')
-                return c - 'A' + 10;
-        return -1;
 }
 
 /* Parses [s, end) as a non-empty run of decimal digits that fits in 32 bits. */
@@ -45,7 +36,7 @@ static int parse_hex(const char *s, const char *end, size_t max_digits, uint32_t
         if (s == end || (size_t) (end - s) > max_digits)
                 return -EINVAL;
         for (const char *p = s; p < end; p++) {
-                int d = hex_value(*p);
+                int d = unhexchar(*p);
 
                 if (d < 0)
                         return -EINVAL;
@@ -97,7 +88,7 @@ static int parse_unique_id(const char *s, char *ret) {
         if (strlen(s) != 16)
                 return -EINVAL;
         for (size_t i = 0; i < 16; i++) {
-                int d = hex_value(s[i]);
+                int d = unhexchar(s[i]);
 
                 if (d < 0)
                         return -EINVAL;

@@ -188,16 +188,6 @@ static bool in_our_namespace(const xmlNode *n) {
         return n->ns && n->ns->href && strcmp((const char *) n->ns->href, VM_METADATA_NS) == 0;
 }
 
-static int hexval(char c) {
-        if (c >= '0' && c <= '9')
-                return c - '0';
-        if (c >= 'a' && c <= 'f')
-                return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F')
-                return c - 'A' + 10;
-        return -1;
-}
-
 static bool is_space(char c) {
         return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
@@ -222,9 +212,9 @@ static int parse_uuid(const char *s, char ret[static 37]) {
                                 return -EINVAL;
                         continue;
                 }
-                if (hexval(s[i]) < 0)
+                if (unhexchar(s[i]) < 0)
                         return -EINVAL;
-                hex[k++] = "0123456789abcdef"[hexval(s[i])];
+                hex[k++] = "0123456789abcdef"[unhexchar(s[i])];
         }
         assert(k == 32);
 
@@ -245,20 +235,20 @@ static int parse_bdf(const char *s, char ret[static 16]) {
         if (strchr(colon + 1, ':')) {
                 /* the full form: the domain first */
                 for (; s + nd < colon; nd++)
-                        if (hexval(s[nd]) < 0)
+                        if (unhexchar(s[nd]) < 0)
                                 return -EINVAL;
                 if (nd < 4 || nd > 7)
                         return -EINVAL;
                 for (size_t i = 0; i < nd; i++)
-                        domain = domain << 4 | (uint32_t) hexval(s[i]);
+                        domain = domain << 4 | (uint32_t) unhexchar(s[i]);
                 s = colon + 1;
         }
         if (strlen(s) != 7 || s[2] != ':' || s[5] != '.')
                 return -EINVAL;
-        if (hexval(s[0]) < 0 || hexval(s[1]) < 0 || hexval(s[3]) < 0 || hexval(s[4]) < 0)
+        if (unhexchar(s[0]) < 0 || unhexchar(s[1]) < 0 || unhexchar(s[3]) < 0 || unhexchar(s[4]) < 0)
                 return -EINVAL;
-        bus = hexval(s[0]) << 4 | hexval(s[1]);
-        slot = hexval(s[3]) << 4 | hexval(s[4]);
+        bus = unhexchar(s[0]) << 4 | unhexchar(s[1]);
+        slot = unhexchar(s[3]) << 4 | unhexchar(s[4]);
         fn = s[6] - '0';
         if (slot > 0x1f || fn < 0 || fn > 7)
                 return -EINVAL;

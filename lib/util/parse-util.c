@@ -12,6 +12,16 @@ static int check_end(const char *end) {
         return *end == '\0' ? 0 : -EINVAL;
 }
 
+int unhexchar(char c) {
+        if (c >= '0' && c <= '9')
+                return c - '0';
+        if (c >= 'a' && c <= 'f')
+                return c - 'a' + 10;
+        if (c >= 'A' && c <= 'F')
+                return c - 'A' + 10;
+        return -1;
+}
+
 int parse_u64(const char *s, int base, uint64_t *ret) {
         char *end;
         unsigned long long v;

@@ -6,6 +6,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The value of the hexadecimal digit @c (either case), or -1. */
+int unhexchar(char c);
+
 /* Parses an unsigned decimal/hex number (base 0: auto, 10, 16). No sign, no leading space.
  * Returns 0, -EINVAL (empty or garbage) or -ERANGE. */
 int parse_u64(const char *s, int base, uint64_t *ret);
