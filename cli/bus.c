@@ -237,8 +237,9 @@ static int get_document_mini(const char *verb, char **gpus, unsigned timeout_ms,
         enum json_tokener_error jerr;
         int r;
 
-        r = dbus_mini_get_document(verb, gpus, timeout_ms ? timeout_ms : DEFAULT_CALL_TIMEOUT_MS,
-                                   &text, &message);
+        r = dbus_mini_get_document("GetDocument", verb, gpus,
+                                   timeout_ms ? timeout_ms : DEFAULT_CALL_TIMEOUT_MS, &text, NULL,
+                                   &message);
         if (r == -EOPNOTSUPP)
                 return r;
         if (text)
@@ -287,6 +288,16 @@ int cli_bus_get_document(struct cli *c, const char *verb, char **gpus, unsigned 
         if (r < 0)
                 return r;
         return bus_send(c, m, timeout_ms, ret, ret_message);
+}
+
+int cli_bus_get_document_text(const char *verb, char **gpus, unsigned timeout_ms, char **ret_text,
+                              char ***ret_notes, char **ret_message) {
+        *ret_text = NULL;
+        *ret_notes = NULL;
+        *ret_message = NULL;
+        return dbus_mini_get_document("GetDocumentText", verb, gpus,
+                                      timeout_ms ? timeout_ms : DEFAULT_CALL_TIMEOUT_MS, ret_text,
+                                      ret_notes, ret_message);
 }
 
 void cli_bus_close(struct cli *c) {

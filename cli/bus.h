@@ -61,5 +61,14 @@ int cli_bus_call(struct cli *c, const char *path, const char *bdf, const char *i
 int cli_bus_get_document(struct cli *c, const char *verb, char **gpus, unsigned timeout_ms,
                          json_object **ret, char **ret_message);
 
+/*
+ * The same document as the text `amdsmi VERB --json` prints (Manager.GetDocumentText), its
+ * notes apart (a strv, NULL for none), through dbus-mini.h only: -EOPNOTSUPP for a bus address
+ * it cannot use, else as cli_bus_get_document(); -EBADR from an amdsmid without the method.
+ * *@ret_text, *@ret_notes and *@ret_message are malloc'd.
+ */
+int cli_bus_get_document_text(const char *verb, char **gpus, unsigned timeout_ms, char **ret_text,
+                              char ***ret_notes, char **ret_message);
+
 /* Closes the connection (main() calls it). */
 void cli_bus_close(struct cli *c);

@@ -161,6 +161,53 @@ static bool document_usable(json_object *doc) {
 /* amdsmid answers from its cache at once; a hung daemon is not waited for long. */
 #define READ_CALL_TIMEOUT_MS 30000
 
+/* An answer of a GetDocument call that means "read here": an amdsmid without the method, or
+ * one that went away. */
+static bool read_here(int r) {
+        switch (r) {
+        case -EBADR:
+        case -EHOSTUNREACH:
+        case -ENXIO:
+        case -ENOTCONN:
+        case -ECONNRESET:
+        case -EPIPE:
+                return true;
+        default:
+                return false;
+        }
+}
+
+int cli_print_daemon_text(struct cli *c, const char *verb) {
+        _cleanup_strv_free_ char **gpus = NULL, **notes = NULL;
+        _cleanup_free_ char *text = NULL, *message = NULL;
+        int r;
+
+        /* a watch pins its GPUs from the parsed document (and prints one line per sample) */
+        if (!c->read_daemon || c->format != OUTPUT_JSON || c->interval_ns > 0)
+                return 0;
+        r = selection_strv(&c->selection, &gpus);
+        if (r == -ENOMEM)
+                return cli_fail(c, r, "out of memory");
+        if (r < 0)
+                return 0;
+        r = cli_bus_get_document_text(verb, gpus, READ_CALL_TIMEOUT_MS, &text, &notes, &message);
+        /* -EOPNOTSUPP (a bus address for sd-bus only), -EBADR (an older amdsmid): GetDocument */
+        if (r == -EOPNOTSUPP || r == -EBADR)
+                return 0;
+        if (read_here(r)) {
+                c->read_daemon = false;
+                r = cli_open(c);
+                return r < 0 ? r : 0;
+        }
+        if (r < 0)
+                return cli_fail(c, r, "%s", message ? message : strerror(-r));
+        for (char **n = notes; n && *n; n++)
+                report_note(&c->report, "%s", *n);
+        fputs(text, stdout);
+        fputc('\n', stdout);
+        return 1;
+}
+
 int cli_read_document(struct cli *c, const char *verb, json_object **ret) {
         _cleanup_strv_free_ char **gpus = NULL;
         _cleanup_free_ char *message = NULL;
@@ -175,20 +222,11 @@ int cli_read_document(struct cli *c, const char *verb, json_object **ret) {
         if (r < 0)
                 goto in_process;
         r = cli_bus_get_document(c, verb, gpus, READ_CALL_TIMEOUT_MS, &doc, &message);
-        switch (r) {
-        case 0:
-                break;
-        /* an amdsmid without GetDocument, or one that went away: read here */
-        case -EBADR:
-        case -EHOSTUNREACH:
-        case -ENXIO:
-        case -ENOTCONN:
-        case -ECONNRESET:
-        case -EPIPE:
+        if (r < 0) {
                 json_object_put(doc);
-                goto in_process;
-        default:
-                json_object_put(doc);
+                /* an amdsmid without GetDocument, or one that went away: read here */
+                if (read_here(r))
+                        goto in_process;
                 return cli_fail(c, r, "%s", message ? message : strerror(-r));
         }
         if (!document_usable(doc)) {

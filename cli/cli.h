@@ -201,6 +201,16 @@ int cli_open_run(struct cli *c, int (*sample)(struct cli *c));
  */
 int cli_read_document(struct cli *c, const char *verb, json_object **ret);
 
+/*
+ * `amdsmi VERB --json` of one sample through amdsmid: Manager.GetDocumentText(@verb), the text
+ * written out as amdsmid rendered it (the same bytes the parsed document prints; parsing and
+ * printing 30 KiB of JSON again was most of a read's time), its notes printed. For a verb
+ * whose JSON output is the document as it is (not --fields). @return 1 (printed), 0 (not
+ * here: no amdsmid, not JSON, a watch, an older amdsmid; go on with cli_read_document()) or a
+ * negative errno (reported).
+ */
+int cli_print_daemon_text(struct cli *c, const char *verb);
+
 /* cli_read_document(), or else cli_collect_gpus() with @gpu_fn. @return 0 or < 0. */
 struct doc_query;
 int cli_collect_document(struct cli *c, const char *verb,

@@ -556,23 +556,63 @@ static int strdup_to(const char *s, char **ret) {
         return 0;
 }
 
-/* The reply @m to the call: its string, or its error name, message and document. */
-static int handle_reply(const struct msg *m, char **ret_text, char **ret_error_name,
-                        char **ret_message) {
+/* The strings of the array (type as) at *@off of @p[0..@end), appended to *@ret. */
+static int get_string_array(const uint8_t *p, size_t end, bool big_endian, size_t *off,
+                            char ***ret) {
+        size_t o = align_to(*off, 4), array_end;
+        uint32_t n;
+        int r;
+
+        if (o > end || end - o < 4)
+                return -EBADMSG;
+        n = get_u32(p + o, big_endian);
+        o += 4;
+        if (n > end - o)
+                return -EBADMSG;
+        array_end = o + n;
+        while (o < array_end) {
+                const char *s;
+
+                r = get_string(p, array_end, big_endian, &o, &s);
+                if (r < 0)
+                        return r;
+                r = strv_extend(ret, s);
+                if (r < 0)
+                        return r;
+        }
+        *off = o;
+        return 0;
+}
+
+/* The reply @m to the call: its string (and with @ret_notes, GetDocumentText's notes), or its
+ * error name, message and document. */
+static int handle_reply(const struct msg *m, char **ret_text, char ***ret_notes,
+                        char **ret_error_name, char **ret_message) {
         _cleanup_free_ char *name = NULL, *message = NULL, *text = NULL;
+        _cleanup_strv_free_ char **notes = NULL;
         const char *s;
         size_t off = 0;
         int r;
 
         if (m->type == MSG_RETURN) {
-                if (strcmp(m->signature, "s") != 0)
+                if (strcmp(m->signature, ret_notes ? "sas" : "s") != 0)
                         return -EBADMSG;
                 r = get_string(m->body, m->body_len, m->big_endian, &off, &s);
                 if (r < 0)
                         return r;
+                if (ret_notes) {
+                        r = get_string_array(m->body, m->body_len, m->big_endian, &off, &notes);
+                        if (r < 0)
+                                return r;
+                }
                 if (off != m->body_len)
                         return -EBADMSG;
-                return strdup_to(s, ret_text);
+                r = strdup_to(s, ret_text);
+                if (r < 0)
+                        return r;
+                if (ret_notes)
+                        *ret_notes = TAKE_PTR(notes);
+                return 0;
         }
         if (!m->error_name)
                 return -EBADMSG;
@@ -601,14 +641,17 @@ static int handle_reply(const struct msg *m, char **ret_text, char **ret_error_n
         return 1;
 }
 
-int dbus_mini_get_document_fd(int fd, const char *verb, char **gpus, unsigned timeout_ms,
-                              char **ret_text, char **ret_error_name, char **ret_message) {
+int dbus_mini_get_document_fd(int fd, const char *method, const char *verb, char **gpus,
+                              unsigned timeout_ms, char **ret_text, char ***ret_notes,
+                              char **ret_error_name, char **ret_message) {
         struct conn c = { .fd = fd, .deadline_ms = timeout_ms ? now_ms() + timeout_ms : -1 };
         struct wbuf b = {}, calls = {};
         char auth[64];
         int r, n;
 
         *ret_text = *ret_error_name = *ret_message = NULL;
+        if (ret_notes)
+                *ret_notes = NULL;
         /* the credentials byte, then AUTH EXTERNAL with the hex digits of the decimal uid */
         n = snprintf(auth, sizeof(auth), "%u", (unsigned) geteuid());
         if (n < 0 || (size_t) n * 2 + 20 > sizeof(auth))
@@ -632,7 +675,7 @@ int dbus_mini_get_document_fd(int fd, const char *verb, char **gpus, unsigned ti
         w_call(&calls, 0, SERIAL_HELLO, "org.freedesktop.DBus", "/org/freedesktop/DBus",
                "org.freedesktop.DBus", "Hello", NULL, NULL);
         w_call(&calls, FLAG_NO_AUTO_START, SERIAL_CALL, AMDSMI_BUS_NAME, AMDSMI_BUS_PATH,
-               AMDSMI_BUS_IFACE_MANAGER, "GetDocument", verb, gpus);
+               AMDSMI_BUS_IFACE_MANAGER, method, verb, gpus);
         b.n = 0;
         w_bytes(&b, "BEGIN\r\n", 7);
         if (!calls.oom)
@@ -652,7 +695,7 @@ int dbus_mini_get_document_fd(int fd, const char *verb, char **gpus, unsigned ti
                         break;
                 if ((m.type == MSG_RETURN || m.type == MSG_ERROR) && m.has_reply_serial &&
                     m.reply_serial == SERIAL_CALL) {
-                        r = handle_reply(&m, ret_text, ret_error_name, ret_message);
+                        r = handle_reply(&m, ret_text, ret_notes, ret_error_name, ret_message);
                         break;
                 }
                 consume(&c, size);
@@ -690,9 +733,11 @@ int dbus_mini_error_errno(const char *name) {
         return -EIO;
 }
 
-int dbus_mini_get_document(const char *verb, char **gpus, unsigned timeout_ms, char **ret_text,
+int dbus_mini_get_document(const char *method, const char *verb, char **gpus,
+                           unsigned timeout_ms, char **ret_text, char ***ret_notes,
                            char **ret_message) {
         _cleanup_free_ char *text = NULL, *name = NULL, *message = NULL;
+        _cleanup_strv_free_ char **notes = NULL;
         _cleanup_close_ int fd = -EBADF;
         int r;
 
@@ -701,13 +746,16 @@ int dbus_mini_get_document(const char *verb, char **gpus, unsigned timeout_ms, c
                 return r;
         if (r < 0)
                 return -ENOTCONN; /* no bus: as sd-bus's failed connect */
-        r = dbus_mini_get_document_fd(fd, verb, gpus, timeout_ms, &text, &name, &message);
+        r = dbus_mini_get_document_fd(fd, method, verb, gpus, timeout_ms, &text,
+                                      ret_notes ? &notes : NULL, &name, &message);
         if (r == -EACCES)
                 return -ENOTCONN; /* the bus refused us */
         if (r < 0)
                 return r;
         if (r == 0) {
                 *ret_text = TAKE_PTR(text);
+                if (ret_notes)
+                        *ret_notes = TAKE_PTR(notes);
                 return 0;
         }
         r = dbus_mini_error_errno(name);

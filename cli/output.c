@@ -535,36 +535,9 @@ int output_csv_rows(FILE *f, const struct columns *cols, json_object *rows) {
         return 0;
 }
 
-static int empty_array_to_json_string(json_object *v, struct printbuf *pb, int level, int flags) {
-        return printbuf_strappend(pb, "[]");
-}
-
-/* json-c prints an empty array as "[\n  ]" when pretty; make it "[]". */
-static void pretty_empty_arrays(json_object *v) {
-        if (json_object_is_type(v, json_type_array)) {
-                size_t n = json_object_array_length(v);
-
-                if (n == 0)
-                        json_object_set_serializer(v, empty_array_to_json_string, NULL, NULL);
-                for (size_t i = 0; i < n; i++)
-                        pretty_empty_arrays(json_object_array_get_idx(v, i));
-        } else if (json_object_is_type(v, json_type_object)) {
-                json_object_object_foreach(v, key, child) {
-                        (void) key;
-                        pretty_empty_arrays(child);
-                }
-        }
-}
-
 int output_json(FILE *f, json_object *doc, bool compact) {
-        int flags = JSON_C_TO_STRING_NOSLASHESCAPE;
-        const char *s;
+        const char *s = json_document_text(doc, compact);
 
-        if (!compact)
-                pretty_empty_arrays(doc);
-        flags |= compact ? JSON_C_TO_STRING_PLAIN
-                         : JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED;
-        s = json_object_to_json_string_ext(doc, flags);
         if (!s)
                 return -ENOMEM;
         fputs(s, f);

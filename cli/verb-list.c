@@ -26,6 +26,9 @@ static int list_sample(struct cli *c) {
         json_object *gpus;
         int r;
 
+        r = cli_print_daemon_text(c, "list");
+        if (r != 0)
+                return r < 0 ? r : 0;
         r = cli_collect_document(c, "list", list_gpu, &gpus);
         if (r != 0)
                 return r;

@@ -523,6 +523,11 @@ static int metric_sample(struct cli *c) {
         json_object *gpus;
         int r;
 
+        if (!selecting(c)) {
+                r = cli_print_daemon_text(c, "metric");
+                if (r != 0)
+                        return r < 0 ? r : 0;
+        }
         /* amdsmid's sampler has the samples of the limiters */
         if (c->metric.throttle && c->sample == 0 && !c->read_daemon)
                 prime_samples(c);

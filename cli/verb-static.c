@@ -162,6 +162,9 @@ static int static_sample(struct cli *c) {
         json_object *gpus;
         int r;
 
+        r = cli_print_daemon_text(c, "static");
+        if (r != 0)
+                return r < 0 ? r : 0;
         r = cli_collect_document(c, "static", static_gpu, &gpus);
         if (r != 0)
                 return r;

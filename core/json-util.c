@@ -183,6 +183,37 @@ json_object *error_entry_new(int gpu, const char *field, int r, const char *mess
         return e;
 }
 
+static int empty_array_to_json_string(json_object *v, struct printbuf *pb, int level, int flags) {
+        return printbuf_strappend(pb, "[]");
+}
+
+/* json-c prints an empty array as "[\n  ]" when pretty; make it "[]". */
+static void pretty_empty_arrays(json_object *v) {
+        if (json_object_is_type(v, json_type_array)) {
+                size_t n = json_object_array_length(v);
+
+                if (n == 0)
+                        json_object_set_serializer(v, empty_array_to_json_string, NULL, NULL);
+                for (size_t i = 0; i < n; i++)
+                        pretty_empty_arrays(json_object_array_get_idx(v, i));
+        } else if (json_object_is_type(v, json_type_object)) {
+                json_object_object_foreach(v, key, child) {
+                        (void) key;
+                        pretty_empty_arrays(child);
+                }
+        }
+}
+
+const char *json_document_text(json_object *doc, bool compact) {
+        int flags = JSON_C_TO_STRING_NOSLASHESCAPE;
+
+        if (!compact)
+                pretty_empty_arrays(doc);
+        flags |= compact ? JSON_C_TO_STRING_PLAIN
+                         : JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED;
+        return json_object_to_json_string_ext(doc, flags);
+}
+
 void sanitize_key(const char *in, char *out, size_t len) {
         size_t n = 0;
 

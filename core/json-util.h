@@ -60,5 +60,13 @@ static inline void json_set(json_object *obj, const char *key, json_object *v) {
         json_object_object_add(obj, key, v);
 }
 
+/*
+ * @doc as amdsmi(1) prints a document (without the final newline): pretty (two spaces, empty
+ * arrays as "[]") or, @compact, on one line (watch mode: NDJSON). Owned by @doc, valid until it
+ * changes; NULL when out of memory. amdsmid renders GetDocumentText() with it, so that both
+ * print the same bytes.
+ */
+const char *json_document_text(json_object *doc, bool compact);
+
 /* Turns a label into a JSON key part: lower case, [a-z0-9_] only. */
 void sanitize_key(const char *in, char *out, size_t len);

@@ -214,6 +214,9 @@ int bus_error_errno(sd_bus_error *error, int r, const char *format, ...) _printf
  * "s", s), without sd-bus's byte-by-byte UTF-8 check when @s is plain ASCII (most documents;
  * a 24 KiB metrics document spent more in that check than in being built). */
 int bus_reply_string(sd_bus_message *call, const char *s);
+/* Appends @s (type s) to @m: copied as it is when ASCII (a large JSON document), else checked
+ * by sd-bus. */
+int bus_append_text(sd_bus_message *m, const char *s);
 /* Answers @call with the document @doc on one line (taken; NULL: -ENOMEM). */
 int bus_reply_json(sd_bus_message *call, json_object *doc);
 

@@ -16,6 +16,11 @@
  * (its partition files wait until the change ends): it gets an "errors" entry instead, except
  * in metric and power, which read no partition file.
  *
+ * Manager.GetDocumentText(s verb, a{sv} options) -> (s text, as notes): the same document as
+ * the text `amdsmi VERB --json` prints (json_document_text(), without the final newline), its
+ * notes apart: amdsmi writes the text out as it is, without parsing and printing 30 KiB of
+ * JSON again (most of the time of a read through amdsmid).
+ *
  * Errors: InvalidArgument for an unknown verb, option or option type, or a malformed
  * selector; NotFound, with the message amdsmi prints, for a selector that names no GPU.
  */
@@ -45,13 +50,14 @@ static int read_selection(sd_bus_message *m, struct selection *sel, sd_bus_error
                         return r;
                 if (strcmp(key, "gpus") != 0)
                         return bus_error_errno(error, -EINVAL,
-                                               "GetDocument: unknown option '%s' (options: gpus)",
-                                               key);
+                                               "%s: unknown option '%s' (options: gpus)",
+                                               sd_bus_message_get_member(m), key);
                 if (sd_bus_message_verify_type(m, 'v', "as") <= 0 ||
                     sd_bus_message_enter_container(m, 'v', "as") < 0)
                         return bus_error_errno(error, -EINVAL,
-                                               "GetDocument: option 'gpus' must be an array of "
-                                               "strings (as)");
+                                               "%s: option 'gpus' must be an array of "
+                                               "strings (as)",
+                                               sd_bus_message_get_member(m));
                 r = sd_bus_message_enter_container(m, 'a', "s");
                 if (r < 0)
                         return r;
@@ -176,7 +182,7 @@ static bool all_gpus_ok(struct daemon *d) {
         return true;
 }
 
-static int list_from_describe(struct daemon *d, sd_bus_message *m, sd_bus_error *error) {
+static int list_from_describe(struct daemon *d, json_object **ret, sd_bus_error *error) {
         json_object *doc, *gpus;
         const char *s;
         int r;
@@ -193,17 +199,23 @@ static int list_from_describe(struct daemon *d, sd_bus_message *m, sd_bus_error 
                         json_object_object_del(json_object_array_get_idx(gpus, i), "object_path");
                         json_object_object_del(json_object_array_get_idx(gpus, i), "changing");
                 }
-        return bus_reply_json(m, doc);
+        *ret = doc;
+        return 0;
 }
 
-static int method_get_document(sd_bus_message *m, void *userdata, sd_bus_error *error) {
-        struct daemon *d = userdata;
+/*
+ * The document the call @m asks for (GetDocument's and GetDocumentText's arguments), its notes
+ * apart. @return 0 with *@ret_doc and *@ret_notes (an array, or NULL: none); 1 when the sampler
+ * calls @again with @m once its samples are fresh; a negative errno with @error set.
+ */
+static int build_document(struct daemon *d, sd_bus_message *m, sampler_reply_fn again,
+                          json_object **ret_doc, json_object **ret_notes, sd_bus_error *error) {
         _cleanup_(selection_clear) struct selection sel = {};
         const struct doc_verb *v;
         struct report rep = { .keep_field_errors = true, .keep_notes = true };
         struct gpu_set set = {};
         struct doc_query q = { .report = &rep, .set = &set };
-        json_object *gpus = NULL, *doc;
+        json_object *gpus = NULL;
         const char *verb;
         int r;
 
@@ -216,18 +228,20 @@ static int method_get_document(sd_bus_message *m, void *userdata, sd_bus_error *
         v = find_verb(verb);
         if (!v)
                 return bus_error_errno(error, -EINVAL,
-                                       "GetDocument: unknown verb '%s' (verbs: list, static, "
-                                       "metric, partition, power, sriov)",
-                                       verb);
+                                       "%s: unknown verb '%s' (verbs: list, static, metric, "
+                                       "partition, power, sriov)",
+                                       sd_bus_message_get_member(m), verb);
         r = read_selection(m, &sel, error);
         if (r < 0)
                 return r == -ENOMEM ? bus_error_errno(error, r, "out of memory") : r;
         /* Describe() is rebuilt on events: a GPU that went into reset or lost its driver
          * since is read afresh (one pm read per GPU tells) */
-        if (strcmp(v->verb, "list") == 0 && sel.n_items == 0 && all_gpus_ok(d))
-                return list_from_describe(d, m, error);
+        if (strcmp(v->verb, "list") == 0 && sel.n_items == 0 && all_gpus_ok(d)) {
+                *ret_notes = NULL;
+                return list_from_describe(d, ret_doc, error);
+        }
         if (v->flags & DOC_SAMPLES) {
-                r = sampler_prepare(d, m, NULL, method_get_document);
+                r = sampler_prepare(d, m, NULL, again);
                 if (r != 0)
                         return r < 0 ? bus_error_errno(error, r, "out of memory") : 1;
                 sampler_use(d);
@@ -260,13 +274,57 @@ static int method_get_document(sd_bus_message *m, void *userdata, sd_bus_error *
                 r = bus_error_errno(error, r, "%s", rep.error_message ?: strerror(-r));
                 goto finish;
         }
-        doc = report_document(&rep, gpus);
-        if (doc && rep.notes)
-                json_object_object_add(doc, "notes", TAKE_PTR(rep.notes));
-        r = bus_reply_json(m, doc);
+        *ret_doc = report_document(&rep, gpus);
+        if (!*ret_doc) {
+                r = bus_error_errno(error, -ENOMEM, "out of memory");
+                goto finish;
+        }
+        *ret_notes = TAKE_PTR(rep.notes);
+        r = 0;
 finish:
         gpu_set_clear(&set);
         report_clear(&rep);
+        return r;
+}
+
+static int method_get_document(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        json_object *doc = NULL, *notes = NULL;
+        int r;
+
+        r = build_document(userdata, m, method_get_document, &doc, &notes, error);
+        if (r != 0)
+                return r;
+        if (notes)
+                json_object_object_add(doc, "notes", notes);
+        return bus_reply_json(m, doc);
+}
+
+/* GetDocumentText: (s text, as notes), the text as `amdsmi VERB --json` prints it (without the
+ * final newline), so that amdsmi writes it out without parsing and printing it again. */
+static int method_get_document_text(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        json_object *doc = NULL, *notes = NULL;
+        const char *text;
+        int r;
+
+        r = build_document(userdata, m, method_get_document_text, &doc, &notes, error);
+        if (r != 0)
+                return r;
+        text = json_document_text(doc, false);
+        r = text ? sd_bus_message_new_method_return(m, &reply) : -ENOMEM;
+        if (r >= 0)
+                r = bus_append_text(reply, text);
+        if (r >= 0)
+                r = sd_bus_message_open_container(reply, 'a', "s");
+        for (size_t i = 0; r >= 0 && notes && i < json_object_array_length(notes); i++)
+                r = sd_bus_message_append(
+                        reply, "s", json_object_get_string(json_object_array_get_idx(notes, i)));
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        if (r >= 0)
+                r = sd_bus_send(NULL, reply, NULL);
+        json_object_put(doc);
+        json_object_put(notes);
         return r;
 }
 
@@ -275,5 +333,8 @@ const sd_bus_vtable document_manager_vtable[] = {
         SD_BUS_METHOD_WITH_ARGS("GetDocument", SD_BUS_ARGS("s", verb, "a{sv}", options),
                                 SD_BUS_RESULT("s", json), method_get_document,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("GetDocumentText", SD_BUS_ARGS("s", verb, "a{sv}", options),
+                                SD_BUS_RESULT("s", text, "as", notes),
+                                method_get_document_text, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_VTABLE_END,
 };

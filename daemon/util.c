@@ -64,22 +64,31 @@ static bool is_ascii(const char *s, size_t len) {
         return true;
 }
 
-int bus_reply_string(sd_bus_message *call, const char *s) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+int bus_append_text(sd_bus_message *m, const char *s) {
         size_t len = strlen(s);
         char *space;
         int r;
 
         if (!is_ascii(s, len))
-                return sd_bus_reply_method_return(call, "s", s); /* validated by sd-bus */
-        r = sd_bus_message_new_method_return(call, &reply);
-        if (r < 0)
-                return r;
+                return sd_bus_message_append(m, "s", s); /* validated by sd-bus */
         /* ASCII without NUL is valid UTF-8: copied in as it is */
-        r = sd_bus_message_append_string_space(reply, len, &space);
+        r = sd_bus_message_append_string_space(m, len, &space);
         if (r < 0)
                 return r;
         memcpy(space, s, len);
+        return 0;
+}
+
+int bus_reply_string(sd_bus_message *call, const char *s) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        int r;
+
+        r = sd_bus_message_new_method_return(call, &reply);
+        if (r < 0)
+                return r;
+        r = bus_append_text(reply, s);
+        if (r < 0)
+                return r;
         return sd_bus_send(NULL, reply, NULL);
 }
 

@@ -139,6 +139,9 @@ static int partition_sample(struct cli *c) {
         json_object *gpus;
         int r;
 
+        r = cli_print_daemon_text(c, "partition");
+        if (r != 0)
+                return r < 0 ? r : 0;
         r = cli_collect_document(c, "partition", partition_gpu, &gpus);
         if (r != 0)
                 return r;

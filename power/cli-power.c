@@ -210,6 +210,9 @@ static int power_sample(struct cli *c) {
         struct columns cols = {};
         int r;
 
+        r = cli_print_daemon_text(c, "power");
+        if (r != 0)
+                return r < 0 ? r : 0;
         /* amdsmid's model of the sources, else the device and the state file */
         r = cli_read_document(c, "power", &gpus);
         if (r == 0)

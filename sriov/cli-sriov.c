@@ -219,6 +219,9 @@ static int sriov_sample(struct cli *c) {
         json_object *gpus = NULL;
         int r;
 
+        r = cli_print_daemon_text(c, "sriov");
+        if (r != 0)
+                return r < 0 ? r : 0;
         r = cli_read_document(c, "sriov", &gpus);
         if (r == 0)
                 r = sriov_document_gpus(&c->report, &c->set, c->format != OUTPUT_JSON, &gpus);

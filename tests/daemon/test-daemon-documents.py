@@ -152,6 +152,97 @@ class Documents(unittest.TestCase):
             for verb in ("list", "static", "sriov"):
                 self.assertEqual(self.get_document(d, verb, {})["command"], verb)
 
+    def test_document_text(self):
+        # GetDocumentText: GetDocument's document as amdsmi prints it, its notes apart
+        with Daemon(sim_args=("--frozen",)) as d:
+            obj = self.bus(d).get_object("org.amdsmi1", ROOT)
+            for verb, options in (("metric", {"gpus": dbus.Array(["1"], signature="s")}),
+                                  ("list", {}), ("static", {}), ("partition", {}),
+                                  ("power", {}), ("sriov", {})):
+                with self.subTest(verb=verb):
+                    options = dbus.Dictionary(options, signature="sv")
+                    text, notes = obj.GetDocumentText(verb, options, dbus_interface=MANAGER)
+                    self.assertEqual(list(notes), [])
+                    # pretty, two spaces, no final newline (amdsmi adds it)
+                    self.assertTrue(text.startswith('{\n  "schema": "amdsmi/1",\n'), text[:40])
+                    self.assertTrue(text.endswith("\n}"), text[-20:])
+                    doc = json.loads(text)
+                    other = self.get_document(d, verb, options)
+                    if verb in ("metric", "power"):
+                        for g in doc["gpus"] + other["gpus"]:
+                            g.pop("limiters", None)
+                    doc["timestamp"] = other["timestamp"] = "T"
+                    self.assertEqual(doc, other)
+            with self.assertRaises(dbus.exceptions.DBusException) as cm:
+                obj.GetDocumentText("reset", dbus.Dictionary({}, signature="sv"),
+                                    dbus_interface=MANAGER)
+            self.assertEqual(cm.exception.get_dbus_name(), "org.amdsmi1.Error.InvalidArgument")
+            self.assertIn("GetDocumentText: unknown verb 'reset'",
+                          cm.exception.get_dbus_message())
+
+    def test_cli_asks_for_text(self):
+        # --json asks for the text (nothing to parse); a table, CSV, --fields and a watch ask
+        # for the document. Seen on the bus by a monitor (the bus's owner: root).
+        with Daemon(sim_args=("--frozen",)) as d:
+            mon = subprocess.Popen(
+                ["dbus-monitor", "--address", d.address, "--monitor",
+                 "type='method_call',interface='org.amdsmi1.Manager'"],
+                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+            try:
+                obj = self.bus(d).get_object("org.amdsmi1", ROOT)
+                seen = []
+
+                def calls_until(marker):
+                    """The member and verb of every call up to GetDocument(@marker)."""
+                    deadline = time.monotonic() + 30
+                    got = []
+                    member = None
+                    while time.monotonic() < deadline:
+                        line = mon.stdout.readline()
+                        m = re.search(r"member=(\w+)", line)
+                        if m:
+                            member = m.group(1)
+                            continue
+                        m = re.match(r'\s+string "(\w*)"', line)
+                        if member and m:
+                            if (member, m.group(1)) == ("GetDocument", marker):
+                                return got
+                            got.append((member, m.group(1)))
+                            member = None
+                    self.fail("no call of %s seen: %s" % (marker, got))
+
+                def mark(marker):
+                    try:
+                        obj.GetDocument(marker, dbus.Dictionary({}, signature="sv"),
+                                        dbus_interface=MANAGER)
+                    except dbus.exceptions.DBusException:
+                        pass
+
+                # the monitor is ready once it sees a call
+                deadline = time.monotonic() + 30
+                while not seen and time.monotonic() < deadline:
+                    mark("ready")
+                    line = mon.stdout.readline()
+                    seen = "member=GetDocument" in line and [line]
+                mark("start")
+                calls_until("start")
+                for args, member in ((("metric", "--json"), "GetDocumentText"),
+                                     (("list", "--json", "-g", "1"), "GetDocumentText"),
+                                     (("power", "--json"), "GetDocumentText"),
+                                     (("metric", "--csv"), "GetDocument"),
+                                     (("metric", "--json", "-p"), "GetDocument"),
+                                     (("static",), "GetDocument"),
+                                     (("partition", "--json", "-w", "0.1", "-n", "1"),
+                                      "GetDocument")):
+                    with self.subTest(args=args):
+                        d.cli(*args, env=NOWHERE)
+                        mark("end")
+                        self.assertEqual(calls_until("end"), [(member, args[0])])
+            finally:
+                mon.kill()
+                mon.wait()
+                mon.stdout.close()
+
     def test_bad_calls(self):
         with Daemon() as d:
             inval = "org.amdsmi1.Error.InvalidArgument"

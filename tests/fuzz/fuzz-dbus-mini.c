@@ -11,6 +11,8 @@
  *     byte's low bit: big endian): the client must return exactly it;
  *  2: as 1, but an error reply (name, the text as message, "{}" as document): the client
  *     must return the name, the message and the document.
+ * The first byte's bit 0x40: the call is GetDocumentText, whose reply (mode 1) is the text and
+ * the notes ["a note", text]; the client must return both.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -87,9 +89,10 @@ static void o_field_str(struct out *o, uint8_t code, const char *type, const cha
                 o_string(o, v);
 }
 
-/* A message of @type whose body is the strings @s1 and @s2 (either may be NULL). */
+/* A message of @type whose body is the strings @s1 and @s2 (either may be NULL), or with
+ * @notes, @s1 and the array of strings ["a note", @s1]. */
 static void o_message(struct out *o, uint8_t type, uint32_t serial, uint32_t reply_serial,
-                      const char *error_name, const char *s1, const char *s2) {
+                      const char *error_name, const char *s1, const char *s2, bool notes) {
         size_t body_at, fields_at, fields_start, body_start;
 
         o->base = o->n;
@@ -116,7 +119,7 @@ static void o_message(struct out *o, uint8_t type, uint32_t serial, uint32_t rep
         o_field_str(o, 6, "s", ":1.42");
         o_field_str(o, 7, "s", "org.freedesktop.DBus");
         if (s1)
-                o_field_str(o, 8, "g", s2 ? "ss" : "s");
+                o_field_str(o, 8, "g", notes ? "sas" : s2 ? "ss" : "s");
         o_patch(o, fields_at, o->n - fields_start);
         o_align(o, 8);
         body_start = o->n;
@@ -124,18 +127,28 @@ static void o_message(struct out *o, uint8_t type, uint32_t serial, uint32_t rep
                 o_string(o, s1);
         if (s2)
                 o_string(o, s2);
+        if (s1 && notes) {
+                size_t array_at = o_u32(o, 0), array_start = o->n;
+
+                o_string(o, "a note");
+                o_string(o, s1);
+                o_patch(o, array_at, o->n - array_start);
+        }
         o_patch(o, body_at, o->n - body_start);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         _cleanup_free_ char *text = NULL, *name = NULL, *message = NULL, *s = NULL;
+        _cleanup_strv_free_ char **notes = NULL;
         char *gpus[] = { (char *) "0", (char *) "0000:05:00.0", NULL };
         struct out o = {};
         int fds[2], r, mode;
+        bool with_notes;
 
         if (size < 1 || size > INPUT_MAX)
                 return 0;
-        mode = (data[0] & 0x7f) % 3;
+        mode = (data[0] & 0x3f) % 3;
+        with_notes = data[0] & 0x40;
         o.cap = size + 4096;
         o.p = malloc(o.cap);
         if (!o.p)
@@ -146,12 +159,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         } else {
                 s = size >= 2 ? fuzz_strndup(data + 2, size - 2) : fuzz_strndup(data, 0);
                 o.be = size >= 2 && (data[1] & 1);
-                o_message(&o, 2, 1, 1, NULL, ":1.42", NULL);
-                o_message(&o, 4, 2, 0, NULL, ":1.42", NULL);
+                o_message(&o, 2, 1, 1, NULL, ":1.42", NULL, false);
+                o_message(&o, 4, 2, 0, NULL, ":1.42", NULL, false);
                 if (mode == 1)
-                        o_message(&o, 2, 3, 2, NULL, s, NULL);
+                        o_message(&o, 2, 3, 2, NULL, s, NULL, with_notes);
                 else
-                        o_message(&o, 3, 3, 2, "org.amdsmi1.Error.Busy", s, "{}");
+                        o_message(&o, 3, 3, 2, "org.amdsmi1.Error.Busy", s, "{}", false);
         }
 
         if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) < 0)
@@ -163,8 +176,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 abort();
         if (shutdown(fds[0], SHUT_WR) < 0)
                 abort();
-        r = dbus_mini_get_document_fd(fds[1], "metric", data[0] & 0x80 ? gpus : NULL, 10000, &text,
-                                      &name, &message);
+        r = dbus_mini_get_document_fd(fds[1], with_notes ? "GetDocumentText" : "GetDocument",
+                                      "metric", data[0] & 0x80 ? gpus : NULL, 10000, &text,
+                                      with_notes ? &notes : NULL, &name, &message);
         close(fds[0]);
         close(fds[1]);
 
@@ -174,8 +188,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                         abort();
                 if (r == 1 && !name)
                         abort();
-                if (r > 1 || (r < 0 && (text || name || message)))
+                if (r > 1 || (r < 0 && (text || name || message || notes)))
                         abort();
+                for (char **n = notes; n && *n; n++)
+                        if (!memmem(o.p, o.n, *n, strlen(*n) + 1))
+                                abort();
                 /* what is returned was in the input, NUL-terminated */
                 if (text && !memmem(o.p, o.n, text, strlen(text) + 1))
                         abort();
@@ -188,6 +205,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 break;
         case 1:
                 if (r != 0 || !text || strcmp(text, s) != 0 || name || message)
+                        abort();
+                if (with_notes && (!notes || !notes[0] || strcmp(notes[0], "a note") != 0 ||
+                                   !notes[1] || strcmp(notes[1], s) != 0 || notes[2]))
                         abort();
                 break;
         default:
