@@ -217,6 +217,14 @@ int bus_reply_string(sd_bus_message *call, const char *s);
 /* Appends @s (type s) to @m: copied as it is when ASCII (a large JSON document), else checked
  * by sd-bus. */
 int bus_append_text(sd_bus_message *m, const char *s);
+/*
+ * The a{sv} of options at the current position of @m: @fn(@m, key, @userdata, @error) for each
+ * entry, with @m at the entry's variant, which @fn enters and reads (this exits it). @fn names
+ * a bad key or value in @error and returns its negative errno; that ends the loop.
+ */
+typedef int (*bus_option_fn)(sd_bus_message *m, const char *key, void *userdata,
+                             sd_bus_error *error);
+int bus_read_options(sd_bus_message *m, bus_option_fn fn, void *userdata, sd_bus_error *error);
 /* Answers @call with the document @doc on one line (taken; NULL: -ENOMEM). */
 int bus_reply_json(sd_bus_message *call, json_object *doc);
 

@@ -36,60 +36,41 @@
 #include "report.h"
 #include "select.h"
 
-static int read_selection(sd_bus_message *m, struct selection *sel, sd_bus_error *error) {
+/* GetDocument's options: "gpus" (as), the -g selectors. */
+static int read_option(sd_bus_message *m, const char *key, void *userdata, sd_bus_error *error) {
+        struct selection *sel = userdata;
         int r;
 
-        r = sd_bus_message_enter_container(m, 'a', "{sv}");
+        if (strcmp(key, "gpus") != 0)
+                return bus_error_errno(error, -EINVAL, "%s: unknown option '%s' (options: gpus)",
+                                       sd_bus_message_get_member(m), key);
+        if (sd_bus_message_verify_type(m, 'v', "as") <= 0 ||
+            sd_bus_message_enter_container(m, 'v', "as") < 0)
+                return bus_error_errno(error, -EINVAL,
+                                       "%s: option 'gpus' must be an array of strings (as)",
+                                       sd_bus_message_get_member(m));
+        r = sd_bus_message_enter_container(m, 'a', "s");
         if (r < 0)
                 return r;
-        while ((r = sd_bus_message_enter_container(m, 'e', "sv")) > 0) {
-                const char *key;
+        for (;;) {
+                const char *s;
 
-                r = sd_bus_message_read(m, "s", &key);
+                r = sd_bus_message_read(m, "s", &s);
                 if (r < 0)
                         return r;
-                if (strcmp(key, "gpus") != 0)
+                if (r == 0)
+                        break;
+                r = selection_add(sel, s);
+                if (r == -ENOMEM)
+                        return bus_error_errno(error, r, "out of memory");
+                if (r < 0)
                         return bus_error_errno(error, -EINVAL,
-                                               "%s: unknown option '%s' (options: gpus)",
-                                               sd_bus_message_get_member(m), key);
-                if (sd_bus_message_verify_type(m, 'v', "as") <= 0 ||
-                    sd_bus_message_enter_container(m, 'v', "as") < 0)
-                        return bus_error_errno(error, -EINVAL,
-                                               "%s: option 'gpus' must be an array of "
-                                               "strings (as)",
-                                               sd_bus_message_get_member(m));
-                r = sd_bus_message_enter_container(m, 'a', "s");
-                if (r < 0)
-                        return r;
-                for (;;) {
-                        const char *s;
-
-                        r = sd_bus_message_read(m, "s", &s);
-                        if (r < 0)
-                                return r;
-                        if (r == 0)
-                                break;
-                        r = selection_add(sel, s);
-                        if (r == -ENOMEM)
-                                return r;
-                        if (r < 0)
-                                return bus_error_errno(error, -EINVAL,
-                                                       "invalid GPU selection '%s': expected N, "
-                                                       "N.P, a PCI address, a unique id or "
-                                                       "all, separated by commas",
-                                                       s);
-                }
-                r = sd_bus_message_exit_container(m); /* a */
-                if (r >= 0)
-                        r = sd_bus_message_exit_container(m); /* v */
-                if (r >= 0)
-                        r = sd_bus_message_exit_container(m); /* e */
-                if (r < 0)
-                        return r;
+                                               "invalid GPU selection '%s': expected N, N.P, a "
+                                               "PCI address, a unique id or all, separated by "
+                                               "commas",
+                                               s);
         }
-        if (r < 0)
-                return r;
-        return sd_bus_message_exit_container(m);
+        return sd_bus_message_exit_container(m); /* a */
 }
 
 /* list, static, partition, sriov: a GPU under a change is left out with an "errors" entry. */
@@ -231,9 +212,9 @@ static int build_document(struct daemon *d, sd_bus_message *m, sampler_reply_fn 
                                        "%s: unknown verb '%s' (verbs: list, static, metric, "
                                        "partition, power, sriov)",
                                        sd_bus_message_get_member(m), verb);
-        r = read_selection(m, &sel, error);
+        r = bus_read_options(m, read_option, &sel, error);
         if (r < 0)
-                return r == -ENOMEM ? bus_error_errno(error, r, "out of memory") : r;
+                return r;
         /* Describe() is rebuilt on events: a GPU that went into reset or lost its driver
          * since is read afresh (one pm read per GPU tells) */
         if (strcmp(v->verb, "list") == 0 && sel.n_items == 0 && all_gpus_ok(d)) {

@@ -92,6 +92,32 @@ int bus_reply_string(sd_bus_message *call, const char *s) {
         return sd_bus_send(NULL, reply, NULL);
 }
 
+int bus_read_options(sd_bus_message *m, bus_option_fn fn, void *userdata, sd_bus_error *error) {
+        int r;
+
+        r = sd_bus_message_enter_container(m, 'a', "{sv}");
+        if (r < 0)
+                return r;
+        while ((r = sd_bus_message_enter_container(m, 'e', "sv")) > 0) {
+                const char *key;
+
+                r = sd_bus_message_read(m, "s", &key);
+                if (r < 0)
+                        return r;
+                r = fn(m, key, userdata, error);
+                if (r < 0)
+                        return r;
+                r = sd_bus_message_exit_container(m); /* v */
+                if (r >= 0)
+                        r = sd_bus_message_exit_container(m); /* e */
+                if (r < 0)
+                        return r;
+        }
+        if (r < 0)
+                return r;
+        return sd_bus_message_exit_container(m);
+}
+
 int bus_error_errno(sd_bus_error *error, int r, const char *format, ...) {
         va_list ap;
         char *msg = NULL;

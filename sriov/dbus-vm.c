@@ -668,13 +668,105 @@ static struct vm_vf *find_vf(struct vm_reservation *v, struct daemon *d, const c
         return NULL;
 }
 
+struct prepare_options {
+        struct daemon *d;
+        struct vm_reservation *v;
+        bool reconnect, dry;
+};
+
+/* PrepareVm's options. */
+static int read_prepare_option(sd_bus_message *m, const char *key, void *userdata,
+                               sd_bus_error *error) {
+        struct prepare_options *o = userdata;
+        int r;
+
+        if (strcmp(key, "unmanaged") == 0) {
+                _cleanup_strv_free_ char **l = NULL;
+                struct vm_vf *f;
+
+                r = sd_bus_message_enter_container(m, 'v', "as");
+                if (r < 0)
+                        return bus_error_errno(error, -EINVAL, "option %s: not as", key);
+                r = sd_bus_message_read_strv(m, &l);
+                if (r < 0)
+                        return r;
+                for (char **p = l; p && *p; p++) {
+                        f = find_vf(o->v, o->d, *p);
+                        if (!f)
+                                return bus_error_errno(error, -EINVAL,
+                                                       "unmanaged VF %s is not one of the "
+                                                       "domain's VFs",
+                                                       *p);
+                        f->bind = true;
+                }
+        } else if (strcmp(key, "power_cap_uw") == 0) {
+                r = sd_bus_message_enter_container(m, 'v', "t");
+                if (r < 0)
+                        return bus_error_errno(error, -EINVAL, "option %s: not t", key);
+                r = read_cap(m, "power_cap_uw", &o->v->cap_uw, error);
+                if (r < 0)
+                        return r;
+        } else if (strcmp(key, "vf_power_caps") == 0) {
+                r = sd_bus_message_enter_container(m, 'v', "a{st}");
+                if (r < 0)
+                        return bus_error_errno(error, -EINVAL, "option %s: not a{st}", key);
+                r = sd_bus_message_enter_container(m, 'a', "{st}");
+                if (r < 0)
+                        return r;
+                while ((r = sd_bus_message_enter_container(m, 'e', "st")) > 0) {
+                        const char *bdf;
+                        struct vm_vf *f;
+
+                        r = sd_bus_message_read(m, "s", &bdf);
+                        if (r < 0)
+                                return r;
+                        f = find_vf(o->v, o->d, bdf);
+                        if (!f)
+                                return bus_error_errno(error, -EINVAL,
+                                                       "vf_power_caps: %s is not one of "
+                                                       "the domain's VFs",
+                                                       bdf);
+                        r = read_cap(m, "vf_power_caps", &f->cap_uw, error);
+                        if (r < 0)
+                                return r;
+                        r = sd_bus_message_exit_container(m);
+                        if (r < 0)
+                                return r;
+                }
+                if (r < 0)
+                        return r;
+                r = sd_bus_message_exit_container(m);
+                if (r < 0)
+                        return r;
+        } else if (strcmp(key, "reconnect") == 0 || strcmp(key, "dry_run") == 0) {
+                int b;
+
+                r = sd_bus_message_enter_container(m, 'v', "b");
+                if (r < 0)
+                        return bus_error_errno(error, -EINVAL, "option %s: not b", key);
+                r = sd_bus_message_read(m, "b", &b);
+                if (r < 0)
+                        return r;
+                if (key[0] == 'r')
+                        o->reconnect = b;
+                else
+                        o->dry = b;
+        } else
+                return bus_error_errno(error, -EINVAL,
+                                       "unknown option \"%s\" (unmanaged, power_cap_uw, "
+                                       "vf_power_caps, reconnect, dry_run)",
+                                       key);
+        return 0;
+}
+
 static int method_prepare_vm(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         struct daemon *d = userdata;
         _cleanup_strv_free_ char **vfs = NULL;
         _cleanup_free_ struct vm_job *vj = calloc(1, sizeof(*vj));
         struct vm_reservation *v, *prev;
         const char *name, *uuid;
-        bool reconnect = false, dry = false;
+        struct prepare_options opts;
+        bool reconnect, dry;
         char new_value[512];
         int r;
 
@@ -682,6 +774,7 @@ static int method_prepare_vm(sd_bus_message *m, void *userdata, sd_bus_error *er
                 return bus_error_errno(error, -ENOMEM, "out of memory");
         v = &vj->v;
         *v = (struct vm_reservation){ .cap_uw = NO_CAP, .created_usec = now_usec(CLOCK_REALTIME) };
+        opts = (struct prepare_options){ .d = d, .v = v };
         r = sd_bus_message_read(m, "ss", &name, &uuid);
         if (r < 0)
                 return r;
@@ -703,103 +796,11 @@ static int method_prepare_vm(sd_bus_message *m, void *userdata, sd_bus_error *er
                         return r;
         }
 
-        r = sd_bus_message_enter_container(m, 'a', "{sv}");
+        r = bus_read_options(m, read_prepare_option, &opts, error);
         if (r < 0)
                 return r;
-        while ((r = sd_bus_message_enter_container(m, 'e', "sv")) > 0) {
-                const char *key;
-
-                r = sd_bus_message_read(m, "s", &key);
-                if (r < 0)
-                        return r;
-                if (strcmp(key, "unmanaged") == 0) {
-                        _cleanup_strv_free_ char **l = NULL;
-                        struct vm_vf *f;
-
-                        r = sd_bus_message_enter_container(m, 'v', "as");
-                        if (r < 0)
-                                return bus_error_errno(error, -EINVAL, "option %s: not as", key);
-                        r = sd_bus_message_read_strv(m, &l);
-                        if (r < 0)
-                                return r;
-                        for (char **p = l; p && *p; p++) {
-                                f = find_vf(v, d, *p);
-                                if (!f)
-                                        return bus_error_errno(error, -EINVAL,
-                                                               "unmanaged VF %s is not one of the "
-                                                               "domain's VFs",
-                                                               *p);
-                                f->bind = true;
-                        }
-                } else if (strcmp(key, "power_cap_uw") == 0) {
-                        r = sd_bus_message_enter_container(m, 'v', "t");
-                        if (r < 0)
-                                return bus_error_errno(error, -EINVAL, "option %s: not t", key);
-                        r = read_cap(m, "power_cap_uw", &v->cap_uw, error);
-                        if (r < 0)
-                                return r;
-                } else if (strcmp(key, "vf_power_caps") == 0) {
-                        r = sd_bus_message_enter_container(m, 'v', "a{st}");
-                        if (r < 0)
-                                return bus_error_errno(error, -EINVAL, "option %s: not a{st}", key);
-                        r = sd_bus_message_enter_container(m, 'a', "{st}");
-                        if (r < 0)
-                                return r;
-                        while ((r = sd_bus_message_enter_container(m, 'e', "st")) > 0) {
-                                const char *bdf;
-                                struct vm_vf *f;
-
-                                r = sd_bus_message_read(m, "s", &bdf);
-                                if (r < 0)
-                                        return r;
-                                f = find_vf(v, d, bdf);
-                                if (!f)
-                                        return bus_error_errno(error, -EINVAL,
-                                                               "vf_power_caps: %s is not one of "
-                                                               "the domain's VFs",
-                                                               bdf);
-                                r = read_cap(m, "vf_power_caps", &f->cap_uw, error);
-                                if (r < 0)
-                                        return r;
-                                r = sd_bus_message_exit_container(m);
-                                if (r < 0)
-                                        return r;
-                        }
-                        if (r < 0)
-                                return r;
-                        r = sd_bus_message_exit_container(m);
-                        if (r < 0)
-                                return r;
-                } else if (strcmp(key, "reconnect") == 0 || strcmp(key, "dry_run") == 0) {
-                        int b;
-
-                        r = sd_bus_message_enter_container(m, 'v', "b");
-                        if (r < 0)
-                                return bus_error_errno(error, -EINVAL, "option %s: not b", key);
-                        r = sd_bus_message_read(m, "b", &b);
-                        if (r < 0)
-                                return r;
-                        if (key[0] == 'r')
-                                reconnect = b;
-                        else
-                                dry = b;
-                } else
-                        return bus_error_errno(error, -EINVAL,
-                                               "unknown option \"%s\" (unmanaged, power_cap_uw, "
-                                               "vf_power_caps, reconnect, dry_run)",
-                                               key);
-                r = sd_bus_message_exit_container(m); /* v */
-                if (r < 0)
-                        return r;
-                r = sd_bus_message_exit_container(m); /* e */
-                if (r < 0)
-                        return r;
-        }
-        if (r < 0)
-                return r;
-        r = sd_bus_message_exit_container(m);
-        if (r < 0)
-                return r;
+        reconnect = opts.reconnect;
+        dry = opts.dry;
 
         prev = vm_find(v->uuid);
         if (reconnect) {
