@@ -8,8 +8,10 @@ the encoder, given the values read from the table, must produce the served bytes
 byte. Any difference in order, type, unit, instance count, size, padding or the 0xFF of an
 unavailable value fails."""
 
+import atexit
 import json
 import os
+import shutil
 import struct
 import subprocess
 import sys
@@ -42,6 +44,7 @@ def snapshot(machine, layout, compute=None):
         if compute and "product" in g:
             g["compute_partition"] = compute
     tmp = tempfile.mkdtemp(prefix="amdsmi-enc.")
+    atexit.register(shutil.rmtree, tmp, ignore_errors=True)
     path = os.path.join(tmp, "machine.json")
     with open(path, "w") as f:
         json.dump(desc, f)
