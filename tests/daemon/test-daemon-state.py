@@ -17,7 +17,7 @@ from daemontest import (BUS, GPU1, IFACE_POWER, MANAGER, ROOT, SIM, Daemon,  # n
 
 import jsonschema  # noqa: E402
 
-READ_VERBS = ["list", "static", "metric", "partition", "power"]
+READ_VERBS = ["list", "static", "metric", "partition", "power", "sriov"]
 GPU2 = "0000:46:00.0"
 
 

@@ -4,9 +4,9 @@
 hosts (item 10), through the CLI on simulator mounts (--direct; test-daemon-state.py reads the
 same through amdsmid).
 
-- `amdsmi-sim ctl reset BDF begin` on one GPU: list, static, metric, partition and power exit
-  0, the GPU's object has "state": "resetting" and validates against amdsmi/1, the document
-  has ONE errors entry for it (field "state", EBUSY) and none per value, and its table row
+- `amdsmi-sim ctl reset BDF begin` on one GPU: list, static, metric, partition, power and
+  sriov exit 0, the GPU's object has "state": "resetting" and validates against amdsmi/1,
+  the document has ONE errors entry for it (field "state", EBUSY) and none per value, and its table row
   shows RESET once with its GPU (and BDF) kept; a change (power set, set -o, partition set)
   exits 5 with a message saying to wait, and changes nothing; after `reset end` all is ok.
 - A GPU unbound from amdgpu: the same with "no_driver", NO DRIVER and exit 4 (bind a driver,
@@ -29,7 +29,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from simtest import CLI, GPU1, SCHEMA, SIM, Mount, main  # noqa: E402
 
 GPU2 = "0000:46:00.0"
-READ_VERBS = ["list", "static", "metric", "partition", "power"]
+READ_VERBS = ["list", "static", "metric", "partition", "power", "sriov"]
 IDENTITY = {"GPU", "BDF", "PRODUCT", "ROLE", "DRIVER"}
 
 
@@ -97,6 +97,9 @@ class Case(unittest.TestCase):
                 if verb == "power":
                     self.assertIsNone(g["cap_w"])
                 if verb == "list":
+                    self.assertIsNone(g["compute_mode"])
+                if verb == "sriov":
+                    self.assertIsNone(g["num_vfs"])
                     self.assertIsNone(g["compute_mode"])
 
                 # the table: one line on stderr, the marker once on the GPU's row
