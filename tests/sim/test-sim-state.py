@@ -11,8 +11,9 @@ same through amdsmid).
   exits 5 with a message saying to wait, and changes nothing; after `reset end` all is ok.
 - A GPU unbound from amdgpu: the same with "no_driver", NO DRIVER and exit 4 (bind a driver,
   or amdsmi reset --reload-driver).
-- gim hosts: metric's table keeps its columns (N/A) with one line on stderr saying why; a
-  power cap is recorded but not applied, said in one line, exit 4.
+- gim hosts: metric's table keeps its columns (N/A) with one line on stderr saying why (once
+  per run: a watch says it on its first sample only); a power cap is recorded but not
+  applied, said in one line, exit 4.
 """
 
 import json
@@ -185,6 +186,15 @@ class Case(unittest.TestCase):
                 self.assertEqual(d["errors"], [])
                 self.assertEqual({g["state"] for g in d["gpus"]}, {"ok"})
                 self.assertEqual(p.stderr.count("gim exposes"), 1, p.stderr)
+                # a watch says it once, on its first sample (table and NDJSON alike)
+                for fmt in ([], ["--json"]):
+                    p = self.cli(m, "metric", "-w", "0.2", "-n", "3", *fmt)
+                    if fmt:
+                        self.assertEqual(len(p.stdout.splitlines()), 3, p.stdout)
+                    else:
+                        self.assertEqual(p.stdout.count("JUNCTION"), 3, p.stdout)
+                    self.assertEqual(p.stderr.count("gim exposes"), 1, p.stderr)
+                    self.assertEqual(p.stderr.count("\n"), 1, p.stderr)
 
     def test_gim_host_power(self):
         """A cap on a gim host: one line that says it is recorded but not applied, exit 4,
