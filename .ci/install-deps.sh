@@ -17,6 +17,8 @@ packages=(
         scdoc
         # tests: unit tests, JSON schema checks, nm for the symbol lint
         libcmocka-dev python3-jsonschema binutils
+        # tests: the zsh completion run in zsh (tests/cli/test-cli-help.py)
+        zsh
         # amdsmid: sd-bus and sd-event, the udev monitor, amdsmid.conf; its tests: a private
         # dbus-daemon and python-dbusmock (polkitd template)
         libsystemd-dev libudev-dev libinih-dev dbus-daemon python3-dbusmock

@@ -1002,6 +1002,8 @@ int main(int argc, char **argv) {
         /* the power slice answers what the power limiter of `metric` ran against */
         c.power_limit = power_cli_limit;
         report_set_hostname(&c.report);
+        /* a watch says each note once, on the sample where it first comes up */
+        c.report.notes_once = true;
         cli_report_init(&c);
 
         if (argc >= 2 && strcmp(argv[1], "__complete") == 0)

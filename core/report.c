@@ -142,6 +142,20 @@ void report_say(struct report *r, json_object *entry, const char *format, ...) {
         free(msg);
 }
 
+/* Whether @msg was printed before in this run; remembers it otherwise (FNV-1a of the text). */
+static bool note_said_before(struct report *r, const char *msg) {
+        uint64_t h = UINT64_C(0xcbf29ce484222325);
+
+        for (const char *p = msg; *p; p++)
+                h = (h ^ (unsigned char) *p) * UINT64_C(0x100000001b3);
+        for (size_t i = 0; i < r->n_notes_said; i++)
+                if (r->notes_said[i] == h)
+                        return true;
+        if (r->n_notes_said < REPORT_NOTES_SAID_MAX)
+                r->notes_said[r->n_notes_said++] = h;
+        return false;
+}
+
 void report_note(struct report *r, const char *format, ...) {
         char *msg = NULL;
         va_list ap;
@@ -154,7 +168,7 @@ void report_note(struct report *r, const char *format, ...) {
         va_end(ap);
         if (!msg)
                 return;
-        if (r->print)
+        if (r->print && !(r->notes_once && note_said_before(r, msg)))
                 r->print(r, REPORT_NOTE, msg);
         if (r->keep_notes) {
                 if (!r->notes)

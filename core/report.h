@@ -11,6 +11,8 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <time.h>
 
 #include <json-c/json.h>
@@ -26,6 +28,9 @@ enum report_line {
         REPORT_TEXT,        /* verbatim text a table shows (a file a dry run would write) */
 };
 
+/* The distinct notes a run remembers having printed (notes_once); more are printed again. */
+#define REPORT_NOTES_SAID_MAX 32
+
 struct report {
         const char *command;           /* the envelope's "command" */
         char hostname[256];            /* "" until report_set_hostname() */
@@ -34,6 +39,10 @@ struct report {
         bool dry_run;                  /* a change document's "dry_run" */
         bool keep_notes;               /* notes go to "notes" too (amdsmid: for its client) */
         bool mute_field_errors;        /* field errors are dropped (a GPU in reset says it once) */
+        bool notes_once;               /* a note printed once is not printed again in this run
+                                          (the samples of a watch), kept by report_clear() */
+        uint64_t notes_said[REPORT_NOTES_SAID_MAX]; /* with notes_once: hashes of their texts */
+        size_t n_notes_said;
         json_object *notes;            /* the notes of the run, with keep_notes */
         json_object *errors;           /* "errors" of the next document */
         char *error_message;           /* the first fatal error's message */
@@ -79,8 +88,8 @@ void report_replay_error(struct report *r, json_object *entry);
  * @entry (a GPU's object in the change document; may be NULL). */
 void report_say(struct report *r, json_object *entry, const char *format, ...) _printf_(3, 4);
 
-/* A note beside the output (REPORT_NOTE), for a front end that prints one; kept in "notes"
- * with keep_notes. */
+/* A note beside the output (REPORT_NOTE), for a front end that prints one (with notes_once,
+ * only the first time the run says it); kept in "notes" with keep_notes. */
 void report_note(struct report *r, const char *format, ...) _printf_(2, 3);
 
 /* Verbatim text for a front end that shows tables (REPORT_TEXT). */

@@ -45,7 +45,7 @@ struct dgpu {
 
         /* org.amdsmi1.Gpu */
         char *product;
-        char *unique_id;                /* "" when unknown */
+        char *unique_id;                /* "0x" and 16 lower-case hex digits, "" when unknown */
         const char *role;               /* amdsmi_role_to_string() */
         const char *driver;
 

@@ -14,6 +14,7 @@
 #include <syslog.h>
 
 #include "amdsmid.h"
+#include "decode.h"
 #include "documents.h"
 #include "amdsmid-conf.h"
 #include "history.h"
@@ -127,6 +128,7 @@ static void check_driver(struct dgpu *g, struct amdsmi_gpu *gpu) {
 void manager_refresh_gpu(struct dgpu *g, struct amdsmi_gpu *gpu, bool emit) {
         _cleanup_strv_free_ char **changed = NULL;
         const char *s;
+        char uid[24];
 
         if (g->index != amdsmi_gpu_get_index(gpu)) {
                 g->index = amdsmi_gpu_get_index(gpu);
@@ -134,7 +136,11 @@ void manager_refresh_gpu(struct dgpu *g, struct amdsmi_gpu *gpu, bool emit) {
         }
         if (free_and_strdup(&g->product, amdsmi_gpu_get_product(gpu)) > 0)
                 (void) strv_extend(&changed, "Product");
+        /* the one spelling of amdsmi list --json and every table: "0x" and 16 lower-case
+         * hex digits (a malformed sysfs value as read, as doc_unique_id() shows it) */
         s = amdsmi_gpu_get_string(gpu, AMDSMI_STRING_UNIQUE_ID);
+        if (s && format_unique_id(s, uid, sizeof(uid)) >= 0)
+                s = uid;
         if (free_and_strdup(&g->unique_id, s) > 0)
                 (void) strv_extend(&changed, "UniqueId");
         s = amdsmi_role_to_string(amdsmi_gpu_get_role(gpu));
@@ -336,7 +342,9 @@ static json_object *cached_entry(struct dgpu *g) {
         json_object_object_add(o, "partition_count", NULL);
         json_object_object_add(o, "compute_mode", string_or_null(g->compute_mode));
         json_object_object_add(o, "memory_mode", string_or_null(g->memory_mode));
-        json_object_object_add(o, "unique_id", doc_unique_id(g->unique_id));
+        json_object_object_add(o, "unique_id",
+                               doc_unique_id(g->unique_id && g->unique_id[0] ? g->unique_id
+                                                                             : NULL));
         json_object_object_add(o, "object_path", json_object_new_string(g->path));
         return o;
 }

@@ -232,6 +232,18 @@ json_object *sriov_pf_json(struct report *rep, const struct gpu_set *set, size_t
         return o;
 }
 
+struct pf_read {
+        struct report *rep;
+        const struct gpu_set *set;
+        const bool *all_vfs;
+};
+
+static json_object *pf_read_gpu(void *userdata, size_t index, struct amdsmi_gpu *gpu) {
+        struct pf_read *p = userdata;
+
+        return sriov_pf_json(p->rep, p->set, index, gpu, p->all_vfs[index]);
+}
+
 int sriov_document_gpus(struct report *rep, const struct gpu_set *set, bool guest_note,
                         json_object **ret) {
         _cleanup_free_ bool *show = NULL, *all_vfs = NULL;
@@ -265,11 +277,14 @@ int sriov_document_gpus(struct report *rep, const struct gpu_set *set, bool gues
         }
         for (size_t i = 0; i < set->n_gpus; i++) {
                 struct amdsmi_gpu *gpu = amdsmi_ctx_get_gpu(set->ctx, i);
+                struct pf_read p = { rep, set, all_vfs };
                 json_object *o;
 
                 if (!show[i] || !gpu)
                         continue;
-                o = sriov_pf_json(rep, set, i, gpu, all_vfs[i]);
+                /* a PF in reset or without a driver: "state" and one errors entry, as every
+                 * read verb says it (its VFs stay listed: they are devices of their own) */
+                o = gpu_state_collect(rep, set->ctx, i, gpu, pf_read_gpu, &p);
                 if (!o) {
                         json_object_put(gpus);
                         return report_fail(rep, -ENOMEM, "out of memory");

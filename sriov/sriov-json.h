@@ -73,8 +73,10 @@ json_object *sriov_pf_json(struct report *rep, const struct gpu_set *set, size_t
 /*
  * The "gpus" of `amdsmi sriov`: one object per PF the selection of @set concerns, in
  * enumeration order: a selected PF with all its VFs, the PF of a selected VF with the VFs
- * selected. When only guests' VFs are selected there is none: @guest_note then says so with
- * report_note() (a guest's VFs are configured on the host). @return 0 and the array in *ret,
+ * selected; each with its "state" (gpu_state_collect(): a PF in reset or without a driver has
+ * null values and one errors entry). When only guests' VFs are selected there is none:
+ * @guest_note then says so with report_note() (a guest's VFs are configured on the host).
+ * @return 0 and the array in *ret,
  * or a negative errno (reported).
  */
 int sriov_document_gpus(struct report *rep, const struct gpu_set *set, bool guest_note,

@@ -90,6 +90,16 @@ class Consistency(unittest.TestCase):
                     self.assertIn("UNIQUE ID              %s\n" % (g["unique_id"] or "N/A"),
                                   table)
                     self.assertNotIn("DRIVER NAME", table)
+                # list's table and CSV, static's CSV: the same spelling ("" when unknown)
+                list_csv = {r["bdf"]: r for r in csv.DictReader(io.StringIO(run(tree, "list",
+                                                                               "--csv")))}
+                static_csv = {r["bdf"]: r for r in csv.DictReader(io.StringIO(run(
+                    tree, "static", "--csv")))}
+                list_table = {r[1]: r for r in table_rows(run(tree, "list"), "GPU")}
+                for bdf, g in lst.items():
+                    self.assertEqual(list_csv[bdf]["unique_id"], g["unique_id"] or "", bdf)
+                    self.assertEqual(static_csv[bdf]["unique_id"], g["unique_id"] or "", bdf)
+                    self.assertEqual(list_table[bdf][-1], g["unique_id"] or "N/A", bdf)
 
     def test_firmware(self):
         """The table, the CSV and the JSON show the same hex string; smc is decoded."""

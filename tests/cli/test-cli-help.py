@@ -1,15 +1,17 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
-"""amdsmi(1)'s help, the overview of `amdsmi` alone, and the bash completion.
+"""amdsmi(1)'s help, the overview of `amdsmi` alone, and the bash and zsh completions.
 
-usage: test-cli-help.py AMDSMI COMPLETION [unittest options]
+usage: test-cli-help.py AMDSMI COMPLETION ZSH_COMPLETION [unittest options]
 env:   FIXTURES_DIR  the generated trees;  AMDSMI_SIM  amdsmi-sim (for a snapshot of a gim
        host with VFs)
 
 The help texts themselves are golden files (test-cli-help-golden.sh); here: that the three
 spellings of a verb's help agree, that each verb's help lists exactly the options the parser
 accepts for it (and no other), `help` errors, the overview with and without GPUs, and the
-completion function run in bash as readline runs it (COMP_WORDS, COMP_CWORD -> COMPREPLY).
+completion function run in bash as readline runs it (COMP_WORDS, COMP_CWORD -> COMPREPLY),
+and the zsh one in zsh as compsys runs it (words, CURRENT, PREFIX -> compadd). zsh is a
+test dependency (.ci/install-deps.sh): without it the zsh tests fail.
 """
 
 import os
@@ -22,6 +24,7 @@ import unittest
 
 AMDSMI = None
 COMPLETION = None
+ZSH_COMPLETION = None
 FIXTURES_DIR = os.environ.get("FIXTURES_DIR", "")
 AMDSMI_SIM = os.environ.get("AMDSMI_SIM", "")
 
@@ -368,15 +371,120 @@ class Completion(unittest.TestCase):
         self.assertEqual(self.complete(["sriov", "bind", ""]), [])   # no VFs on bare metal
 
 
+class ZshCompletion(unittest.TestCase):
+    """_amdsmi in a plain zsh (zsh -f), called as compsys calls it: words (the command line,
+    the program first), CURRENT (the index of the word at the cursor) and PREFIX (that word
+    up to the cursor, here all of it); a stub compadd prints what it is given. zsh does not
+    split words at ':' or '=', so a candidate is always a whole word."""
+
+    gim = None
+
+    # the stub accepts only the form _amdsmi uses (-U: the candidates are filtered already)
+    SCRIPT = (r'fpath=("$1" $fpath); autoload -Uz _amdsmi; shift; '
+              r'compadd() { [[ $1 == -U && $2 == -- ]] || { print -u2 "compadd: $*"; return 2; }; '
+              r'shift 2; print -rl -- "$@"; }; '
+              r'words=("$@"); CURRENT=$#words; PREFIX=$words[CURRENT]; _amdsmi; '
+              r'r=$?; (( r <= 1 )) || exit $r')
+
+    @classmethod
+    def setUpClass(cls):
+        if AMDSMI_SIM:
+            cls.gim = os.path.join(ENV.tmp, "zsh-gim")
+            subprocess.run([AMDSMI_SIM, "-m", "mi300x-gim-8vf", "--frozen", "snapshot", cls.gim],
+                           check=True, capture_output=True, timeout=120)
+
+    def zsh(self, script, *args, root=None):
+        if not shutil.which("zsh"):
+            self.fail("zsh is not installed (a test dependency: .ci/install-deps.sh)")
+        return subprocess.run(["zsh", "-f", "-c", script, "zsh"] + list(args),
+                              env=ENV.env(root or tree(SPX)), capture_output=True, text=True,
+                              check=False, timeout=60)
+
+    def complete(self, words, root=None):
+        """The candidates _amdsmi adds for "amdsmi WORDS", the cursor at the end of the last."""
+        p = self.zsh(self.SCRIPT, os.path.dirname(ZSH_COMPLETION), AMDSMI, *words, root=root)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stderr, "")
+        return p.stdout.splitlines()
+
+    def test_registered(self):
+        with open(ZSH_COMPLETION, encoding="utf-8") as f:
+            self.assertEqual(f.readline().strip(), "#compdef amdsmi")
+        # compinit finds it on $fpath and binds it to the command
+        p = self.zsh('fpath=("$1" $fpath); autoload -Uz compinit; compinit -u -D; '
+                     'print -r -- $_comps[amdsmi]', os.path.dirname(ZSH_COMPLETION))
+        self.assertEqual((p.returncode, p.stdout.strip()), (0, "_amdsmi"), p.stderr)
+
+    def test_verbs(self):
+        self.assertEqual(self.complete([""]), VERB_NAMES)
+        self.assertEqual(self.complete(["pa"]), ["partition"])
+        self.assertEqual(self.complete(["-g", "0", "s"]), ["static", "sriov", "set"])
+        self.assertEqual(self.complete(["nosuchverb"]), [])
+
+    def test_sub_verbs(self):
+        self.assertEqual(self.complete(["power", ""]), ["set", "clear", "apply"])
+        self.assertEqual(self.complete(["sriov", "b"]), ["bind"])
+        self.assertEqual(self.complete(["help", "power", ""]), ["set", "clear", "apply"])
+
+    def test_options_of_the_verb(self):
+        opts = self.complete(["partition", "set", "--"])
+        for o in ("--compute", "--memory", "--dry-run", "--timeout", "--gpu", "--json"):
+            self.assertIn(o, opts)
+        for o in ("--compute-partition", "--num-vfs", "--host", "--watch", "--version"):
+            self.assertNotIn(o, opts)
+        self.assertEqual(self.complete(["metric", "--c"]), ["--csv", "--count", "--clock"])
+        self.assertEqual(sorted(self.complete(["--"])),
+                         ["--csv", "--direct", "--gpu", "--help", "--json", "--version"])
+
+    def test_gpu_values(self):
+        values = self.complete(["list", "-g", ""])
+        for v in ("all", "0", "7", "0000:05:00.0", "0000:e5:00.0", "0x637aac6ed49bc25c"):
+            self.assertIn(v, values)
+        self.assertNotIn("0.1", values)
+        values = self.complete(["metric", "--gpu", ""], root=tree(CPX))
+        for v in ("0.0", "0.7", "7.7", "0000:26:00.0"):
+            self.assertIn(v, values)
+        self.assertNotIn("0.8", values)
+        # whole words: no word break at ':' or '='
+        self.assertEqual(self.complete(["-g", "0000:2"]), ["0000:26:00.0"])
+        self.assertEqual(self.complete(["static", "-g", "0x637A"]), ["0x637aac6ed49bc25c"])
+        self.assertEqual(self.complete(["list", "--gpu=al"]), ["--gpu=all"])
+        self.assertEqual(self.complete(["list", "--gpu=0000:e"]), ["--gpu=0000:e5:00.0"])
+
+    def test_mode_values(self):
+        self.assertEqual(self.complete(["partition", "set", "--compute", ""]),
+                         ["SPX", "DPX", "TPX", "QPX", "CPX"])
+        self.assertEqual(self.complete(["set", "-C", "c"]), ["CPX"])
+        self.assertEqual(self.complete(["partition", "set", "--memory", "nps4"]), ["NPS4"])
+        self.assertEqual(self.complete(["list", "--compute=c"]), [])
+        self.assertEqual(self.complete(["partition", "set", "--timeout", ""]), [])
+
+    def test_quoted_words(self):
+        # the words as typed, quotes and all: the CLI is asked with them unquoted
+        self.assertEqual(self.complete(["'partition'", "s\\et", "--compute", "c"]), ["CPX"])
+
+    def test_vf_values(self):
+        if not self.gim:
+            self.fail("AMDSMI_SIM is not set: no gim host to complete VFs on")
+        vfs = self.complete(["sriov", "bind", ""], root=self.gim)
+        self.assertEqual(len(vfs), 64, vfs)
+        self.assertIn("0000:05:02.0", vfs)
+        self.assertNotIn("0000:05:00.0", vfs)
+        self.assertEqual(self.complete(["sriov", "release", "0000:26:02.7"], root=self.gim),
+                         ["0000:26:02.7"])
+        self.assertEqual(self.complete(["sriov", "bind", "0000:05:02.0", ""], root=self.gim), [])
+        self.assertEqual(self.complete(["sriov", "bind", ""]), [])
+
+
 def main(argv):
-    global AMDSMI, COMPLETION, ENV
-    if len(argv) < 3 or not os.path.isdir(FIXTURES_DIR):
+    global AMDSMI, COMPLETION, ZSH_COMPLETION, ENV
+    if len(argv) < 4 or not os.path.isdir(FIXTURES_DIR):
         print(__doc__, file=sys.stderr)
         return 2
-    AMDSMI, COMPLETION = os.path.abspath(argv[1]), os.path.abspath(argv[2])
+    AMDSMI, COMPLETION, ZSH_COMPLETION = (os.path.abspath(a) for a in argv[1:4])
     ENV = Env()
     try:
-        prog = unittest.main(argv=[argv[0]] + argv[3:], exit=False, verbosity=2)
+        prog = unittest.main(argv=[argv[0]] + argv[4:], exit=False, verbosity=2)
     finally:
         shutil.rmtree(ENV.tmp, ignore_errors=True)
     return 0 if prog.result.wasSuccessful() else 1

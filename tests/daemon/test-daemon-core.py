@@ -24,6 +24,7 @@ class Core(unittest.TestCase):
             version = subprocess.run([os.environ["AMDSMID"], "--version"], capture_output=True,
                                      text=True).stdout.split()[-1]
             self.assertEqual(d.get(ROOT, MANAGER, "Version"), version)
+            described = {g["bdf"]: g for g in d.describe()["gpus"]}
             for i, bdf in enumerate(MI300X_BDFS):
                 path = gpu_path(bdf)
                 self.assertEqual(d.get(path, IFACE_GPU, "Bdf"), bdf)
@@ -32,7 +33,9 @@ class Core(unittest.TestCase):
                 self.assertEqual(d.get(path, IFACE_GPU, "Role"), "baremetal")
                 self.assertEqual(d.get(path, IFACE_GPU, "Driver"), "amdgpu")
                 self.assertEqual(d.get(path, IFACE_GPU, "Changing"), False)
-                self.assertRegex(d.get(path, IFACE_GPU, "UniqueId"), r"^[0-9a-f]{16}$")
+                # the spelling of amdsmi list --json: 0x and 16 lower-case hex digits
+                self.assertRegex(d.get(path, IFACE_GPU, "UniqueId"), r"^0x[0-9a-f]{16}$")
+                self.assertEqual(d.get(path, IFACE_GPU, "UniqueId"), described[bdf]["unique_id"])
             # unprivileged readers see the same
             self.assertEqual(d.get(gpu_path(GPU1), IFACE_GPU, "Bdf", user=NOBODY), GPU1)
             # the ObjectManager lists every GPU with its interfaces

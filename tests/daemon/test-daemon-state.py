@@ -17,7 +17,7 @@ from daemontest import (BUS, GPU1, IFACE_POWER, MANAGER, ROOT, SIM, Daemon,  # n
 
 import jsonschema  # noqa: E402
 
-READ_VERBS = ["list", "static", "metric", "partition", "power"]
+READ_VERBS = ["list", "static", "metric", "partition", "power", "sriov"]
 GPU2 = "0000:46:00.0"
 
 
@@ -101,6 +101,10 @@ class State(unittest.TestCase):
             self.assertIn("JUNCTION (°C)", p.stdout)
             direct = d.cli("metric", "--direct")
             self.assertEqual(direct.stdout.splitlines()[0], p.stdout.splitlines()[0])
+            # each of amdsmid's documents carries the note: a watch says it once
+            p = d.cli("metric", "-w", "0.2", "-n", "3")
+            self.assertEqual(p.stdout.count("JUNCTION"), 3, p.stdout)
+            self.assertEqual(p.stderr.count("gim exposes"), 1, p.stderr)
             p = d.cli("set", "-o", "500", "-g", 0, status=4)
             self.assertNotIn("effective cap", p.stdout + p.stderr)
             self.assertIn("the cap of 500 W (binds: host) is not applied, sources recorded; "

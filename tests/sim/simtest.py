@@ -11,6 +11,7 @@ env: AMDSMI_SIM     the amdsmi-sim executable
      AMDSMI_SCHEMA  cli/schema/amdsmi-1.schema.json
 """
 
+import json
 import os
 import shutil
 import struct
@@ -235,6 +236,29 @@ def walk(root):
             full = os.path.join(dirpath, name)
             out[os.path.relpath(full, root)] = os.lstat(full)
     return out
+
+
+class SchemaCase(unittest.TestCase):
+    """A test case that checks the documents it reads against amdsmi/1 (AMDSMI_SCHEMA): the
+    validator is built once per class, in setUpClass()."""
+
+    validator = None
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        import jsonschema   # only the tests of documents need it
+        with open(SCHEMA, encoding="utf-8") as f:
+            cls.validator = jsonschema.Draft202012Validator(json.load(f))
+
+    def schema_errors(self, doc):
+        """What in @doc violates amdsmi/1: (path, message) pairs, [] for a valid document."""
+        return [("/".join(map(str, e.absolute_path)), e.message[:200])
+                for e in self.validator.iter_errors(doc)]
+
+    def assert_valid(self, doc, what):
+        """Fails naming @what (the command) unless @doc is a valid amdsmi/1 document."""
+        self.assertEqual(self.schema_errors(doc), [], "%s: not valid amdsmi/1" % what)
 
 
 def main():

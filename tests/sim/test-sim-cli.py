@@ -9,20 +9,12 @@ import json
 import os
 import subprocess
 import sys
-import unittest
-
-import jsonschema
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from simtest import BAREMETAL_PRESETS, CLI, SCHEMA, SRIOV_PRESETS, Mount, main  # noqa: E402
+from simtest import BAREMETAL_PRESETS, CLI, SRIOV_PRESETS, Mount, SchemaCase, main  # noqa: E402
 
 
-class Cli(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        with open(SCHEMA) as f:
-            cls.validator = jsonschema.Draft202012Validator(json.load(f))
-
+class Cli(SchemaCase):
     def run_cli(self, m, *args):
         env = dict(os.environ, AMDSMI_SYSFS_ROOT=m.root)
         env.pop("AMDSMI_DEV_ROOT", None)
@@ -30,8 +22,7 @@ class Cli(unittest.TestCase):
                            timeout=60)
         self.assertEqual(p.returncode, 0, "%s: %s" % (args, p.stderr))
         doc = json.loads(p.stdout)
-        errors = sorted(self.validator.iter_errors(doc), key=str)
-        self.assertEqual([e.message for e in errors], [], args)
+        self.assert_valid(doc, "amdsmi %s" % " ".join(args))
         return doc
 
     def test_presets(self):

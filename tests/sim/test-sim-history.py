@@ -18,12 +18,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from simtest import CLI, GPU0, GPU1, NOBODY, SCHEMA, Mount, main  # noqa: E402
-
-import jsonschema  # noqa: E402
+from simtest import CLI, GPU0, GPU1, NOBODY, Mount, SchemaCase, main  # noqa: E402
 
 PROBE = os.environ.get("HISTORY_PROBE", "")
 GONE = "0000:ff:00.0"  # a GPU no machine here has
@@ -31,13 +28,12 @@ T = 1796278321123456   # 2026-12-03T06:12:01.123456Z
 PERM_HINT = "(amdsmid answers 'amdsmi history' for everyone when it runs)"
 
 
-class Case(unittest.TestCase):
+class Case(SchemaCase):
     maxDiff = None
 
     @classmethod
     def setUpClass(cls):
-        with open(SCHEMA, encoding="utf-8") as f:
-            cls.validator = jsonschema.Draft202012Validator(json.load(f))
+        super().setUpClass()
         if not PROBE or not os.access(PROBE, os.X_OK):
             raise AssertionError("HISTORY_PROBE is not the history-probe executable: %r" % PROBE)
 
@@ -70,9 +66,7 @@ class Case(unittest.TestCase):
     def doc(self, *args, status=0, root=None, user=None):
         p = self.cli(*(list(args) + ["--json"]), status=status, root=root, user=user)
         d = json.loads(p.stdout)
-        errors = [("/".join(map(str, e.absolute_path)), e.message[:200])
-                  for e in self.validator.iter_errors(d)]
-        self.assertEqual(errors, [], "not valid amdsmi/1: %s" % p.stdout[:2000])
+        self.assert_valid(d, "amdsmi %s --json (%s)" % (" ".join(map(str, args)), p.stdout[:2000]))
         return d
 
     def probe(self, *args, time=0):

@@ -15,21 +15,14 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from simtest import CLI, GPU0, GPU1, MI300X_BDFS, NOBODY, SCHEMA, SIM, Mount, main  # noqa: E402
-
-import jsonschema  # noqa: E402
+from simtest import CLI, GPU0, GPU1, MI300X_BDFS, NOBODY, SIM, Mount, SchemaCase, main  # noqa: E402
 
 
-class Case(unittest.TestCase):
+
+class Case(SchemaCase):
     maxDiff = None
-
-    @classmethod
-    def setUpClass(cls):
-        with open(SCHEMA, encoding="utf-8") as f:
-            cls.validator = jsonschema.Draft202012Validator(json.load(f))
 
     def setUp(self):
         self.rt = tempfile.mkdtemp(prefix="amdsmi-rt.")
@@ -55,9 +48,7 @@ class Case(unittest.TestCase):
     def doc(self, m, *args, status=0, user=None, has=()):
         p = self.cli(m, *(list(args) + ["--json"]), status=status, user=user, has=has)
         d = json.loads(p.stdout)
-        errors = [("/".join(map(str, e.absolute_path)), e.message)
-                  for e in self.validator.iter_errors(d)]
-        self.assertEqual(errors, [], "amdsmi %s --json: not valid amdsmi/1" % " ".join(args))
+        self.assert_valid(d, "amdsmi %s --json" % " ".join(args))
         return d
 
     def ctl(self, m, *args):

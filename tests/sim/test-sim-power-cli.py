@@ -22,23 +22,16 @@ import subprocess
 import sys
 import tempfile
 import time
-import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from simtest import CLI, GPU0, GPU1, NOBODY, SCHEMA, SIM, Mount, main  # noqa: E402
+from simtest import CLI, GPU0, GPU1, NOBODY, SIM, Mount, SchemaCase, main  # noqa: E402
 
-import jsonschema  # noqa: E402
 
 W = 1000000
 
 
-class Case(unittest.TestCase):
+class Case(SchemaCase):
     maxDiff = None
-
-    @classmethod
-    def setUpClass(cls):
-        with open(SCHEMA, encoding="utf-8") as f:
-            cls.validator = jsonschema.Draft202012Validator(json.load(f))
 
     def setUp(self):
         self.rt = tempfile.mkdtemp(prefix="amdsmi-rt.")
@@ -70,9 +63,7 @@ class Case(unittest.TestCase):
     def doc(self, m, *args, status=0, user=None, has=()):
         p = self.cli(m, *(list(args) + ["--json"]), status=status, user=user, has=has)
         d = json.loads(p.stdout)
-        errors = [("/".join(map(str, e.absolute_path)), e.message[:200])
-                  for e in self.validator.iter_errors(d)]
-        self.assertEqual(errors, [], "amdsmi %s --json: not valid amdsmi/1" % " ".join(map(str, args)))
+        self.assert_valid(d, "amdsmi %s --json" % " ".join(map(str, args)))
         return d
 
     def power(self, m, gpu=0):

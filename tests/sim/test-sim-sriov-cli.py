@@ -22,12 +22,10 @@ import subprocess
 import sys
 import tempfile
 import time
-import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from simtest import CLI, MI300X_BDFS, NOBODY, SCHEMA, Mount, main, vf_bdf  # noqa: E402
+from simtest import CLI, MI300X_BDFS, NOBODY, Mount, SchemaCase, main, vf_bdf  # noqa: E402
 
-import jsonschema  # noqa: E402
 
 GPU0, GPU1 = MI300X_BDFS[0], MI300X_BDFS[1]
 MODPROBE_DIRS = ["/etc/modprobe.d", "/run/modprobe.d", "/usr/local/lib/modprobe.d",
@@ -147,13 +145,8 @@ def namespace_helper(spec_path):
     json.dump({"runs": runs, "files": files}, sys.stdout)
 
 
-class Case(unittest.TestCase):
+class Case(SchemaCase):
     maxDiff = None
-
-    @classmethod
-    def setUpClass(cls):
-        with open(SCHEMA, encoding="utf-8") as f:
-            cls.validator = jsonschema.Draft202012Validator(json.load(f))
 
     def setUp(self):
         self.rt = tempfile.mkdtemp(prefix="amdsmi-rt.")
@@ -182,9 +175,7 @@ class Case(unittest.TestCase):
 
     def check_doc(self, text, what):
         d = json.loads(text)
-        errors = [("/".join(map(str, e.absolute_path)), e.message[:200])
-                  for e in self.validator.iter_errors(d)]
-        self.assertEqual(errors, [], "%s --json: not valid amdsmi/1" % what)
+        self.assert_valid(d, "%s --json" % what)
         return d
 
     def cli(self, m, *args, status=0, user=None, has=()):

@@ -4,15 +4,16 @@
 hosts (item 10), through the CLI on simulator mounts (--direct; test-daemon-state.py reads the
 same through amdsmid).
 
-- `amdsmi-sim ctl reset BDF begin` on one GPU: list, static, metric, partition and power exit
-  0, the GPU's object has "state": "resetting" and validates against amdsmi/1, the document
-  has ONE errors entry for it (field "state", EBUSY) and none per value, and its table row
+- `amdsmi-sim ctl reset BDF begin` on one GPU: list, static, metric, partition, power and
+  sriov exit 0, the GPU's object has "state": "resetting" and validates against amdsmi/1,
+  the document has ONE errors entry for it (field "state", EBUSY) and none per value, and its table row
   shows RESET once with its GPU (and BDF) kept; a change (power set, set -o, partition set)
   exits 5 with a message saying to wait, and changes nothing; after `reset end` all is ok.
 - A GPU unbound from amdgpu: the same with "no_driver", NO DRIVER and exit 4 (bind a driver,
   or amdsmi reset --reload-driver).
-- gim hosts: metric's table keeps its columns (N/A) with one line on stderr saying why; a
-  power cap is recorded but not applied, said in one line, exit 4.
+- gim hosts: metric's table keeps its columns (N/A) with one line on stderr saying why (once
+  per run: a watch says it on its first sample only); a power cap is recorded but not
+  applied, said in one line, exit 4.
 """
 
 import json
@@ -21,25 +22,17 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import unittest
-
-import jsonschema
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from simtest import CLI, GPU1, SCHEMA, SIM, Mount, main  # noqa: E402
+from simtest import CLI, GPU1, SIM, Mount, SchemaCase, main  # noqa: E402
 
 GPU2 = "0000:46:00.0"
-READ_VERBS = ["list", "static", "metric", "partition", "power"]
+READ_VERBS = ["list", "static", "metric", "partition", "power", "sriov"]
 IDENTITY = {"GPU", "BDF", "PRODUCT", "ROLE", "DRIVER"}
 
 
-class Case(unittest.TestCase):
+class Case(SchemaCase):
     maxDiff = None
-
-    @classmethod
-    def setUpClass(cls):
-        with open(SCHEMA, encoding="utf-8") as f:
-            cls.validator = jsonschema.Draft202012Validator(json.load(f))
 
     def setUp(self):
         self.dirs = {}
@@ -63,9 +56,7 @@ class Case(unittest.TestCase):
     def doc(self, m, *args, status=0):
         p = self.cli(m, *(list(args) + ["--json"]), status=status)
         d = json.loads(p.stdout)
-        errors = [("/".join(map(str, e.absolute_path)), e.message[:200])
-                  for e in self.validator.iter_errors(d)]
-        self.assertEqual(errors, [], "amdsmi %s --json: not valid amdsmi/1" % " ".join(map(str, args)))
+        self.assert_valid(d, "amdsmi %s --json" % " ".join(map(str, args)))
         return d, p
 
     def ctl(self, m, *args):
@@ -97,6 +88,9 @@ class Case(unittest.TestCase):
                 if verb == "power":
                     self.assertIsNone(g["cap_w"])
                 if verb == "list":
+                    self.assertIsNone(g["compute_mode"])
+                if verb == "sriov":
+                    self.assertIsNone(g["num_vfs"])
                     self.assertIsNone(g["compute_mode"])
 
                 # the table: one line on stderr, the marker once on the GPU's row
@@ -182,6 +176,15 @@ class Case(unittest.TestCase):
                 self.assertEqual(d["errors"], [])
                 self.assertEqual({g["state"] for g in d["gpus"]}, {"ok"})
                 self.assertEqual(p.stderr.count("gim exposes"), 1, p.stderr)
+                # a watch says it once, on its first sample (table and NDJSON alike)
+                for fmt in ([], ["--json"]):
+                    p = self.cli(m, "metric", "-w", "0.2", "-n", "3", *fmt)
+                    if fmt:
+                        self.assertEqual(len(p.stdout.splitlines()), 3, p.stdout)
+                    else:
+                        self.assertEqual(p.stdout.count("JUNCTION"), 3, p.stdout)
+                    self.assertEqual(p.stderr.count("gim exposes"), 1, p.stderr)
+                    self.assertEqual(p.stderr.count("\n"), 1, p.stderr)
 
     def test_gim_host_power(self):
         """A cap on a gim host: one line that says it is recorded but not applied, exit 4,
