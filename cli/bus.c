@@ -18,6 +18,7 @@
 #include "cli.h"
 #include "dbus-mini.h"
 #include "parse-util.h"
+#include "pid-file.h"
 #include "runtime-dir.h"
 #include "safe-open.h"
 #include "sd-bus-dl.h"
@@ -52,12 +53,34 @@ static int bus_open(struct cli *c) {
         return 0;
 }
 
-bool cli_daemon_may_run(void) {
-        char dir[PATH_MAX], path[PATH_MAX + sizeof(AMDSMID_PID_FILE) + 1], buf[32];
-        uint32_t pid;
-        ssize_t n;
+/* Whether amdsmid reads other roots than this process would (the roots of @f, the
+ * environment's here); said with AMDSMI_DEBUG=1, since the environment decides in silence. */
+static bool other_roots(const struct pid_file *f) {
+        char sysfs[PATH_MAX], dev[PATH_MAX];
+        const char *debug = getenv("AMDSMI_DEBUG");
+
+        if (!f->has_roots || pid_file_roots(sysfs, dev) < 0)
+                return false; /* an older amdsmid, or cannot tell: ask it, as before */
+        if (streq_ptr(f->sysfs_root, sysfs) && streq_ptr(f->dev_root, dev))
+                return false;
+        if (streq_ptr(debug, "1"))
+                fprintf(stderr,
+                        "amdsmi: amdsmid reads %s (devices %s), this command %s (devices %s): "
+                        "reading in-process\n",
+                        f->sysfs_root, f->dev_root[0] ? f->dev_root : "none", sysfs,
+                        dev[0] ? dev : "none");
+        return true;
+}
+
+bool cli_daemon_may_run(bool *ret_other_roots) {
+        char dir[PATH_MAX], path[PATH_MAX + sizeof(AMDSMID_PID_FILE) + 1];
+        _cleanup_free_ char *buf = NULL;
+        struct pid_file f;
+        size_t n = 0;
         int fd;
 
+        if (ret_other_roots)
+                *ret_other_roots = false;
         if (runtime_dir(dir, sizeof(dir)) < 0 ||
             (size_t) snprintf(path, sizeof(path), "%s/%s", dir, AMDSMID_PID_FILE) >=
                     sizeof(path))
@@ -69,16 +92,30 @@ bool cli_daemon_may_run(void) {
                 return false;
         if (fd < 0)
                 return true;
-        n = read(fd, buf, sizeof(buf) - 1);
+        /* one byte more than the largest valid file: a longer one is refused */
+        buf = malloc(PID_FILE_MAX + 1);
+        while (buf && n <= PID_FILE_MAX) {
+                ssize_t k = read(fd, buf + n, PID_FILE_MAX + 1 - n);
+
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k <= 0) {
+                        if (k < 0)
+                                n = 0;
+                        break;
+                }
+                n += (size_t) k;
+        }
         close(fd);
-        if (n <= 0)
-                return true;
-        buf[n] = '\0';
-        buf[strcspn(buf, "\n")] = '\0';
-        if (parse_u32(buf, 10, &pid) < 0 || pid == 0 || pid > INT32_MAX)
+        /* unreadable or garbage: ask the bus, as when it cannot tell */
+        if (!buf || n == 0 || pid_file_parse(buf, n, &f) < 0)
                 return true;
         /* a PID that is gone: amdsmid was killed (a stale file); EPERM: alive, not ours */
-        return kill((pid_t) pid, 0) == 0 || errno != ESRCH;
+        if (kill((pid_t) f.pid, 0) < 0 && errno == ESRCH)
+                return false;
+        if (ret_other_roots)
+                *ret_other_roots = other_roots(&f);
+        return true;
 }
 
 bool cli_daemon_running(struct cli *c) {

@@ -30,8 +30,11 @@ int cli_change_route(struct cli *c);
 /* Whether amdsmid may run, learnt without the bus: false only when its PID file
  * (RUNTIME_DIRECTORY/amdsmid.pid) is missing or names a process that is gone. Reads ask only
  * it (a GetDocument() that finds no amdsmid on the bus falls back to reading in-process),
- * so that a read never loads libsystemd; changes ask the bus. */
-bool cli_daemon_may_run(void);
+ * so that a read never loads libsystemd; changes ask the bus. *ret_other_roots (may be NULL)
+ * says whether the file names other roots than this process reads (AMDSMI_SYSFS_ROOT,
+ * AMDSMI_DEV_ROOT, pid-file.h): reads are then made in-process, since the environment names
+ * the GPUs the user means; an older amdsmid's file (its PID alone) names none. */
+bool cli_daemon_may_run(bool *ret_other_roots);
 
 /* Whether amdsmid runs (org.amdsmi1 has an owner on the system bus); the bus stays open in
  * @c for the calls that follow. Never starts it. */

@@ -62,13 +62,15 @@ int cli_change_begin(struct cli *c, const char *why) {
 }
 
 int cli_open_run(struct cli *c, int (*sample)(struct cli *c)) {
+        bool other_roots;
         int r;
 
         /* with amdsmid running, the verb's sample asks it (cli_read_document()): nothing is
          * read here, not even the enumeration. Its PID file decides, not the bus (no
          * NameHasOwner round trip, no libsystemd): a GetDocument() that finds no owner of
-         * the name falls back to reading in-process. */
-        c->read_daemon = !c->direct && cli_daemon_may_run();
+         * the name falls back to reading in-process. One that names other roots than
+         * AMDSMI_SYSFS_ROOT / AMDSMI_DEV_ROOT here: amdsmid reads other GPUs, read here. */
+        c->read_daemon = !c->direct && cli_daemon_may_run(&other_roots) && !other_roots;
         if (!c->read_daemon) {
                 r = cli_open(c);
                 if (r < 0)
