@@ -326,6 +326,25 @@ int cli_bus_get_document(struct cli *c, const char *verb, char **gpus, unsigned 
         return bus_send(c, m, timeout_ms, ret, ret_message);
 }
 
+int cli_bus_check_indexes(struct cli *c, char **gpus, char ***ret_notes) {
+        _cleanup_(sym_sd_bus_error_freep) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_(sym_sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
+        char **notes = NULL;
+        int r;
+
+        r = bus_new_call(c, AMDSMI_BUS_PATH, NULL, AMDSMI_BUS_IFACE_MANAGER, "CheckIndexes", &m);
+        if (r >= 0)
+                r = sym_sd_bus_message_append_strv(m, gpus);
+        if (r >= 0)
+                r = sym_sd_bus_call(c->bus, m, UINT64_C(30) * 1000 * 1000, &error, &reply);
+        if (r >= 0)
+                r = sym_sd_bus_message_read_strv(reply, &notes);
+        if (r < 0)
+                return r;
+        *ret_notes = notes;
+        return 0;
+}
+
 void cli_bus_close(struct cli *c) {
         if (c->bus)
                 c->bus = sym_sd_bus_flush_close_unref(c->bus);

@@ -64,5 +64,13 @@ int cli_bus_call(struct cli *c, const char *path, const char *bdf, const char *i
 int cli_bus_get_document(struct cli *c, const char *verb, char **gpus, unsigned timeout_ms,
                          json_object **ret, char **ret_message);
 
+/*
+ * amdsmid's notes on the index selectors among @gpus (-g as amdsmi takes it) that name other
+ * GPUs than before its last enumeration that moved the indexes (Manager.CheckIndexes): for
+ * a change, whose -g the CLI resolves itself. *ret_notes: a string array (may be empty),
+ * strv_free() it. @return 0, or a negative errno (an older amdsmid: -EBADR).
+ */
+int cli_bus_check_indexes(struct cli *c, char **gpus, char ***ret_notes);
+
 /* Closes the connection (main() calls it). */
 void cli_bus_close(struct cli *c);

@@ -305,17 +305,22 @@ class Documents(unittest.TestCase):
             # still serving
             self.assertEqual(len(self.get_document(d, "list", {})["gpus"]), 8)
 
+    def unplug_gpu1(self, d):
+        """GPU 1 goes: amdsmid's indexes 2-7 move down by one."""
+        p = subprocess.run([SIM, "ctl", "--mount", d.mount.root, "unplug", GPU1],
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            if len(self.get_document(d, "list", {})["gpus"]) == 7:
+                return
+            time.sleep(0.2)
+        self.fail("amdsmid still has 8 GPUs 20 s after the unplug")
+
     def test_moved_indexes_noted(self):
         with Daemon() as d:
             ids = {g["bdf"]: g["unique_id"] for g in self.get_document(d, "list", {})["gpus"]}
-            p = subprocess.run([SIM, "ctl", "--mount", d.mount.root, "unplug", GPU1],
-                               capture_output=True, text=True, timeout=60)
-            self.assertEqual(p.returncode, 0, p.stderr)
-            deadline = time.monotonic() + 20
-            while time.monotonic() < deadline:
-                if len(self.get_document(d, "list", {})["gpus"]) == 7:
-                    break
-                time.sleep(0.2)
+            self.unplug_gpu1(d)
             # -g 1 names GPU 2's address now: said on stderr, the document is GPU 2's
             p = d.cli("list", "-g", "1", "--json", user=blind(d))
             self.assertEqual([g["bdf"] for g in json.loads(p.stdout)["gpus"]],
@@ -331,6 +336,45 @@ class Documents(unittest.TestCase):
                 with self.subTest(selection=sel):
                     p = d.cli("static", "-g", sel, user=blind(d))
                     self.assertEqual(p.stderr, "")
+
+    def test_moved_indexes_noted_on_changes(self):
+        # a change resolves -g N in the CLI, then calls the GPU's object: amdsmid is asked
+        # once (CheckIndexes) whether N named another GPU before, and the note is the read's
+        with Daemon() as d:
+            (notes,) = d.call(ROOT, MANAGER, "CheckIndexes", "as", 2, "1", "7")
+            self.assertEqual(notes, [])
+            self.unplug_gpu1(d)
+            # -g 1 names GPU 2's address now: said on stderr, the change is GPU 2's
+            p = d.cli("power", "set", "-g", "1", "--host", "600W", "--dry-run", "--json")
+            self.assertIn("amdsmi: GPU 1 is %s since " % MI300X_BDFS[2], p.stderr)
+            self.assertIn("before, it was %s" % GPU1, p.stderr)
+            self.assertEqual([g["bdf"] for g in json.loads(p.stdout)["gpus"]],
+                             [MI300X_BDFS[2]])
+            p = d.cli("set", "-g", "0,3", "-C", "dpx", "--dry-run")
+            self.assertIn("GPU 3 is %s since " % MI300X_BDFS[4], p.stderr)
+            self.assertNotIn("GPU 0 ", p.stderr)
+            # an index that names nothing now: the note says what it was, then the error
+            p = d.cli("partition", "set", "-g", "7", "--compute", "cpx", "--dry-run", status=3)
+            self.assertIn("amdsmi: GPU 7 was %s until" % MI300X_BDFS[7], p.stderr)
+            self.assertIn("GPU 7 not found (7 GPUs present)", p.stderr)
+            # unprivileged too (the check is open to everyone; the change itself is polkit's)
+            p = d.cli("power", "set", "-g", "1", "--host", "600W", user=NOBODY, status=None)
+            self.assertIn("GPU 1 is %s since " % MI300X_BDFS[2], p.stderr)
+            # an index that did not move, a PCI address, all: no note
+            for sel in ("0", MI300X_BDFS[4], "all"):
+                with self.subTest(selection=sel):
+                    p = d.cli("power", "set", "-g", sel, "--host", "600W", "--dry-run")
+                    self.assertNotIn("GPU", p.stderr)
+            # the method itself: one note per moved index, none for the others
+            (notes,) = d.call(ROOT, MANAGER, "CheckIndexes", "as", 4, "0", "1",
+                              MI300X_BDFS[5], "6,7")
+            self.assertEqual(len(notes), 3, notes)
+            self.assertTrue(notes[0].startswith("GPU 1 is %s since " % MI300X_BDFS[2]))
+            self.assertTrue(notes[1].startswith("GPU 6 is %s since " % MI300X_BDFS[7]))
+            self.assertTrue(notes[2].startswith("GPU 7 was %s until " % MI300X_BDFS[7]))
+            name, msg = d.call_error(ROOT, MANAGER, "CheckIndexes", "array:string:zz")
+            self.assertEqual(name, "org.amdsmi1.Error.InvalidArgument")
+            self.assertIn("invalid GPU selection 'zz'", msg)
 
     def test_unique_id(self):
         with Daemon(sim_args=("--frozen",)) as d:
