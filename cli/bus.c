@@ -53,13 +53,29 @@ static int bus_open(struct cli *c) {
         return 0;
 }
 
+/* The roots this process reads, as libamdsmi chooses them from the environment, resolved as
+ * amdsmid's PID file has them. */
+static int own_roots(char sysfs[static PATH_MAX], char dev[static PATH_MAX]) {
+        struct amdsmi_ctx *ctx = NULL;
+        int r;
+
+        /* no sysfs access: the roots only */
+        r = amdsmi_ctx_new(&ctx);
+        if (r < 0)
+                return r;
+        r = pid_file_resolve_roots(amdsmi_ctx_get_sysfs_root(ctx), amdsmi_ctx_get_dev_root(ctx),
+                                   sysfs, dev);
+        amdsmi_ctx_unref(ctx);
+        return r;
+}
+
 /* Whether amdsmid reads other roots than this process would (the roots of @f, the
  * environment's here); said with AMDSMI_DEBUG=1, since the environment decides in silence. */
 static bool other_roots(const struct pid_file *f) {
         char sysfs[PATH_MAX], dev[PATH_MAX];
         const char *debug = getenv("AMDSMI_DEBUG");
 
-        if (!f->has_roots || pid_file_roots(sysfs, dev) < 0)
+        if (!f->has_roots || own_roots(sysfs, dev) < 0)
                 return false; /* an older amdsmid, or cannot tell: ask it, as before */
         if (streq_ptr(f->sysfs_root, sysfs) && streq_ptr(f->dev_root, dev))
                 return false;

@@ -143,7 +143,8 @@ static void write_pid_file(struct daemon *d) {
                                         AMDSMID_PID_FILE) >= sizeof(d->pid_file))
                 r = -ENAMETOOLONG;
         if (r >= 0)
-                r = pid_file_roots(sysfs, dev);
+                r = pid_file_resolve_roots(amdsmi_ctx_get_sysfs_root(d->ctx),
+                                           amdsmi_ctx_get_dev_root(d->ctx), sysfs, dev);
         if (r >= 0)
                 r = n = pid_file_format((uint32_t) getpid(), sysfs, dev, buf, sizeof(buf));
         if (r >= 0)

@@ -9,13 +9,10 @@
 #include "parse-util.h"
 #include "pid-file.h"
 
-/* @path (or @fallback when unset or empty) through realpath(), else as given without its
- * trailing slashes. */
-static int resolve_root(const char *path, const char *fallback, char ret[static PATH_MAX]) {
+/* @path through realpath(), else as given without its trailing slashes. */
+static int resolve_root(const char *path, char ret[static PATH_MAX]) {
         size_t len;
 
-        if (!path || !path[0])
-                path = fallback;
         if (realpath(path, ret))
                 return 0;
         len = strlen(path);
@@ -28,27 +25,16 @@ static int resolve_root(const char *path, const char *fallback, char ret[static 
         return 0;
 }
 
-/* "/sys" with any number of trailing slashes, as lib/sysfs.c's sysfs_root_is_default() */
-static bool is_default_sysfs(const char *s) {
-        size_t n = strlen(s);
-
-        while (n > 1 && s[n - 1] == '/')
-                n--;
-        return n == 4 && strncmp(s, "/sys", 4) == 0;
-}
-
-int pid_file_roots(char ret_sysfs[static PATH_MAX], char ret_dev[static PATH_MAX]) {
-        const char *sysfs = getenv("AMDSMI_SYSFS_ROOT"), *dev = getenv("AMDSMI_DEV_ROOT");
+int pid_file_resolve_roots(const char *sysfs_root, const char *dev_root,
+                           char ret_sysfs[static PATH_MAX], char ret_dev[static PATH_MAX]) {
         char s[PATH_MAX], d[PATH_MAX] = "";
         int r;
 
-        r = resolve_root(sysfs, "/sys", s);
-        if (r < 0)
-                return r;
-        if (dev && dev[0])
-                r = resolve_root(dev, NULL, d);
-        else if (!sysfs || !sysfs[0] || is_default_sysfs(sysfs))
-                r = resolve_root("/dev", NULL, d);
+        if (!sysfs_root || !sysfs_root[0])
+                return -EINVAL;
+        r = resolve_root(sysfs_root, s);
+        if (r >= 0 && dev_root && dev_root[0])
+                r = resolve_root(dev_root, d);
         if (r < 0)
                 return r;
         memcpy(ret_sysfs, s, sizeof(s));

@@ -30,14 +30,15 @@ struct pid_file {
 };
 
 /*
- * The roots this process reads as libamdsmi's amdsmi_ctx_new() chooses them from the
- * environment: AMDSMI_SYSFS_ROOT (unset or empty: /sys); AMDSMI_DEV_ROOT (unset or empty: /dev
- * with the default sysfs root, none with another, since a snapshot tree never mixes with this
- * machine's device nodes). Each through realpath(); a path that cannot be resolved (it does not
- * exist) is kept as given, without trailing slashes. @ret_dev is "" for none.
- * @return 0 or -ENAMETOOLONG.
+ * @sysfs_root and @dev_root (NULL or "": none) as the PID file has them: each through
+ * realpath(), so that a trailing slash or a symbolic link names the same tree; a path that
+ * cannot be resolved (it does not exist) is kept as given, without trailing slashes. The
+ * roots come from libamdsmi's context (amdsmi_ctx_get_sysfs_root(), amdsmi_ctx_get_dev_root()),
+ * which chose them from AMDSMI_SYSFS_ROOT and AMDSMI_DEV_ROOT. @ret_dev is "" for none.
+ * @return 0, -EINVAL (no @sysfs_root) or -ENAMETOOLONG.
  */
-int pid_file_roots(char ret_sysfs[static PATH_MAX], char ret_dev[static PATH_MAX]);
+int pid_file_resolve_roots(const char *sysfs_root, const char *dev_root,
+                           char ret_sysfs[static PATH_MAX], char ret_dev[static PATH_MAX]);
 
 /*
  * The text of the PID file for @pid and the roots (@dev_root "" or NULL: none), in @buf.

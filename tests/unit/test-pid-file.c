@@ -2,7 +2,7 @@
 /*
  * lib/util/pid-file.c: amdsmid's PID file with the roots it reads, as amdsmid writes it and
  * amdsmi(1) parses it (strictly: anything else makes the CLI ask the bus, as before), and the
- * roots a process reads, from AMDSMI_SYSFS_ROOT / AMDSMI_DEV_ROOT, resolved.
+ * roots resolved as the file has them.
  */
 #include "config.h"
 
@@ -155,23 +155,16 @@ static char tmpdir[] = "/tmp/test-pid-file.XXXXXX";
 
 static void roots(const char *sysfs, const char *dev, const char *want_sysfs,
                   const char *want_dev) {
-        char s[PATH_MAX], d[PATH_MAX];
+        char s[PATH_MAX] = "untouched", d[PATH_MAX] = "untouched";
 
-        if (sysfs)
-                assert_int_equal(setenv("AMDSMI_SYSFS_ROOT", sysfs, 1), 0);
-        else
-                assert_int_equal(unsetenv("AMDSMI_SYSFS_ROOT"), 0);
-        if (dev)
-                assert_int_equal(setenv("AMDSMI_DEV_ROOT", dev, 1), 0);
-        else
-                assert_int_equal(unsetenv("AMDSMI_DEV_ROOT"), 0);
-        assert_int_equal(pid_file_roots(s, d), 0);
+        assert_int_equal(pid_file_resolve_roots(sysfs, dev, s, d), 0);
         assert_string_equal(s, want_sysfs);
         assert_string_equal(d, want_dev);
 }
 
 static void test_roots(void **state) {
-        char tree[PATH_MAX], link[PATH_MAX], slash[PATH_MAX + 2];
+        char tree[PATH_MAX], link[PATH_MAX], slash[PATH_MAX + 2], s[PATH_MAX] = "untouched",
+                                                                  d[PATH_MAX] = "untouched";
 
         assert_non_null(mkdtemp(tmpdir));
         snprintf(tree, sizeof(tree), "%s/tree", tmpdir);
@@ -180,19 +173,21 @@ static void test_roots(void **state) {
         assert_int_equal(mkdir(tree, 0755), 0);
         assert_int_equal(symlink("tree", link), 0);
 
-        /* the defaults: /sys and /dev (as realpath() has them here) */
-        roots(NULL, NULL, "/sys", "/dev");
-        roots("", "", "/sys", "/dev");
-        roots("/sys/", NULL, "/sys", "/dev");
-        /* another tree: no device nodes unless named */
-        roots(tree, NULL, tree, "");
         roots(tree, tree, tree, tree);
+        /* no device root: NULL or "" */
+        roots(tree, NULL, tree, "");
+        roots(tree, "", tree, "");
         /* the same tree written otherwise resolves to the same */
-        roots(slash, NULL, tree, "");
+        roots(slash, link, tree, tree);
         roots(link, NULL, tree, "");
         /* a path that does not exist: as given, without trailing slashes */
         roots("/nonexistent/amdsmi-tree//", NULL, "/nonexistent/amdsmi-tree", "");
-        roots("/sys", "/nonexistent/dev/", "/sys", "/nonexistent/dev");
+        roots(tree, "/nonexistent/dev/", tree, "/nonexistent/dev");
+        /* no sysfs root: refused, the outputs untouched */
+        assert_int_equal(pid_file_resolve_roots(NULL, tree, s, d), -EINVAL);
+        assert_int_equal(pid_file_resolve_roots("", tree, s, d), -EINVAL);
+        assert_string_equal(s, "untouched");
+        assert_string_equal(d, "untouched");
 
         assert_int_equal(unlink(link), 0);
         assert_int_equal(rmdir(tree), 0);
