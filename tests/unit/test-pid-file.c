@@ -48,8 +48,7 @@ static void test_format_parse(void **state) {
 
         /* what the format refuses */
         assert_int_equal(pid_file_format(0, "/sys", "/dev", buf, sizeof(buf)), -EINVAL);
-        assert_int_equal(pid_file_format(UINT32_MAX, "/sys", "/dev", buf, sizeof(buf)),
-                         -EINVAL);
+        assert_int_equal(pid_file_format(UINT32_MAX, "/sys", "/dev", buf, sizeof(buf)), -EINVAL);
         assert_int_equal(pid_file_format(1, "sys", "/dev", buf, sizeof(buf)), -EINVAL);
         assert_int_equal(pid_file_format(1, "", "/dev", buf, sizeof(buf)), -EINVAL);
         assert_int_equal(pid_file_format(1, "/sys", "dev", buf, sizeof(buf)), -EINVAL);
@@ -101,17 +100,17 @@ static void test_garbage(void **state) {
                 "0x10\n",
                 "12ab\n",
                 "5\n\n",
-                "5\nsysfs_root=/sys\n",                        /* one root without the other */
+                "5\nsysfs_root=/sys\n", /* one root without the other */
                 "5\ndev_root=/dev\n",
-                "5\nsysfs_root=/sys\ndev_root=/dev",           /* unterminated */
-                "5\nsysfs_root=sys\ndev_root=/dev\n",          /* relative */
-                "5\nsysfs_root=\ndev_root=/dev\n",             /* no sysfs root */
+                "5\nsysfs_root=/sys\ndev_root=/dev",  /* unterminated */
+                "5\nsysfs_root=sys\ndev_root=/dev\n", /* relative */
+                "5\nsysfs_root=\ndev_root=/dev\n",    /* no sysfs root */
                 "5\nsysfs_root=/sys\ndev_root=dev\n",
                 "5\nsysfs_root=/sys\nsysfs_root=/sys\ndev_root=/dev\n", /* twice */
                 "5\nsysfs_root=/sys\ndev_root=/dev\ndev_root=/dev\n",
-                "5\nsysfs_root /sys\ndev_root=/dev\n",         /* no '=' */
+                "5\nsysfs_root /sys\ndev_root=/dev\n", /* no '=' */
                 "5\n=/sys\n",
-                "5\nSysfs_root=/sys\ndev_root=/dev\n",         /* not a key */
+                "5\nSysfs_root=/sys\ndev_root=/dev\n", /* not a key */
                 "5\nsysfs-root=/sys\ndev_root=/dev\n",
                 "5\nsysfs_root=/sys\ndev_root=/dev\ngarbage\n",
         };
@@ -196,10 +195,8 @@ static void test_roots(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_format_parse),
-                cmocka_unit_test(test_old_format),
-                cmocka_unit_test(test_later_keys),
-                cmocka_unit_test(test_garbage),
+                cmocka_unit_test(test_format_parse), cmocka_unit_test(test_old_format),
+                cmocka_unit_test(test_later_keys),   cmocka_unit_test(test_garbage),
                 cmocka_unit_test(test_roots),
         };
 
