@@ -18,6 +18,7 @@
 #include "cli.h"
 #include "dbus-mini.h"
 #include "parse-util.h"
+#include "pid-file.h"
 #include "runtime-dir.h"
 #include "safe-open.h"
 #include "sd-bus-dl.h"
@@ -52,12 +53,50 @@ static int bus_open(struct cli *c) {
         return 0;
 }
 
-bool cli_daemon_may_run(void) {
-        char dir[PATH_MAX], path[PATH_MAX + sizeof(AMDSMID_PID_FILE) + 1], buf[32];
-        uint32_t pid;
-        ssize_t n;
+/* The roots this process reads, as libamdsmi chooses them from the environment, resolved as
+ * amdsmid's PID file has them. */
+static int own_roots(char sysfs[static PATH_MAX], char dev[static PATH_MAX]) {
+        struct amdsmi_ctx *ctx = NULL;
+        int r;
+
+        /* no sysfs access: the roots only */
+        r = amdsmi_ctx_new(&ctx);
+        if (r < 0)
+                return r;
+        r = pid_file_resolve_roots(amdsmi_ctx_get_sysfs_root(ctx), amdsmi_ctx_get_dev_root(ctx),
+                                   sysfs, dev);
+        amdsmi_ctx_unref(ctx);
+        return r;
+}
+
+/* Whether amdsmid reads other roots than this process would (the roots of @f, the
+ * environment's here); said with AMDSMI_DEBUG=1, since the environment decides in silence. */
+static bool other_roots(const struct pid_file *f) {
+        char sysfs[PATH_MAX], dev[PATH_MAX];
+        const char *debug = getenv("AMDSMI_DEBUG");
+
+        if (!f->has_roots || own_roots(sysfs, dev) < 0)
+                return false; /* an older amdsmid, or cannot tell: ask it, as before */
+        if (streq_ptr(f->sysfs_root, sysfs) && streq_ptr(f->dev_root, dev))
+                return false;
+        if (streq_ptr(debug, "1"))
+                fprintf(stderr,
+                        "amdsmi: amdsmid reads %s (devices %s), this command %s (devices %s): "
+                        "reading in-process\n",
+                        f->sysfs_root, f->dev_root[0] ? f->dev_root : "none", sysfs,
+                        dev[0] ? dev : "none");
+        return true;
+}
+
+bool cli_daemon_may_run(bool *ret_other_roots) {
+        char dir[PATH_MAX], path[PATH_MAX + sizeof(AMDSMID_PID_FILE) + 1];
+        _cleanup_free_ char *buf = NULL;
+        struct pid_file f;
+        size_t n = 0;
         int fd;
 
+        if (ret_other_roots)
+                *ret_other_roots = false;
         if (runtime_dir(dir, sizeof(dir)) < 0 ||
             (size_t) snprintf(path, sizeof(path), "%s/%s", dir, AMDSMID_PID_FILE) >=
                     sizeof(path))
@@ -69,16 +108,30 @@ bool cli_daemon_may_run(void) {
                 return false;
         if (fd < 0)
                 return true;
-        n = read(fd, buf, sizeof(buf) - 1);
+        /* one byte more than the largest valid file: a longer one is refused */
+        buf = malloc(PID_FILE_MAX + 1);
+        while (buf && n <= PID_FILE_MAX) {
+                ssize_t k = read(fd, buf + n, PID_FILE_MAX + 1 - n);
+
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k <= 0) {
+                        if (k < 0)
+                                n = 0;
+                        break;
+                }
+                n += (size_t) k;
+        }
         close(fd);
-        if (n <= 0)
-                return true;
-        buf[n] = '\0';
-        buf[strcspn(buf, "\n")] = '\0';
-        if (parse_u32(buf, 10, &pid) < 0 || pid == 0 || pid > INT32_MAX)
+        /* unreadable or garbage: ask the bus, as when it cannot tell */
+        if (!buf || n == 0 || pid_file_parse(buf, n, &f) < 0)
                 return true;
         /* a PID that is gone: amdsmid was killed (a stale file); EPERM: alive, not ours */
-        return kill((pid_t) pid, 0) == 0 || errno != ESRCH;
+        if (kill((pid_t) f.pid, 0) < 0 && errno == ESRCH)
+                return false;
+        if (ret_other_roots)
+                *ret_other_roots = other_roots(&f);
+        return true;
 }
 
 bool cli_daemon_running(struct cli *c) {
@@ -298,6 +351,25 @@ int cli_bus_get_document_text(const char *verb, char **gpus, unsigned timeout_ms
         return dbus_mini_get_document("GetDocumentText", verb, gpus,
                                       timeout_ms ? timeout_ms : DEFAULT_CALL_TIMEOUT_MS, ret_text,
                                       ret_notes, ret_message);
+}
+
+int cli_bus_check_indexes(struct cli *c, char **gpus, char ***ret_notes) {
+        _cleanup_(sym_sd_bus_error_freep) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_(sym_sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
+        char **notes = NULL;
+        int r;
+
+        r = bus_new_call(c, AMDSMI_BUS_PATH, NULL, AMDSMI_BUS_IFACE_MANAGER, "CheckIndexes", &m);
+        if (r >= 0)
+                r = sym_sd_bus_message_append_strv(m, gpus);
+        if (r >= 0)
+                r = sym_sd_bus_call(c->bus, m, UINT64_C(30) * 1000 * 1000, &error, &reply);
+        if (r >= 0)
+                r = sym_sd_bus_message_read_strv(reply, &notes);
+        if (r < 0)
+                return r;
+        *ret_notes = notes;
+        return 0;
 }
 
 void cli_bus_close(struct cli *c) {

@@ -30,8 +30,11 @@ int cli_change_route(struct cli *c);
 /* Whether amdsmid may run, learnt without the bus: false only when its PID file
  * (RUNTIME_DIRECTORY/amdsmid.pid) is missing or names a process that is gone. Reads ask only
  * it (a GetDocument() that finds no amdsmid on the bus falls back to reading in-process),
- * so that a read never loads libsystemd; changes ask the bus. */
-bool cli_daemon_may_run(void);
+ * so that a read never loads libsystemd; changes ask the bus. *ret_other_roots (may be NULL)
+ * says whether the file names other roots than this process reads (AMDSMI_SYSFS_ROOT,
+ * AMDSMI_DEV_ROOT, pid-file.h): reads are then made in-process, since the environment names
+ * the GPUs the user means; an older amdsmid's file (its PID alone) names none. */
+bool cli_daemon_may_run(bool *ret_other_roots);
 
 /* Whether amdsmid runs (org.amdsmi1 has an owner on the system bus); the bus stays open in
  * @c for the calls that follow. Never starts it. */
@@ -69,6 +72,14 @@ int cli_bus_get_document(struct cli *c, const char *verb, char **gpus, unsigned 
  */
 int cli_bus_get_document_text(const char *verb, char **gpus, unsigned timeout_ms, char **ret_text,
                               char ***ret_notes, char **ret_message);
+
+/*
+ * amdsmid's notes on the index selectors among @gpus (-g as amdsmi takes it) that name other
+ * GPUs than before its last enumeration that moved the indexes (Manager.CheckIndexes): for
+ * a change, whose -g the CLI resolves itself. *ret_notes: a string array (may be empty),
+ * strv_free() it. @return 0, or a negative errno (an older amdsmid: -EBADR).
+ */
+int cli_bus_check_indexes(struct cli *c, char **gpus, char ***ret_notes);
 
 /* Closes the connection (main() calls it). */
 void cli_bus_close(struct cli *c);

@@ -43,6 +43,25 @@ void cli_report_init(struct cli *c) {
         c->journal = CHANGE_JOURNAL_INIT(&c->report);
 }
 
+static int selection_strv(const struct selection *sel, char ***ret);
+
+/* A change through amdsmid: what amdsmid says of the -g N that name other GPUs than before it
+ * last saw GPUs come or go (as a read through it notes), before -g is resolved here, so that
+ * an index that names nothing now is explained too. Only a note: an amdsmid without
+ * CheckIndexes (or any failure) says nothing. */
+static void note_moved_indexes(struct cli *c) {
+        _cleanup_strv_free_ char **gpus = NULL, **notes = NULL;
+        bool any = false;
+
+        for (size_t i = 0; i < c->selection.n_items; i++)
+                any = any || c->selection.items[i].kind == SELECTOR_INDEX;
+        if (!any || selection_strv(&c->selection, &gpus) < 0 ||
+            cli_bus_check_indexes(c, gpus, &notes) < 0)
+                return;
+        for (char **n = notes; n && *n; n++)
+                report_note(&c->report, "%s", *n);
+}
+
 int cli_change_begin(struct cli *c, const char *why) {
         int r, route;
 
@@ -54,6 +73,8 @@ int cli_change_begin(struct cli *c, const char *why) {
         route = cli_change_route(c);
         if (route < 0)
                 return route;
+        if (route == CLI_ROUTE_DAEMON)
+                note_moved_indexes(c);
         r = cli_open(c);
         if (r < 0)
                 return r;
@@ -62,13 +83,15 @@ int cli_change_begin(struct cli *c, const char *why) {
 }
 
 int cli_open_run(struct cli *c, int (*sample)(struct cli *c)) {
+        bool other_roots;
         int r;
 
         /* with amdsmid running, the verb's sample asks it (cli_read_document()): nothing is
          * read here, not even the enumeration. Its PID file decides, not the bus (no
          * NameHasOwner round trip, no libsystemd): a GetDocument() that finds no owner of
-         * the name falls back to reading in-process. */
-        c->read_daemon = !c->direct && cli_daemon_may_run();
+         * the name falls back to reading in-process. One that names other roots than
+         * AMDSMI_SYSFS_ROOT / AMDSMI_DEV_ROOT here: amdsmid reads other GPUs, read here. */
+        c->read_daemon = !c->direct && cli_daemon_may_run(&other_roots) && !other_roots;
         if (!c->read_daemon) {
                 r = cli_open(c);
                 if (r < 0)

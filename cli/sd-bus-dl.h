@@ -23,6 +23,7 @@ int sd_bus_dl_load(void);
         X(sd_bus_error_free) \
         X(sd_bus_error_get_errno) \
         X(sd_bus_path_encode) \
+        X(sd_bus_call) \
         X(sd_bus_call_method) \
         X(sd_bus_call_async) \
         X(sd_bus_process) \
@@ -37,6 +38,7 @@ int sd_bus_dl_load(void);
         X(sd_bus_message_open_container) \
         X(sd_bus_message_close_container) \
         X(sd_bus_message_read) \
+        X(sd_bus_message_read_strv) \
         X(sd_bus_message_skip) \
         X(sd_bus_message_rewind) \
         X(sd_bus_message_ref) \

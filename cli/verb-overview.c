@@ -133,17 +133,18 @@ int verb_overview(struct cli *c) {
         struct columns cols = {};
         json_object *rows = NULL;
         struct doc_query q;
-        bool daemon;
+        bool daemon, other_roots;
         size_t n = 0;
         int r;
 
         /* no GPU is an answer here, not an error */
         print = c->report.print;
         c->report.print = NULL;
-        daemon = !c->direct && cli_daemon_may_run() && cli_daemon_running(c);
-        /* amdsmid's documents when it runs: the overview reads nothing itself */
-        c->read_daemon = daemon;
-        r = daemon ? rows_from_daemon(c, &rows) : 0;
+        daemon = !c->direct && cli_daemon_may_run(&other_roots) && cli_daemon_running(c);
+        /* amdsmid's documents when it runs (and reads the roots named here): the overview
+         * reads nothing itself */
+        c->read_daemon = daemon && !other_roots;
+        r = c->read_daemon ? rows_from_daemon(c, &rows) : 0;
         if (r == 0 && !c->set.ctx)
                 r = cli_open(c);
         c->report.print = print;

@@ -348,6 +348,12 @@ extern const struct slice partition_slice, power_slice, sriov_slice;
 extern const sd_bus_vtable gpu_vtable[], manager_vtable[];
 /* daemon/document.c: Manager.GetDocument() */
 extern const sd_bus_vtable document_manager_vtable[];
+/* daemon/document.c: adds to @rep a note per index of @sel that names another GPU than before
+ * the last enumeration that moved the indexes (a GPU came or went, in the last hour):
+ * GetDocument()'s and CheckIndexes()'s. */
+struct report;
+struct selection;
+void note_moved_indexes(struct daemon *d, const struct selection *sel, struct report *rep);
 /* The slices' document_gpus */
 int partition_daemon_document(struct daemon *d, const struct doc_query *q, json_object **ret);
 int power_daemon_document(struct daemon *d, const struct doc_query *q, json_object **ret);

@@ -93,8 +93,7 @@ static void skip_changing(struct daemon *d, struct gpu_set *set, struct report *
 /* -g N of a new call that names another GPU than N did before the last enumeration that
  * moved the indexes (a GPU came or went, in the last hour): a note, since a script or an
  * operator may still mean the old one. */
-static void note_moved_indexes(struct daemon *d, const struct selection *sel,
-                               struct report *rep) {
+void note_moved_indexes(struct daemon *d, const struct selection *sel, struct report *rep) {
         size_t n_before = strv_length(d->index_before), n = amdsmi_ctx_get_gpu_count(d->ctx);
         char when[40] = "";
 

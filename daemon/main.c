@@ -24,6 +24,7 @@
 #include "libvirt-watch.h"
 #include "amdsmid-conf.h"
 #include "history.h"
+#include "pid-file.h"
 #include "runtime-dir.h"
 #include "safe-open.h"
 
@@ -128,11 +129,12 @@ static int on_poll(sd_event_source *s, uint64_t usec, void *userdata) {
 /* ---- the PID file ------------------------------------------------------------------------ */
 
 /* RUNTIME_DIRECTORY/amdsmid.pid while amdsmid owns its bus name: amdsmi(1) reads it to learn,
- * without the bus, that amdsmid may run (its reads then ask it). Best effort: without the
- * file the CLI reads in-process, as when amdsmid does not run. */
+ * without the bus, that amdsmid may run, and which roots it reads (pid-file.h): its reads
+ * ask amdsmid only when they are its own. Best effort: without the file the CLI reads
+ * in-process, as when amdsmid does not run. */
 static void write_pid_file(struct daemon *d) {
-        char dir[PATH_MAX], buf[32];
-        int r, n;
+        char dir[PATH_MAX], sysfs[PATH_MAX], dev[PATH_MAX], buf[PID_FILE_MAX];
+        int r, n = 0;
 
         r = runtime_dir(dir, sizeof(dir));
         if (r >= 0)
@@ -140,10 +142,13 @@ static void write_pid_file(struct daemon *d) {
         if (r >= 0 && (size_t) snprintf(d->pid_file, sizeof(d->pid_file), "%s/%s", dir,
                                         AMDSMID_PID_FILE) >= sizeof(d->pid_file))
                 r = -ENAMETOOLONG;
-        if (r >= 0) {
-                n = snprintf(buf, sizeof(buf), "%d\n", (int) getpid());
+        if (r >= 0)
+                r = pid_file_resolve_roots(amdsmi_ctx_get_sysfs_root(d->ctx),
+                                           amdsmi_ctx_get_dev_root(d->ctx), sysfs, dev);
+        if (r >= 0)
+                r = n = pid_file_format((uint32_t) getpid(), sysfs, dev, buf, sizeof(buf));
+        if (r >= 0)
                 r = write_file_atomic(d->pid_file, buf, (size_t) n, 0644);
-        }
         if (r < 0) {
                 log_warning("cannot write the PID file in %s: %s (amdsmi reads without "
                             "amdsmid)", dir, strerror(-r));

@@ -641,6 +641,50 @@ static int method_get_gpu_by_index(sd_bus_message *m, void *userdata, sd_bus_err
                                d->n_gpus, d->n_gpus - 1);
 }
 
+/* ---- CheckIndexes() -------------------------------------------------------------------- */
+
+/* The notes a GetDocument() of the selectors @gpus would carry about indexes that moved: for
+ * the calls that name GPUs by their object (a change, amdsmi power set -g 3), after the
+ * client resolved -g 3 itself. Selectors as amdsmi -g takes them; an empty answer when no
+ * index moved. */
+static int method_check_indexes(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        struct daemon *d = userdata;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(selection_clear) struct selection sel = {};
+        _cleanup_strv_free_ char **gpus = NULL;
+        struct report rep = { .keep_notes = true };
+        int r;
+
+        r = sd_bus_message_read_strv(m, &gpus);
+        if (r < 0)
+                return r;
+        for (char **s = gpus; s && *s; s++) {
+                r = selection_add(&sel, *s);
+                if (r == -ENOMEM)
+                        return bus_error_errno(error, r, "out of memory");
+                if (r < 0)
+                        return bus_error_errno(error, -EINVAL,
+                                               "invalid GPU selection '%s': expected N, N.P, a "
+                                               "PCI address, a unique id or all, separated by "
+                                               "commas",
+                                               *s);
+        }
+        note_moved_indexes(d, &sel, &rep);
+        r = sd_bus_message_new_method_return(m, &reply);
+        if (r >= 0)
+                r = sd_bus_message_open_container(reply, 'a', "s");
+        for (size_t i = 0; r >= 0 && rep.notes && i < json_object_array_length(rep.notes); i++)
+                r = sd_bus_message_append(
+                        reply, "s",
+                        json_object_get_string(json_object_array_get_idx(rep.notes, i)));
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        report_clear(&rep);
+        if (r < 0)
+                return r;
+        return sd_bus_send(NULL, reply, NULL);
+}
+
 static void reload_authorised(sd_bus_message *call, int r, const char *why, void *userdata) {
         struct daemon *d = userdata;
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
@@ -738,6 +782,9 @@ const sd_bus_vtable manager_vtable[] = {
                                 method_get_gpu_by_bdf, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetGpuByIndex", SD_BUS_ARGS("u", index), SD_BUS_RESULT("o", path),
                                 method_get_gpu_by_index, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("CheckIndexes", SD_BUS_ARGS("as", gpus),
+                                SD_BUS_RESULT("as", notes), method_check_indexes,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_VTABLE_END,
 };
 

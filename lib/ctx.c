@@ -124,6 +124,10 @@ _public_ const char *amdsmi_ctx_get_sysfs_root(struct amdsmi_ctx *ctx) {
         return ctx->sysfs_root;
 }
 
+_public_ const char *amdsmi_ctx_get_dev_root(struct amdsmi_ctx *ctx) {
+        return ctx->dev_root;
+}
+
 /* Only AMD functions that are GPUs: display (0x03), processing accelerator (0x12) class, or a
  * device ID we know. Audio, USB and other AMD functions are left alone. The IDs read here are
  * handed to the GPU so that nothing is read twice. */

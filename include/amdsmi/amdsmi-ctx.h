@@ -68,6 +68,14 @@ int amdsmi_ctx_get_log_priority(struct amdsmi_ctx *ctx);
 const char *amdsmi_ctx_get_sysfs_root(struct amdsmi_ctx *ctx);
 
 /**
+ * @return the device root this context opens device nodes under (/dev unless overridden), or
+ * NULL when it opens none (amdsmi_ctx_new() with AMDSMI_SYSFS_ROOT at another directory than
+ * /sys and no AMDSMI_DEV_ROOT, or amdsmi_ctx_new_with_roots() with a NULL @p dev_root).
+ * @since 0.2
+ */
+const char *amdsmi_ctx_get_dev_root(struct amdsmi_ctx *ctx);
+
+/**
  * Discovers every AMD PCI function (vendor 0x1002 with a GPU class or a known device ID),
  * whatever it is bound to, and maps KFD topology nodes to their GPUs. GPUs are numbered
  * physical functions first, then virtual functions, each in BDF order, so that creating or

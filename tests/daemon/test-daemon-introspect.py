@@ -19,7 +19,8 @@ XML_DIR = os.environ.get("AMDSMI_DBUS_XML", "")
 CONTRACT = {
     "org.amdsmi1.Manager": {
         "methods": {"Describe": ("", "s"), "Reload": ("", ""), "GetHistory": ("u", "s"),
-                    "GetGpuByBdf": ("s", "o"), "GetGpuByIndex": ("u", "o")},
+                    "GetGpuByBdf": ("s", "o"), "GetGpuByIndex": ("u", "o"),
+                    "CheckIndexes": ("as", "as")},
         "properties": {"Version": "s"},
     },
     "org.amdsmi1.Gpu": {

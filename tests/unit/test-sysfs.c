@@ -155,6 +155,41 @@ static void test_missing_root(void **state) {
         assert_int_equal(amdsmi_ctx_new_with_roots("", NULL, &ctx), -EINVAL);
 }
 
+/* The roots amdsmi_ctx_new() takes from the environment, as the getters give them (amdsmid
+ * writes them into its PID file, amdsmi(1) compares its own with them). */
+static void env_roots(const char *sysfs, const char *dev, const char *want_sysfs,
+                      const char *want_dev) {
+        struct amdsmi_ctx *ctx = NULL;
+
+        if (sysfs)
+                assert_int_equal(setenv("AMDSMI_SYSFS_ROOT", sysfs, 1), 0);
+        else
+                assert_int_equal(unsetenv("AMDSMI_SYSFS_ROOT"), 0);
+        if (dev)
+                assert_int_equal(setenv("AMDSMI_DEV_ROOT", dev, 1), 0);
+        else
+                assert_int_equal(unsetenv("AMDSMI_DEV_ROOT"), 0);
+        assert_int_equal(amdsmi_ctx_new(&ctx), 0);
+        assert_string_equal(amdsmi_ctx_get_sysfs_root(ctx), want_sysfs);
+        if (want_dev)
+                assert_string_equal(amdsmi_ctx_get_dev_root(ctx), want_dev);
+        else
+                assert_null(amdsmi_ctx_get_dev_root(ctx));
+        amdsmi_ctx_unref(ctx);
+}
+
+static void test_env_roots(void **state) {
+        env_roots(NULL, NULL, "/sys", "/dev");
+        env_roots("", "", "/sys", "/dev");
+        env_roots("/sys//", NULL, "/sys", "/dev");
+        /* a tree never mixes with this machine's device nodes, unless they are named */
+        env_roots("/tmp/tree/", NULL, "/tmp/tree", NULL);
+        env_roots("/tmp/tree", "/tmp/dev", "/tmp/tree", "/tmp/dev");
+        env_roots(NULL, "/tmp/dev", "/sys", "/tmp/dev");
+        assert_int_equal(unsetenv("AMDSMI_SYSFS_ROOT"), 0);
+        assert_int_equal(unsetenv("AMDSMI_DEV_ROOT"), 0);
+}
+
 /* The one check of PCI addresses that name files (locks, APML files, state keys). */
 static void test_pci_bdf(void **state) {
         static const char *const good[] = { "0000:05:00.0", "0000:c1:1f.7", "10000:e2:00.1",
@@ -307,6 +342,7 @@ int main(void) {
                 cmocka_unit_test(test_dirs_links_modes),
                 cmocka_unit_test(test_no_dev_root),
                 cmocka_unit_test(test_missing_root),
+                cmocka_unit_test(test_env_roots),
                 cmocka_unit_test(test_live_reread),
                 cmocka_unit_test(test_live_broken_fd),
                 cmocka_unit_test(test_live_bounded),
