@@ -166,8 +166,24 @@ int cli_change_route(struct cli *c) {
                         return cli_fail(c, -EACCES, "--direct changes need root");
                 return CLI_ROUTE_DIRECT;
         }
-        if (running)
+        if (running) {
+                bool other = false;
+
+                /* a change resolves -g on this command's tree but runs on amdsmid's GPUs: with
+                 * a tree that is not amdsmid's, it would change GPUs the user did not name */
+                (void) cli_daemon_may_run(&other);
+                if (other)
+                        return cli_fail(c, -EBUSY,
+                                        "amdsmid runs on other GPUs than this command reads "
+                                        "(AMDSMI_SYSFS_ROOT=%s): a change through it would "
+                                        "change amdsmid's GPUs, not these; unset "
+                                        "AMDSMI_SYSFS_ROOT and AMDSMI_DEV_ROOT to change "
+                                        "amdsmid's GPUs, or give this command a runtime and "
+                                        "state directory of its own (RUNTIME_DIRECTORY, "
+                                        "STATE_DIRECTORY) to change the tree in-process",
+                                        getenv("AMDSMI_SYSFS_ROOT") ?: "/sys");
                 return CLI_ROUTE_DAEMON;
+        }
         if (c->report.dry_run)
                 return CLI_ROUTE_DIRECT;
         if (geteuid() != 0)

@@ -198,8 +198,10 @@ int verb_overview(struct cli *c) {
 
         /* whether amdsmid runs: learnt above (its PID file, then NameHasOwner, which never
          * starts it) */
-        printf("\namdsmid %s.\n\n", daemon ? "is running: changes go through it"
-                                            : "is not running: root changes in-process");
+        printf("\namdsmid %s.\n\n",
+               !daemon        ? "is not running: root changes in-process"
+               : other_roots ? "is running on other GPUs than these: changes are refused here"
+                             : "is running: changes go through it");
         print_verbs(stdout);
         printf("\nSee 'amdsmi help VERB' for the help of a verb, 'amdsmi --help' for all.\n");
         return 0;

@@ -177,10 +177,23 @@ class Documents(unittest.TestCase):
             self.assertEqual({g["product"] for g in doc["gpus"]}, {"MI300A"})
             # amdsmid itself still has its 8 MI300X
             self.assertEqual(len(self.get_document(d, "list", {})["gpus"]), 8)
-            # the overview: the tree's GPUs; changes still go through amdsmid
+            # the overview: the tree's GPUs; a change would go to amdsmid's GPUs: refused
             p = d.cli(env=env).stdout
             self.assertIn("4 GPUs:", p)
-            self.assertIn("amdsmid is running: changes go through it.", p)
+            self.assertIn("amdsmid is running on other GPUs than these: changes are refused "
+                          "here.", p)
+            caps = [g["cap_w"] for g in self.get_document(d, "power", {})["gpus"]]
+            for args in (("power", "set", "-g", "0", "--host", "500W"),
+                         ("power", "set", "-g", "0", "--host", "500W", "--dry-run"),
+                         ("partition", "set", "-g", "0", "--compute", "CPX")):
+                with self.subTest(args=args):
+                    p = d.cli(*args, env=env, status=5)
+                    self.assertIn("amdsmid runs on other GPUs than this command reads "
+                                  "(AMDSMI_SYSFS_ROOT=%s)" % other, p.stderr)
+            self.assertEqual([g["cap_w"] for g in self.get_document(d, "power", {})["gpus"]],
+                             caps)
+            self.assertEqual(self.get_document(d, "partition", {})["gpus"][0]["compute_mode"],
+                             "SPX")
             # said only with AMDSMI_DEBUG=1
             p = d.cli("list", env=dict(env, AMDSMI_DEBUG="1"))
             self.assertIn("amdsmi: amdsmid reads %s (devices none), this command %s "
