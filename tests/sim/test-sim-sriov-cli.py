@@ -20,12 +20,11 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from simtest import CLI, MI300X_BDFS, NOBODY, SCHEMA, Mount, main, vf_bdf  # noqa: E402
+from simtest import CLI, MI300X_BDFS, NOBODY, SCHEMA, Mount, main, tmpdir, vf_bdf  # noqa: E402
 
 import jsonschema  # noqa: E402
 
@@ -156,18 +155,12 @@ class Case(unittest.TestCase):
             cls.validator = jsonschema.Draft202012Validator(json.load(f))
 
     def setUp(self):
-        self.rt = tempfile.mkdtemp(prefix="amdsmi-rt.")
-        self.st = tempfile.mkdtemp(prefix="amdsmi-state.")
+        self.rt = tmpdir(self, "amdsmi-rt.")
+        self.st = tmpdir(self, "amdsmi-state.")
         self.dev = None
-        os.chmod(self.rt, 0o755)
-        os.chmod(self.st, 0o755)
         self.host_modprobe = host_modprobe_state()
 
     def tearDown(self):
-        shutil.rmtree(self.rt, ignore_errors=True)
-        shutil.rmtree(self.st, ignore_errors=True)
-        if self.dev:
-            shutil.rmtree(self.dev, ignore_errors=True)
         self.assertEqual(host_modprobe_state(), self.host_modprobe,
                          "the host's modprobe configuration changed")
 
@@ -232,7 +225,7 @@ class Case(unittest.TestCase):
     def hold_vfio(self, m, vf):
         """A process holding <dev root>/vfio/<group of @vf>, as QEMU does; killed at cleanup."""
         if not self.dev:
-            self.dev = tempfile.mkdtemp(prefix="amdsmi-dev.")
+            self.dev = tmpdir(self, "amdsmi-dev.", 0o700)
             os.makedirs(os.path.join(self.dev, "vfio"))
         group = os.path.basename(os.readlink(m.path("bus/pci/devices/%s/iommu_group" % vf)))
         node = os.path.join(self.dev, "vfio", group)
@@ -257,8 +250,7 @@ class Case(unittest.TestCase):
         namespace with empty modprobe directories and FILES {path: text} created first, and
         SPECIAL {path: "fifo" | "dir" | "link:TARGET"}.
         @return ([CompletedProcess-like dicts], {path: text} of the modprobe directories)."""
-        tmp = tempfile.mkdtemp(prefix="amdsmi-ns.")
-        self.addCleanup(shutil.rmtree, tmp, True)
+        tmp = tmpdir(self, "amdsmi-ns.", 0o700)
         spec = {"tmp": tmp, "files": files or {}, "special": special or {}, "env": self.env(m),
                 "commands": [[CLI] + [str(a) for a in c] for c in commands]}
         path = os.path.join(tmp, "spec.json")
