@@ -5,7 +5,8 @@
 #   amdsmid_start AMDSMID TREE   a dbus-daemon and AMDSMID on TREE, their own state, runtime
 #                                and configuration directories; sets daemon_pid, bus_pid,
 #                                bus_dir and exports DBUS_SYSTEM_BUS_ADDRESS
-#   amdsmid_stop                 stops both and removes their directory
+#   amdsmid_stop                 stops both and removes their directory (once: it forgets
+#                                the pids and the directory)
 
 amdsmid_start() {
         bus_dir=$(mktemp -d)
@@ -44,4 +45,5 @@ amdsmid_stop() {
         wait "$daemon_pid" "$bus_pid" 2>/dev/null || true
         unset DBUS_SYSTEM_BUS_ADDRESS
         rm -rf "$bus_dir"
+        daemon_pid= bus_pid= bus_dir=
 }

@@ -143,6 +143,29 @@ struct target {
         double t[BATCHES];
 };
 
+/* Unmounts both handlers (the simulator's unless it never mounted) and removes the
+ * directories, also when a step failed; @return @rc. */
+static int finish(int rc, struct fuse_session *se, pthread_t thread, const char *tmp,
+                  const char *empty_dir, const char *sim_dir) {
+        int status;
+        pid_t pid = fork();
+
+        if (pid == 0) {
+                execlp("fusermount3", "fusermount3", "-u", "-q", sim_dir, (char *) NULL);
+                _exit(127);
+        }
+        if (pid > 0)
+                (void) waitpid(pid, &status, 0);
+        (void) umount2(empty_dir, MNT_DETACH);
+        pthread_join(thread, NULL);
+        fuse_session_unmount(se);
+        fuse_session_destroy(se);
+        (void) rmdir(empty_dir);
+        (void) rmdir(sim_dir);
+        (void) rmdir(tmp);
+        return rc;
+}
+
 int main(int argc, char **argv) {
         char tmpl[] = "/tmp/bench-sim.XXXXXX", empty_dir[64], sim_dir[64], hwmon[512] = "";
         char *fargv[] = { argv[0], (char *) "-o", (char *) "default_permissions,fsname=empty",
@@ -171,6 +194,11 @@ int main(int argc, char **argv) {
         se = fuse_session_new(&args, &empty_ops, sizeof(empty_ops), NULL);
         if (!se || fuse_session_mount(se, empty_dir) != 0) {
                 fprintf(stderr, "cannot mount the empty handler (root and /dev/fuse needed)\n");
+                if (se)
+                        fuse_session_destroy(se);
+                (void) rmdir(empty_dir);
+                (void) rmdir(sim_dir);
+                (void) rmdir(tmpl);
                 return 1;
         }
         pthread_create(&thread, NULL, empty_loop, se);
@@ -183,7 +211,7 @@ int main(int argc, char **argv) {
         waitpid(pid, &status, 0);
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
                 fprintf(stderr, "amdsmi-sim mount failed\n");
-                return 1;
+                return finish(1, se, thread, tmpl, empty_dir, sim_dir);
         }
 
         {
@@ -228,7 +256,9 @@ int main(int argc, char **argv) {
                         targets[i].dfd = open(targets[i].dir, O_RDONLY | O_DIRECTORY);
                         if (targets[i].dfd < 0) {
                                 perror(targets[i].dir);
-                                return 1;
+                                while (i > 0)
+                                        close(targets[--i].dfd);
+                                return finish(1, se, thread, tmpl, empty_dir, sim_dir);
                         }
                         read_batch(targets[i].dfd, targets[i].name, 500); /* warm caches */
                 }
@@ -247,18 +277,5 @@ int main(int argc, char **argv) {
                                targets[i].t[BATCHES / 2] / targets[0].t[BATCHES / 2]);
         }
 
-        pid = fork();
-        if (pid == 0) {
-                execlp("fusermount3", "fusermount3", "-u", sim_dir, (char *) NULL);
-                _exit(127);
-        }
-        waitpid(pid, &status, 0);
-        umount2(empty_dir, MNT_DETACH);
-        pthread_join(thread, NULL);
-        fuse_session_unmount(se);
-        fuse_session_destroy(se);
-        rmdir(empty_dir);
-        rmdir(sim_dir);
-        rmdir(tmpl);
-        return 0;
+        return finish(0, se, thread, tmpl, empty_dir, sim_dir);
 }

@@ -29,7 +29,8 @@ for t in "$SPX" "$CPX"; do
 done
 
 W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
+# also when a step fails (set -e): amdsmid and its bus stopped first
+trap '[ -z "${bus_dir:-}" ] || amdsmid_stop; rm -rf "$W"' EXIT
 mkdir "$W/state" "$W/run"
 
 median() { sed -n 's/.*median \([0-9.]*\) us.*/\1/p' | head -n 1; }

@@ -31,7 +31,16 @@ done
 # amdsmi power also reads the state file and the APML files, and a cap writes power1_cap: the
 # power runs use their own state and runtime directories and copies of the SPX tree.
 PW=$(mktemp -d)
-trap 'rm -rf "$PW"' EXIT
+mnt=
+# also when a step fails (set -e): amdsmid and its bus stopped, the simulator unmounted
+cleanup() {
+        [ -z "${bus_dir:-}" ] || amdsmid_stop
+        if [ -n "$mnt" ] && mountpoint -q "$mnt"; then
+                fusermount3 -u "$mnt" || umount -l "$mnt" || true
+        fi
+        rm -rf "$PW"
+}
+trap cleanup EXIT
 mkdir "$PW/state" "$PW/run" "$PW/state-sources" "$PW/run-sources"
 
 echo "== in-process"
@@ -219,12 +228,12 @@ fi
 
 if [ "$(id -u)" = 0 ] && [ -e /dev/fuse ]; then
         echo "== compute-mode change on a simulator mount (mi300x-8), library against a bare write"
-        mnt=$(mktemp -d)
+        mnt=$PW/sim
+        mkdir "$mnt"
         "$B/sim/amdsmi-sim" mount --frozen "$mnt"
-        RUNTIME_DIRECTORY=$mnt.run AMDSMI_SYSFS_ROOT=$mnt "$B/bench/bench-partition" "${SWITCH_RUNS:-10}" || true
+        RUNTIME_DIRECTORY=$PW/sim.run AMDSMI_SYSFS_ROOT=$mnt "$B/bench/bench-partition" "${SWITCH_RUNS:-10}" || true
         fusermount3 -u "$mnt"
-        rmdir "$mnt"
-        rm -rf "$mnt.run"
+        mnt=
 else
         echo "== compute-mode change skipped (needs root and /dev/fuse)"
 fi

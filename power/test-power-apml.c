@@ -32,7 +32,10 @@ static int rm_one(const char *path, const struct stat *st, int flag, struct FTW 
 }
 
 static int setup(void **state) {
-        snprintf(tmpdir, sizeof(tmpdir), "/tmp/test-power-apml-XXXXXX");
+        const char *base = getenv("TMPDIR");
+
+        snprintf(tmpdir, sizeof(tmpdir), "%s/test-power-apml-XXXXXX",
+                 base && *base ? base : "/tmp");
         if (!mkdtemp(tmpdir))
                 return -1;
         setenv("RUNTIME_DIRECTORY", tmpdir, 1);

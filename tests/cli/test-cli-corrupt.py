@@ -59,6 +59,7 @@ class Corrupt(unittest.TestCase):
         with open(os.path.join(FIXTURES_DIR, TREE + ".expected.json"), encoding="utf-8") as f:
             cls.exp = sorted(json.load(f)["gpus"], key=lambda g: g["index"])
         cls.tmp = tempfile.mkdtemp(prefix="amdsmi-corrupt-")
+        cls.addClassCleanup(shutil.rmtree, cls.tmp, True)  # also when the rest here fails
         cls.root = os.path.join(cls.tmp, TREE)
         shutil.copytree(os.path.join(FIXTURES_DIR, TREE), cls.root, symlinks=True,
                         copy_function=copy_file)
@@ -72,10 +73,6 @@ class Corrupt(unittest.TestCase):
             if doc["errors"]:
                 raise AssertionError("intact tree: amdsmi %s: errors %s" % (verb, doc["errors"]))
             cls.base[verb] = doc["gpus"]
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.tmp, ignore_errors=True)
 
     @classmethod
     def run_cli(cls, args):

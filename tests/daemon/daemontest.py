@@ -23,12 +23,11 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "sim"))
 from simtest import (CLI, GPU0, GPU1, MI300X_BDFS, NOBODY, SIM, Mount, vf_bdf,  # noqa: E402,F401
-                     require_fuse)
+                     mkdtemp, remove_tree, require_fuse, tmpdir)
 
 AMDSMID = os.environ.get("AMDSMID", "")
 BUS = "org.amdsmi1"
@@ -132,8 +131,7 @@ class Daemon:
         return self
 
     def _setup(self):
-        self.tmp = tempfile.mkdtemp(prefix="amdsmid-test.")
-        os.chmod(self.tmp, 0o755)
+        self.tmp = mkdtemp("amdsmid-test.", 0o755)
         for sub in ("state", "run", "etc"):
             os.mkdir(os.path.join(self.tmp, sub))
             os.chmod(os.path.join(self.tmp, sub), 0o755)
@@ -253,10 +251,10 @@ class Daemon:
             self.mount.__exit__(None, None, None)
         if crashed and exc[0] is None:
             log = self.log()
-            shutil.rmtree(self.tmp, ignore_errors=True)
+            remove_tree(self.tmp)
             raise AssertionError("amdsmid exited with %d:\n%s" % (self.proc.returncode, log))
         if self.tmp:
-            shutil.rmtree(self.tmp, ignore_errors=True)
+            remove_tree(self.tmp)
         return False
 
     def log(self):

@@ -19,15 +19,13 @@ never a change) and the recovery of interrupted changes from intent records."""
 import json
 import os
 import re
-import shutil
 import subprocess
-import tempfile
 import threading
 import time
 import unittest
 
 from daemontest import (BUS, CLI, GPU0, GPU1, IFACE_GPU, IFACE_SRIOV, MANAGER, MI300X_BDFS,
-                        NOBODY, ROOT, SIM, Daemon, gpu_path, require_daemon, vf_bdf)
+                        NOBODY, ROOT, SIM, Daemon, gpu_path, require_daemon, tmpdir, vf_bdf)
 
 DRY, FORCE, PERSIST, AUTOPROBE_OFF = 1, 2, 1 << 8, 1 << 9
 ACTION = "org.amdsmi1.sriov.configure"
@@ -192,10 +190,8 @@ class Case(unittest.TestCase):
         return objs
 
     def dev_root(self):
-        dev = tempfile.mkdtemp(prefix="amdsmi-dev.")
-        os.chmod(dev, 0o755)
+        dev = tmpdir(self, "amdsmi-dev.")
         os.makedirs(os.path.join(dev, "vfio"))
-        self.addCleanup(shutil.rmtree, dev, True)
         return dev
 
     def hold_vfio(self, m, dev, vf):
@@ -640,8 +636,7 @@ class Case(unittest.TestCase):
         """amdsmid in a private mount namespace: an overlay over /etc (its changes stay in a
         temporary directory), an empty tmpfs over every modprobe.d directory there is. If a
         mount fails, amdsmid does not start."""
-        ns = tempfile.mkdtemp(prefix="amdsmi-ns.")
-        self.addCleanup(shutil.rmtree, ns, True)
+        ns = tmpdir(self, "amdsmi-ns.", 0o700)
         script = r"""
 set -e
 mount --make-rprivate /

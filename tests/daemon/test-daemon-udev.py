@@ -10,11 +10,10 @@ only root's). Nothing leaves the namespace; the host's /run is not touched (a tm
 
 import os
 import subprocess
-import tempfile
 import time
 import unittest
 
-from daemontest import GPU0, GPU1, IFACE_GPU, SIM, Daemon, gpu_path, require_daemon
+from daemontest import GPU0, GPU1, IFACE_GPU, SIM, Daemon, gpu_path, require_daemon, tmpdir
 
 NETLINK_KOBJECT_UEVENT = 15
 UDEV_GROUP = 2          # libudev's MONITOR_GROUP_UDEV (1 is the kernel's)
@@ -34,8 +33,7 @@ s.sendto(msg, (0, UDEV_GROUP))
 
 class Udev(unittest.TestCase):
     def setUp(self):
-        self.tmp = tempfile.mkdtemp(prefix="amdsmid-udev.")
-        self.addCleanup(subprocess.run, ["rm", "-rf", self.tmp])
+        self.tmp = tmpdir(self, "amdsmid-udev.", 0o700)
         self.sock = os.path.join(self.tmp, "ctl.sock")
         self.dev = os.path.join(self.tmp, "dev")  # no device node: AMDSMI_DEV_ROOT
         os.mkdir(self.dev)

@@ -4,6 +4,11 @@
  * file given on the command line, or found directly inside a directory given on the command
  * line, to LLVMFuzzerTestOneInput(). Each input sits in a buffer of exactly its size, so a
  * sanitizer build catches reads past the end. Fails if there was no input at all.
+ *
+ * The targets write their files below $TMPDIR (fuzz-util.h) and remove them at exit, which a
+ * target that crashes (abort(), a sanitizer report) never reaches. So the inputs run in a child
+ * with TMPDIR set to a private directory, which the parent removes however the child ended;
+ * then the parent ends the same way (the same exit status, or the same signal).
  */
 
 #include <dirent.h>
@@ -13,9 +18,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include "fuzz-util.h"
 #include "macro.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -83,7 +91,7 @@ static int run_dir(const char *path, unsigned *count) {
         return r;
 }
 
-int main(int argc, char *argv[]) {
+static int run_all(int argc, char *argv[]) {
         unsigned count = 0;
         int r = 0;
 
@@ -108,4 +116,48 @@ int main(int argc, char *argv[]) {
                 return EXIT_FAILURE;
         }
         return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
+int main(int argc, char *argv[]) {
+        const char *base = getenv("TMPDIR");
+        char dir[PATH_MAX];
+        int status;
+        pid_t pid;
+
+        FUZZ_PRINT(dir, "%s/amdsmi-fuzz-main-XXXXXX", base && base[0] ? base : "/tmp");
+        if (!mkdtemp(dir)) {
+                fprintf(stderr, "mkdtemp %s: %s\n", dir, strerror(errno));
+                return EXIT_FAILURE;
+        }
+        fflush(stdout);
+        pid = fork();
+        if (pid < 0) {
+                fprintf(stderr, "fork: %s\n", strerror(errno));
+                fuzz_rm_rf(dir);
+                return EXIT_FAILURE;
+        }
+        if (pid == 0) {
+                if (setenv("TMPDIR", dir, 1) < 0)
+                        _exit(EXIT_FAILURE);
+                exit(run_all(argc, argv)); /* atexit: the target's own clean-up, LSan */
+        }
+
+        /* meson's timeout signals the whole process group: outlive the child to clean up */
+        (void) signal(SIGTERM, SIG_IGN);
+        (void) signal(SIGINT, SIG_IGN);
+        (void) signal(SIGHUP, SIG_IGN);
+        while (waitpid(pid, &status, 0) < 0)
+                if (errno != EINTR) {
+                        fprintf(stderr, "waitpid: %s\n", strerror(errno));
+                        fuzz_rm_rf(dir);
+                        return EXIT_FAILURE;
+                }
+        fuzz_rm_rf(dir);
+
+        if (WIFSIGNALED(status)) {
+                (void) signal(WTERMSIG(status), SIG_DFL);
+                (void) raise(WTERMSIG(status));
+                return 128 + WTERMSIG(status);
+        }
+        return WIFEXITED(status) ? WEXITSTATUS(status) : EXIT_FAILURE;
 }

@@ -2,7 +2,10 @@
 """Shared helpers of the amdsmi-sim tests (suite 'sim').
 
 Every test mounts the simulator in a temporary directory and always unmounts it
-(fusermount3 -u), also when the test fails. The tests go through the kernel's VFS only:
+(fusermount3 -u), also when the test fails. Temporary directories come from TMPDIR and are
+removed whatever happens: by the test's cleanups (tmpdir()), by Mount's __exit__, and at exit
+for what a test killed by a signal (meson's timeout sends SIGTERM) could not remove; CI fails
+on anything left (.ci/build-and-test.sh). The tests go through the kernel's VFS only:
 os.open/os.read/os.write, and ordinary tools. They need /dev/fuse (and root, for the
 permission and namespace checks); without it they FAIL, they never skip.
 
@@ -11,9 +14,11 @@ env: AMDSMI_SIM     the amdsmi-sim executable
      AMDSMI_SCHEMA  cli/schema/amdsmi-1.schema.json
 """
 
+import atexit
 import json
 import os
 import shutil
+import signal
 import struct
 import subprocess
 import sys
@@ -37,9 +42,67 @@ NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
 GiB = 1 << 30
 
 # Snapshots write thousands of small files: on tmpfs when there is one (a disk file system can
-# take seconds for that).
-if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK):
+# take seconds for that). A TMPDIR set by the caller wins: CI gives the tests a private one and
+# fails on anything left in it (.ci/build-and-test.sh).
+if not os.environ.get("TMPDIR") and os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK):
     tempfile.tempdir = "/dev/shm"
+
+
+# Directories made here and not removed yet: whatever is left at exit is unmounted and removed.
+_live = set()
+
+
+def _mounts_below(path):
+    """The mount points at or below @path, deepest first."""
+    out = []
+    with open("/proc/self/mounts") as f:
+        for line in f:
+            mnt = line.split()[1].replace("\\040", " ")
+            if mnt == path or mnt.startswith(path + "/"):
+                out.append(mnt)
+    return sorted(out, key=len, reverse=True)
+
+
+def remove_tree(path):
+    """Removes @path, unmounting whatever is mounted below it first (a simulator, a tmpfs)."""
+    _live.discard(path)
+    for mnt in _mounts_below(path):
+        if subprocess.run(["fusermount3", "-u", mnt], capture_output=True).returncode != 0:
+            subprocess.run(["umount", "-l", mnt], capture_output=True)
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@atexit.register
+def _remove_live():
+    for path in sorted(_live, key=len, reverse=True):
+        remove_tree(path)
+
+
+def _terminated(signum, frame):
+    # unwind as on Ctrl-C: the with blocks unmount, atexit removes the rest
+    signal.signal(signum, signal.SIG_DFL)
+    raise KeyboardInterrupt("signal %d" % signum)
+
+
+signal.signal(signal.SIGTERM, _terminated)
+
+
+def mkdtemp(prefix, mode=None):
+    """tempfile.mkdtemp(prefix=@prefix), removed at exit unless remove_tree() was first."""
+    path = tempfile.mkdtemp(prefix=prefix)
+    _live.add(path)
+    if mode is not None:
+        os.chmod(path, mode)
+    return path
+
+
+def tmpdir(test, prefix, mode=0o755):
+    """A new directory for @test (a unittest.TestCase), removed by its cleanups, also when
+    setUp or the test fails (cleanups added later, e.g. an unmount, run first)."""
+    path = mkdtemp(prefix)
+    test.addCleanup(remove_tree, path)
+    os.chmod(path, mode)
+    return path
 
 
 def require_fuse():
@@ -71,13 +134,12 @@ class Mount:
         self.root = None
 
     def __enter__(self):
-        self.tmp = tempfile.mkdtemp(prefix="amdsmi-sim-test.")
-        os.chmod(self.tmp, 0o755)       # unprivileged readers must reach the mount
+        self.tmp = mkdtemp("amdsmi-sim-test.", 0o755)  # unprivileged readers reach the mount
         self.root = os.path.join(self.tmp, "sys")
         os.mkdir(self.root)
         p = sim("mount", self.root, *self.args)
         if p.returncode != 0:
-            shutil.rmtree(self.tmp, ignore_errors=True)
+            self.__exit__(None, None, None)     # a subclass's directories too
             raise AssertionError("mount failed (exit %d): %s" % (p.returncode, p.stderr))
         if not os.path.ismount(self.root):
             self.__exit__(None, None, None)
@@ -93,11 +155,15 @@ class Mount:
                 break
             time.sleep(0.1)
         for _ in range(50):
+            if not self.tmp or not os.path.lexists(self.tmp):
+                break
             try:
                 shutil.rmtree(self.tmp)
                 break
             except OSError:
                 time.sleep(0.1)
+        if self.tmp:
+            remove_tree(self.tmp)   # still there: unmounted the hard way; forgotten anyway
         return False
 
     def path(self, rel):
@@ -177,13 +243,13 @@ class CtlMount(Mount):
     """A mounted simulator with its control socket at a known path."""
 
     def __init__(self, *args):
-        self.sock_dir = tempfile.mkdtemp(prefix="amdsmi-sim-ctl.")
+        self.sock_dir = mkdtemp("amdsmi-sim-ctl.")
         self.sock = os.path.join(self.sock_dir, "ctl.sock")
         super().__init__("--ctl", self.sock, *args)
 
     def __exit__(self, *exc):
         super().__exit__(*exc)
-        shutil.rmtree(self.sock_dir, ignore_errors=True)
+        remove_tree(self.sock_dir)
         return False
 
     def ctl(self, *args, check=True):

@@ -11,7 +11,6 @@ repository's CLI under a fault, control requests under load; and xcp/xcp_metrics
 import errno
 import json
 import os
-import shutil
 import signal
 import socket
 import struct
@@ -167,7 +166,7 @@ class Protocol(unittest.TestCase):
         self.assertEqual(p.returncode, 1)
 
     def test_default_socket_and_foreground_line(self):
-        tmp = tempfile.mkdtemp(prefix="amdsmi-sim-test.")
+        tmp = simtest.tmpdir(self, "amdsmi-sim-test.", 0o700)   # unmounted, removed at the end
         root = os.path.join(tmp, "sys")
         os.mkdir(root)
         env = dict(os.environ, XDG_RUNTIME_DIR=tmp)
@@ -190,7 +189,6 @@ class Protocol(unittest.TestCase):
             proc.stdout.close()
             proc.stderr.close()
             self.assertFalse(os.path.exists(sock))
-            shutil.rmtree(tmp, ignore_errors=True)
 
 
 class KfdUsers(unittest.TestCase):

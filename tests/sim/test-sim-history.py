@@ -14,13 +14,11 @@ import csv
 import io
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from simtest import CLI, GPU0, GPU1, NOBODY, Mount, SchemaCase, main  # noqa: E402
+from simtest import CLI, GPU0, GPU1, NOBODY, Mount, SchemaCase, main, tmpdir  # noqa: E402
 
 PROBE = os.environ.get("HISTORY_PROBE", "")
 GONE = "0000:ff:00.0"  # a GPU no machine here has
@@ -38,15 +36,9 @@ class Case(SchemaCase):
             raise AssertionError("HISTORY_PROBE is not the history-probe executable: %r" % PROBE)
 
     def setUp(self):
-        self.st = tempfile.mkdtemp(prefix="amdsmi-state.")
-        self.empty = tempfile.mkdtemp(prefix="amdsmi-sys.")  # a sysfs without GPUs
-        os.chmod(self.st, 0o755)
-        os.chmod(self.empty, 0o755)
+        self.st = tmpdir(self, "amdsmi-state.")
+        self.empty = tmpdir(self, "amdsmi-sys.")  # a sysfs without GPUs
         self.path = os.path.join(self.st, "history.jsonl")
-
-    def tearDown(self):
-        shutil.rmtree(self.st, ignore_errors=True)
-        shutil.rmtree(self.empty, ignore_errors=True)
 
     def env(self, root=None):
         env = dict(os.environ, STATE_DIRECTORY=self.st,

@@ -11,13 +11,11 @@ NPS4 / CPX). mi300x-gim-8vf: the gim host's view and a change that needs --force
 import fcntl
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from simtest import CLI, GPU0, GPU1, MI300X_BDFS, NOBODY, SIM, Mount, SchemaCase, main  # noqa: E402
+from simtest import CLI, GPU0, GPU1, MI300X_BDFS, NOBODY, SIM, Mount, SchemaCase, main, tmpdir  # noqa: E402
 
 
 
@@ -25,11 +23,7 @@ class Case(SchemaCase):
     maxDiff = None
 
     def setUp(self):
-        self.rt = tempfile.mkdtemp(prefix="amdsmi-rt.")
-        os.chmod(self.rt, 0o755)
-
-    def tearDown(self):
-        shutil.rmtree(self.rt, ignore_errors=True)
+        self.rt = tmpdir(self, "amdsmi-rt.")
 
     def cli(self, m, *args, status=0, user=None, has=()):
         env = dict(os.environ, AMDSMI_SYSFS_ROOT=m.root, RUNTIME_DIRECTORY=self.rt,

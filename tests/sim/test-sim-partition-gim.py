@@ -12,14 +12,12 @@ read-back catches (-EIO, stage verify). There is no driver reload on a gim host.
 import errno
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from simtest import GPU0, GPU1, NOBODY, SIM, Mount, main  # noqa: E402
+from simtest import GPU0, GPU1, NOBODY, SIM, Mount, main, tmpdir  # noqa: E402
 
 PROBE = os.environ.get("PARTITION_MEMORY_PROBE", "")
 ALL = "SPX, DPX, QPX, CPX"
@@ -45,11 +43,7 @@ def ctl(m, *args):
 
 class Gim(unittest.TestCase):
     def setUp(self):
-        self.rt = tempfile.mkdtemp(prefix="amdsmi-rt.")
-        os.chmod(self.rt, 0o755)
-
-    def tearDown(self):
-        shutil.rmtree(self.rt, ignore_errors=True)
+        self.rt = tmpdir(self, "amdsmi-rt.")
 
     def vfs(self, m, bdf=GPU0):
         links = sorted(n for n in os.listdir(m.path(m.gpu(bdf))) if n.startswith("virtfn"))

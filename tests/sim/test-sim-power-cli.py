@@ -16,15 +16,13 @@ import itertools
 import json
 import os
 import random
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from simtest import CLI, GPU0, GPU1, NOBODY, SIM, Mount, SchemaCase, main  # noqa: E402
+from simtest import CLI, GPU0, GPU1, NOBODY, SIM, Mount, SchemaCase, main, tmpdir  # noqa: E402
 
 
 W = 1000000
@@ -34,14 +32,9 @@ class Case(SchemaCase):
     maxDiff = None
 
     def setUp(self):
-        self.rt = tempfile.mkdtemp(prefix="amdsmi-rt.")
-        self.st = tempfile.mkdtemp(prefix="amdsmi-state.")
-        os.chmod(self.rt, 0o755)
-        os.chmod(self.st, 0o755)
-
-    def tearDown(self):
-        shutil.rmtree(self.rt, ignore_errors=True)
-        shutil.rmtree(self.st, ignore_errors=True)
+        # removed by cleanups: after a test's own (the tmpfs over self.st unmounted first)
+        self.rt = tmpdir(self, "amdsmi-rt.")
+        self.st = tmpdir(self, "amdsmi-state.")
 
     def env(self, m):
         env = dict(os.environ, AMDSMI_SYSFS_ROOT=m.root, RUNTIME_DIRECTORY=self.rt,

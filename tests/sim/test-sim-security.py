@@ -17,16 +17,14 @@ import contextlib
 import glob
 import json
 import os
-import shutil
 import stat
 import subprocess
 import sys
-import tempfile
 import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from simtest import CLI, GPU0, GPU1, MI300X_BDFS, NOBODY, Mount, main, vf_bdf  # noqa: E402
+from simtest import CLI, GPU0, GPU1, MI300X_BDFS, NOBODY, Mount, main, tmpdir, vf_bdf  # noqa: E402
 
 # Tries to open and flock() every path given, as the unprivileged user it runs as; prints one
 # JSON line of what happened, then keeps whatever it got until killed.
@@ -67,8 +65,7 @@ class Case(unittest.TestCase):
     maxDiff = None
 
     def setUp(self):
-        self.tmp = tempfile.mkdtemp(prefix="amdsmi-security.")
-        os.chmod(self.tmp, 0o755)
+        self.tmp = tmpdir(self, "amdsmi-security.")     # removed after tearDown
         self.rt = os.path.join(self.tmp, "run")
         self.st = os.path.join(self.tmp, "state")
         self.conf = os.path.join(self.tmp, "etc")
@@ -82,7 +79,6 @@ class Case(unittest.TestCase):
             if p.poll() is None:
                 p.kill()
             p.wait()
-        shutil.rmtree(self.tmp, ignore_errors=True)
 
     def env(self, m):
         env = dict(os.environ, AMDSMI_SYSFS_ROOT=m.root, RUNTIME_DIRECTORY=self.rt,

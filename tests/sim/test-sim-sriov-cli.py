@@ -20,11 +20,10 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from simtest import CLI, MI300X_BDFS, NOBODY, Mount, SchemaCase, main, vf_bdf  # noqa: E402
+from simtest import CLI, MI300X_BDFS, NOBODY, Mount, SchemaCase, main, tmpdir, vf_bdf  # noqa: E402
 
 
 GPU0, GPU1 = MI300X_BDFS[0], MI300X_BDFS[1]
@@ -149,18 +148,12 @@ class Case(SchemaCase):
     maxDiff = None
 
     def setUp(self):
-        self.rt = tempfile.mkdtemp(prefix="amdsmi-rt.")
-        self.st = tempfile.mkdtemp(prefix="amdsmi-state.")
+        self.rt = tmpdir(self, "amdsmi-rt.")
+        self.st = tmpdir(self, "amdsmi-state.")
         self.dev = None
-        os.chmod(self.rt, 0o755)
-        os.chmod(self.st, 0o755)
         self.host_modprobe = host_modprobe_state()
 
     def tearDown(self):
-        shutil.rmtree(self.rt, ignore_errors=True)
-        shutil.rmtree(self.st, ignore_errors=True)
-        if self.dev:
-            shutil.rmtree(self.dev, ignore_errors=True)
         self.assertEqual(host_modprobe_state(), self.host_modprobe,
                          "the host's modprobe configuration changed")
 
@@ -223,7 +216,7 @@ class Case(SchemaCase):
     def hold_vfio(self, m, vf):
         """A process holding <dev root>/vfio/<group of @vf>, as QEMU does; killed at cleanup."""
         if not self.dev:
-            self.dev = tempfile.mkdtemp(prefix="amdsmi-dev.")
+            self.dev = tmpdir(self, "amdsmi-dev.", 0o700)
             os.makedirs(os.path.join(self.dev, "vfio"))
         group = os.path.basename(os.readlink(m.path("bus/pci/devices/%s/iommu_group" % vf)))
         node = os.path.join(self.dev, "vfio", group)
@@ -248,8 +241,7 @@ class Case(SchemaCase):
         namespace with empty modprobe directories and FILES {path: text} created first, and
         SPECIAL {path: "fifo" | "dir" | "link:TARGET"}.
         @return ([CompletedProcess-like dicts], {path: text} of the modprobe directories)."""
-        tmp = tempfile.mkdtemp(prefix="amdsmi-ns.")
-        self.addCleanup(shutil.rmtree, tmp, True)
+        tmp = tmpdir(self, "amdsmi-ns.", 0o700)
         spec = {"tmp": tmp, "files": files or {}, "special": special or {}, "env": self.env(m),
                 "commands": [[CLI] + [str(a) for a in c] for c in commands]}
         path = os.path.join(tmp, "spec.json")

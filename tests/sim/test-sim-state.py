@@ -18,13 +18,11 @@ same through amdsmid).
 
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from simtest import CLI, GPU1, SIM, Mount, SchemaCase, main  # noqa: E402
+from simtest import CLI, GPU1, SIM, Mount, SchemaCase, main, tmpdir  # noqa: E402
 
 GPU2 = "0000:46:00.0"
 READ_VERBS = ["list", "static", "metric", "partition", "power", "sriov"]
@@ -37,11 +35,7 @@ class Case(SchemaCase):
     def setUp(self):
         self.dirs = {}
         for name in ("STATE_DIRECTORY", "RUNTIME_DIRECTORY", "CONFIGURATION_DIRECTORY"):
-            self.dirs[name] = tempfile.mkdtemp(prefix="amdsmi-state-test.")
-
-    def tearDown(self):
-        for d in self.dirs.values():
-            shutil.rmtree(d, ignore_errors=True)
+            self.dirs[name] = tmpdir(self, "amdsmi-state-test.", 0o700)
 
     def cli(self, m, *args, status=0):
         env = dict(os.environ, AMDSMI_SYSFS_ROOT=m.root, **self.dirs)

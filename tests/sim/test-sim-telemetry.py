@@ -6,15 +6,13 @@ sequence reproducible and --frozen stops it at the description's values."""
 
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from simtest import CLI, GPU0, MI300X_BDFS, Mount, main, metrics_field, sim  # noqa: E402
+from simtest import CLI, GPU0, MI300X_BDFS, Mount, main, metrics_field, sim, tmpdir  # noqa: E402
 
 FIELDS = ("energy_accumulator", "system_clock_counter", "firmware_timestamp")
 
@@ -75,8 +73,7 @@ class Telemetry(unittest.TestCase):
         keeps the telemetry files open between samples: every sample must still see the
         simulator's new values, and a GPU unplugged meanwhile must read as gone, not as its
         last values."""
-        sock_dir = tempfile.mkdtemp(prefix="amdsmi-sim-ctl.")
-        self.addCleanup(shutil.rmtree, sock_dir, True)
+        sock_dir = tmpdir(self, "amdsmi-sim-ctl.", 0o700)
         sock = os.path.join(sock_dir, "ctl.sock")
         with Mount("--seed", "11", "--ctl", sock) as m:
             env = dict(os.environ, AMDSMI_SYSFS_ROOT=m.root)

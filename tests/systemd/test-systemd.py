@@ -370,6 +370,7 @@ class Install(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.destdir = tempfile.mkdtemp(prefix="amdsmi-install.")
+        cls.addClassCleanup(shutil.rmtree, cls.destdir, True)  # also when the rest here fails
         amdsmid = ENV.get("AMDSMID", "")
         if not amdsmid:
             cls.install_error = "the build has no amdsmid target"
@@ -386,10 +387,6 @@ class Install(unittest.TestCase):
                  "--destdir", cls.destdir], timeout=300)
         if r.returncode != 0:
             cls.install_error = "meson install failed:\n" + r.stdout + r.stderr
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.destdir, ignore_errors=True)
 
     def setUp(self):
         if self.install_error:

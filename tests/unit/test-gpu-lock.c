@@ -20,9 +20,13 @@
 
 #include "gpu-lock.h"
 
-static char tmpdir[] = "/tmp/test-gpu-lock.XXXXXX";
+static char tmpdir[128];
 
 static int setup(void **state) {
+        const char *base = getenv("TMPDIR");
+
+        snprintf(tmpdir, sizeof(tmpdir), "%s/test-gpu-lock.XXXXXX",
+                 base && *base ? base : "/tmp");
         if (!mkdtemp(tmpdir))
                 return -1;
         setenv("RUNTIME_DIRECTORY", tmpdir, 1);
@@ -30,7 +34,7 @@ static int setup(void **state) {
 }
 
 static int teardown(void **state) {
-        char cmd[128];
+        char cmd[160];
 
         snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
         return system(cmd) == 0 ? 0 : -1;
@@ -162,7 +166,7 @@ static void test_bad_bdf(void **state) {
 }
 
 static void test_runtime_directory(void **state) {
-        char path[256], sub[256];
+        char path[256], sub[300];
         struct gpu_lock l = GPU_LOCK_INIT;
         struct stat st;
 

@@ -25,9 +25,13 @@
 
 #include "safe-open.h"
 
-static char tmpdir[] = "/tmp/test-safe-open.XXXXXX";
+static char tmpdir[128];
 
 static int setup(void **state) {
+        const char *base = getenv("TMPDIR");
+
+        snprintf(tmpdir, sizeof(tmpdir), "%s/test-safe-open.XXXXXX",
+                 base && *base ? base : "/tmp");
         if (!mkdtemp(tmpdir))
                 return -1;
         umask(022);
@@ -35,7 +39,7 @@ static int setup(void **state) {
 }
 
 static int teardown(void **state) {
-        char cmd[128];
+        char cmd[160];
 
         snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
         return system(cmd) == 0 ? 0 : -1;

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,24 +77,65 @@ static inline void tree_link(const char *root, const char *rel, const char *targ
         free(path);
 }
 
-static inline char *tree_new(void) {
-        char tmpl[] = "/tmp/amdsmi-test-XXXXXX";
-        char *d = mkdtemp(tmpl);
-
-        if (!d)
-                abort();
-        return strdup(d);
-}
-
-static inline void tree_free(char *root) {
+static inline void tree_rm(const char *root) {
         char *cmd;
 
-        if (!root)
-                return;
         if (asprintf(&cmd, "rm -rf '%s'", root) < 0)
                 abort();
         if (system(cmd) != 0)
                 fprintf(stderr, "cannot remove %s\n", root);
         free(cmd);
+}
+
+/* The trees not freed yet: a failed cmocka assertion jumps over the test's tree_free(), so
+ * whatever is still here at exit is removed then. */
+static char *tree_live[16];
+
+static inline void tree_rm_live(void) {
+        for (size_t i = 0; i < sizeof(tree_live) / sizeof(tree_live[0]); i++)
+                if (tree_live[i]) {
+                        tree_rm(tree_live[i]);
+                        free(tree_live[i]);
+                        tree_live[i] = NULL;
+                }
+}
+
+/* A new empty directory in $TMPDIR (default /tmp), removed by tree_free() or at exit. */
+static inline char *tree_new(void) {
+        static bool registered;
+        const char *base = getenv("TMPDIR");
+        char *tmpl, *d;
+        size_t i;
+
+        if (asprintf(&tmpl, "%s/amdsmi-test-XXXXXX", base && *base ? base : "/tmp") < 0)
+                abort();
+        d = mkdtemp(tmpl);
+        if (!d)
+                abort();
+        if (!registered) {
+                if (atexit(tree_rm_live) != 0)
+                        abort();
+                registered = true;
+        }
+        for (i = 0; i < sizeof(tree_live) / sizeof(tree_live[0]); i++)
+                if (!tree_live[i]) {
+                        tree_live[i] = strdup(d);
+                        break;
+                }
+        if (i == sizeof(tree_live) / sizeof(tree_live[0]) || !tree_live[i])
+                abort();
+        return d;
+}
+
+static inline void tree_free(char *root) {
+        if (!root)
+                return;
+        for (size_t i = 0; i < sizeof(tree_live) / sizeof(tree_live[0]); i++)
+                if (tree_live[i] && strcmp(tree_live[i], root) == 0) {
+                        free(tree_live[i]);
+                        tree_live[i] = NULL;
+                        break;
+                }
+        tree_rm(root);
         free(root);
 }
