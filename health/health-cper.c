@@ -309,11 +309,12 @@ _public_ int amdsmi_cper_decode(const void *data, size_t size, int ring_header,
         if (cursor && cursor->last_hash != 0 && n > 0) {
                 size_t k;
 
-                for (k = 0; k < n; k++)
-                        if (found[k].hash == cursor->last_hash)
+                /* from the end: of identical records, the last one was returned */
+                for (k = n; k > 0; k--)
+                        if (found[k - 1].hash == cursor->last_hash)
                                 break;
-                if (k < n) {
-                        first = k + 1;
+                if (k > 0) {
+                        first = k;
                 } else {
                         /* The last record returned was overwritten: everything older went with
                          * it, so a record numbered at or below it is from a new driver. */
