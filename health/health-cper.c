@@ -34,12 +34,14 @@
 #define CPER_FILE_MAX (16 * 1024 * 1024)
 
 /* GUIDs as they lie in memory (guid_t: u32, u16, u16 little endian, then 8 bytes). */
-#define GUID_BYTES(a, b, c, d0, d1, d2, d3, d4, d5, d6, d7)                                   \
-        {                                                                                     \
-                (a) & 0xff, ((a) >> 8) & 0xff, ((a) >> 16) & 0xff, ((a) >> 24) & 0xff,        \
-                        (b) & 0xff, ((b) >> 8) & 0xff, (c) & 0xff, ((c) >> 8) & 0xff, d0, d1, \
-                        d2, d3, d4, d5, d6, d7                                                \
+/* clang-format off */
+#define GUID_BYTES(a, b, c, d0, d1, d2, d3, d4, d5, d6, d7)                                    \
+        {                                                                                      \
+                (a) & 0xff, ((a) >> 8) & 0xff, ((a) >> 16) & 0xff, ((a) >> 24) & 0xff,         \
+                (b) & 0xff, ((b) >> 8) & 0xff, (c) & 0xff, ((c) >> 8) & 0xff,                  \
+                d0, d1, d2, d3, d4, d5, d6, d7                                                 \
         }
+/* clang-format on */
 
 static const uint8_t guid_mce[16] =
         GUID_BYTES(0xE8F56FFEu, 0x919C, 0x4cc5, 0xBA, 0x88, 0x65, 0xAB, 0xE1, 0x49, 0x13, 0xBB);
@@ -99,8 +101,7 @@ static uint32_t le32(const uint8_t *p) {
 }
 
 static void guid_text(const uint8_t *g, char out[37]) {
-        snprintf(out, 37,
-                 "%08x-%04x-%04x-%02x%02x-%02x%02x%02x%02x%02x%02x", le32(g), le16(g + 4),
+        snprintf(out, 37, "%08x-%04x-%04x-%02x%02x-%02x%02x%02x%02x%02x%02x", le32(g), le16(g + 4),
                  le16(g + 6), g[8], g[9], g[10], g[11], g[12], g[13], g[14], g[15]);
 }
 
@@ -116,12 +117,16 @@ static void field_text(const uint8_t *p, size_t n, char *out) {
 static int64_t record_time(const uint8_t *t) {
         /* seconds, minutes, hours, flag, day, month, year (2 digits), century */
         struct tm tm = {
-                .tm_sec = t[0], .tm_min = t[1], .tm_hour = t[2],
-                .tm_mday = t[4], .tm_mon = t[5] - 1, .tm_year = t[7] * 100 + t[6] - 1900,
+                .tm_sec = t[0],
+                .tm_min = t[1],
+                .tm_hour = t[2],
+                .tm_mday = t[4],
+                .tm_mon = t[5] - 1,
+                .tm_year = t[7] * 100 + t[6] - 1900,
         };
 
-        if (t[0] > 60 || t[1] > 59 || t[2] > 23 || t[4] < 1 || t[4] > 31 || t[5] < 1 ||
-            t[5] > 12 || t[6] > 99 || t[7] < 19 || t[7] > 99)
+        if (t[0] > 60 || t[1] > 59 || t[2] > 23 || t[4] < 1 || t[4] > 31 || t[5] < 1 || t[5] > 12 ||
+            t[6] > 99 || t[7] < 19 || t[7] > 99)
                 return -1;
         return (int64_t) timegm(&tm);
 }
@@ -293,8 +298,8 @@ _public_ int amdsmi_cper_decode(const void *data, size_t size, int ring_header,
                                 .length = length,
                                 .sequence = record_sequence(id),
                                 .hash = hash_bytes(p + off, length),
-                                .timestamp = (le32(p + off + 16) & 2)
-                                                     ? record_time(p + off + 24) : -1,
+                                .timestamp =
+                                        (le32(p + off + 16) & 2) ? record_time(p + off + 24) : -1,
                         };
                 }
                 if (found[n].sequence == AMDSMI_NA)

@@ -22,11 +22,11 @@
 #define EVENTS_BUF 4096
 
 struct amdsmi_events {
-        int kfd_fd;             /* /dev/kfd, held while subscribed (-1 in tests) */
-        int fd;                 /* the event fd */
+        int kfd_fd; /* /dev/kfd, held while subscribed (-1 in tests) */
+        int fd;     /* the event fd */
         uint32_t kfd_gpu_id;
         int partition;
-        size_t used;            /* bytes of buf not returned yet */
+        size_t used; /* bytes of buf not returned yet */
         char buf[EVENTS_BUF];
 };
 

@@ -23,16 +23,26 @@
 #define BAD_PAGES_MAX (1024 * 1024)
 
 static const char *const block_names[_AMDSMI_RAS_BLOCK_MAX] = {
-        [AMDSMI_RAS_BLOCK_UMC] = "umc",         [AMDSMI_RAS_BLOCK_SDMA] = "sdma",
-        [AMDSMI_RAS_BLOCK_GFX] = "gfx",         [AMDSMI_RAS_BLOCK_MMHUB] = "mmhub",
-        [AMDSMI_RAS_BLOCK_ATHUB] = "athub",     [AMDSMI_RAS_BLOCK_PCIE_BIF] = "pcie_bif",
-        [AMDSMI_RAS_BLOCK_HDP] = "hdp",         [AMDSMI_RAS_BLOCK_XGMI_WAFL] = "xgmi_wafl",
-        [AMDSMI_RAS_BLOCK_DF] = "df",           [AMDSMI_RAS_BLOCK_SMN] = "smn",
-        [AMDSMI_RAS_BLOCK_SEM] = "sem",         [AMDSMI_RAS_BLOCK_MP0] = "mp0",
-        [AMDSMI_RAS_BLOCK_MP1] = "mp1",         [AMDSMI_RAS_BLOCK_FUSE] = "fuse",
-        [AMDSMI_RAS_BLOCK_MCA] = "mca",         [AMDSMI_RAS_BLOCK_VCN] = "vcn",
-        [AMDSMI_RAS_BLOCK_JPEG] = "jpeg",       [AMDSMI_RAS_BLOCK_MCA_MP0] = "mca_mp0",
-        [AMDSMI_RAS_BLOCK_MCA_MP1] = "mca_mp1", [AMDSMI_RAS_BLOCK_MCA_MPIO] = "mca_mpio",
+        [AMDSMI_RAS_BLOCK_UMC] = "umc",
+        [AMDSMI_RAS_BLOCK_SDMA] = "sdma",
+        [AMDSMI_RAS_BLOCK_GFX] = "gfx",
+        [AMDSMI_RAS_BLOCK_MMHUB] = "mmhub",
+        [AMDSMI_RAS_BLOCK_ATHUB] = "athub",
+        [AMDSMI_RAS_BLOCK_PCIE_BIF] = "pcie_bif",
+        [AMDSMI_RAS_BLOCK_HDP] = "hdp",
+        [AMDSMI_RAS_BLOCK_XGMI_WAFL] = "xgmi_wafl",
+        [AMDSMI_RAS_BLOCK_DF] = "df",
+        [AMDSMI_RAS_BLOCK_SMN] = "smn",
+        [AMDSMI_RAS_BLOCK_SEM] = "sem",
+        [AMDSMI_RAS_BLOCK_MP0] = "mp0",
+        [AMDSMI_RAS_BLOCK_MP1] = "mp1",
+        [AMDSMI_RAS_BLOCK_FUSE] = "fuse",
+        [AMDSMI_RAS_BLOCK_MCA] = "mca",
+        [AMDSMI_RAS_BLOCK_VCN] = "vcn",
+        [AMDSMI_RAS_BLOCK_JPEG] = "jpeg",
+        [AMDSMI_RAS_BLOCK_MCA_MP0] = "mca_mp0",
+        [AMDSMI_RAS_BLOCK_MCA_MP1] = "mca_mp1",
+        [AMDSMI_RAS_BLOCK_MCA_MPIO] = "mca_mpio",
         [AMDSMI_RAS_BLOCK_MCA_IOHC] = "mca_iohc",
 };
 
@@ -341,7 +351,8 @@ _public_ int amdsmi_gpu_read_bad_pages(struct amdsmi_gpu *gpu, struct amdsmi_bad
                 return r;
         r = bad_pages_parse(buf, size, &pages, &bad);
         if (r == -EBADMSG)
-                log_debug(gpu->ctx, "%s/%s: record %zu (byte %zu) is not \"0x%%08x : 0x%%08x : F\\n\"",
+                log_debug(gpu->ctx,
+                          "%s/%s: record %zu (byte %zu) is not \"0x%%08x : 0x%%08x : F\\n\"",
                           gpu->ctx->sysfs_root, path, bad, bad * BAD_PAGE_RECORD_SIZE);
         if (r < 0)
                 return r;

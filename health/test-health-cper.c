@@ -109,8 +109,9 @@ static void test_decode(void **state) {
         uint8_t buf[12 + 4 * REC_LEN];
         struct amdsmi_cper_batch *b;
         const struct amdsmi_cper_record *r;
-        struct tm tm = { .tm_year = 125, .tm_mon = 2, .tm_mday = 4, .tm_hour = 5, .tm_min = 6,
-                         .tm_sec = 8 };
+        struct tm tm = {
+                .tm_year = 125, .tm_mon = 2, .tm_mday = 4, .tm_hour = 5, .tm_min = 6, .tm_sec = 8
+        };
 
         ring(buf, 1, 3);
         record(buf + 12 + 2 * REC_LEN, 3, AMDSMI_CPER_SEVERITY_NON_FATAL_UNCORRECTED, guid_boot,
@@ -380,10 +381,8 @@ static void test_read_file(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_decode),
-                cmocka_unit_test(test_follow),
-                cmocka_unit_test(test_buffer_order),
-                cmocka_unit_test(test_damage),
+                cmocka_unit_test(test_decode),       cmocka_unit_test(test_follow),
+                cmocka_unit_test(test_buffer_order), cmocka_unit_test(test_damage),
                 cmocka_unit_test(test_read_file),
         };
 

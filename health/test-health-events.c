@@ -122,19 +122,19 @@ static void test_parse_bad(void **state) {
                 "",
                 "\n",
                 "zz 1",
-                " 3 5",                        /* leading space */
-                "3",                           /* no payload */
-                "3 ",                          /* no sequence number */
+                " 3 5", /* leading space */
+                "3",    /* no payload */
+                "3 ",   /* no sequence number */
                 "3 zz RAS error",
-                "2 2000",                      /* no counter */
+                "2 2000", /* no counter */
                 "2 2000:",
                 "2 2000:1f extra",
-                "2 10000000000000000:1",       /* overflow */
-                "1 4d2",                       /* no task */
+                "2 10000000000000000:1", /* overflow */
+                "1 4d2",                 /* no task */
                 "c 4d2",
-                "7 1 -2 @3(4) X",              /* not R/W */
-                "8 1 -2 @3(4) W",              /* not M/U */
-                "7 1 2 @3(4) R",               /* pid without its '-' */
+                "7 1 -2 @3(4) X", /* not R/W */
+                "8 1 -2 @3(4) W", /* not M/U */
+                "7 1 2 @3(4) R",  /* pid without its '-' */
                 "7 1 -2 @3(4)",
                 "5 100 -42 @1000(200) 0->1a2b 0:1a2b",
                 "5 100 -42 @1000(200) 0-1a2b 0:1a2b 1",
@@ -146,9 +146,9 @@ static void test_parse_bad(void **state) {
                 "b 500 -42 @1000(10) 1a2b",
                 "b 500 -42 @1000 1a2b 0",
                 "5 9223372036854775808 -42 @1000(200) 0->1a2b 0:1a2b 1", /* ns beyond %lld */
-                "9 300 -2147483648 1a2b 2",    /* pid beyond %d */
-                "9 300 -42 1a2b 2147483648",   /* trigger beyond %d */
-                "100000000 1",                 /* id beyond 32 bits */
+                "9 300 -2147483648 1a2b 2",                              /* pid beyond %d */
+                "9 300 -42 1a2b 2147483648",                             /* trigger beyond %d */
+                "100000000 1",                                           /* id beyond 32 bits */
                 "3 5 two\nlines",
         };
         struct amdsmi_event ev = { .id = 99 };
@@ -317,10 +317,8 @@ static void test_subscribe_errors(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_parse_kinds),
-                cmocka_unit_test(test_parse_bad),
-                cmocka_unit_test(test_strings),
-                cmocka_unit_test(test_reader),
+                cmocka_unit_test(test_parse_kinds),      cmocka_unit_test(test_parse_bad),
+                cmocka_unit_test(test_strings),          cmocka_unit_test(test_reader),
                 cmocka_unit_test(test_subscribe_errors),
         };
 

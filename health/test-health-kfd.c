@@ -101,8 +101,8 @@ static void test_subscribe(void **state) {
         assert_int_equal(ev[0].kind, AMDSMI_EVENT_GPU_POST_RESET);
 
         /* a new mask */
-        assert_int_equal(amdsmi_events_set_mask(events, AMDSMI_EVENT_MASK(AMDSMI_EVENT_PROCESS_START)),
-                         0);
+        assert_int_equal(
+                amdsmi_events_set_mask(events, AMDSMI_EVENT_MASK(AMDSMI_EVENT_PROCESS_START)), 0);
         assert_int_equal(read(peer_fn(), &mask, sizeof(mask)), (ssize_t) sizeof(mask));
         assert_true(mask == 1u << 11);
         assert_int_equal(amdsmi_events_set_mask(events, 0), -EINVAL);

@@ -61,17 +61,17 @@ static void test_count_parser(void **state) {
         assert_int_equal(ras_count_parse("Query currently inaccessible", &c), -EBUSY);
         assert_int_equal(c.ue, 7); /* unknown, never zero: untouched */
         static const char *const bad[] = {
-                "",                      /* empty */
-                "ue: 1",                 /* truncated: no ce */
-                "ue: 1\nce",             /* cut in a line */
-                "ue: 1\nce: ",           /* no number */
-                "ue: 1\nce: 2\n",        /* an empty last line */
-                "ue: 1\n\nce: 2",        /* an empty line */
-                "ue: -1\nce: 2",         /* a sign */
-                "ue: 0x1\nce: 2",        /* hex */
-                "ue: 1\nce: 2\nue: 3",   /* twice */
-                "ue:1\nce:2",            /* no space */
-                "ue: 1 \nce: 2",         /* trailing space */
+                "",                                /* empty */
+                "ue: 1",                           /* truncated: no ce */
+                "ue: 1\nce",                       /* cut in a line */
+                "ue: 1\nce: ",                     /* no number */
+                "ue: 1\nce: 2\n",                  /* an empty last line */
+                "ue: 1\n\nce: 2",                  /* an empty line */
+                "ue: -1\nce: 2",                   /* a sign */
+                "ue: 0x1\nce: 2",                  /* hex */
+                "ue: 1\nce: 2\nue: 3",             /* twice */
+                "ue:1\nce:2",                      /* no space */
+                "ue: 1 \nce: 2",                   /* trailing space */
                 "ue: 18446744073709551616\nce: 1", /* overflow */
                 "ue: 18446744073709551615\nce: 1", /* the N/A marker is no count */
                 "garbage",
@@ -263,7 +263,8 @@ static void test_bad_pages(void **state) {
                   "0x00001234 : 0x00001000 : R\n"
                   "0x000abcde : 0x00001000 : P\n"
                   "0xffffffff : 0x00001000 : F\n"
-                  "0x00000001 : 0x00001000 : ?\n", -1, 0444);
+                  "0x00000001 : 0x00001000 : ?\n",
+                  -1, 0444);
         assert_int_equal(amdsmi_gpu_read_bad_pages(gpu, &pages), 4);
         assert_int_equal(pages[0].pfn, 0x1234);
         assert_true(pages[0].address == 0x1234000ULL);
@@ -289,12 +290,9 @@ static void test_bad_pages(void **state) {
 
         /* truncated, and garbage in a record */
         static const char *const bad[] = {
-                "0x00001234 : 0x00001000 : R",
-                "0x00001234 : 0x00001000 : R\n0x0000",
-                "0x0000123g : 0x00001000 : R\n",
-                "0x00001234 - 0x00001000 : R\n",
-                "0x00001234 : 0x00001000 :  \n",
-                "0x00001234 : 0x00001000 : RR",
+                "0x00001234 : 0x00001000 : R",   "0x00001234 : 0x00001000 : R\n0x0000",
+                "0x0000123g : 0x00001000 : R\n", "0x00001234 - 0x00001000 : R\n",
+                "0x00001234 : 0x00001000 :  \n", "0x00001234 : 0x00001000 : RR",
                 "00x0001234 : 0x00001000 : R\n",
         };
         for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -308,7 +306,8 @@ static void test_bad_pages(void **state) {
                 struct amdsmi_bad_page *p = NULL;
 
                 assert_int_equal(bad_pages_parse("0x00000001 : 0x00001000 : R\n"
-                                                 "0x0000000x : 0x00001000 : R\n", 56, &p, &where),
+                                                 "0x0000000x : 0x00001000 : R\n",
+                                                 56, &p, &where),
                                  -EBADMSG);
                 assert_int_equal(where, 1);
                 assert_null(p);
@@ -416,14 +415,10 @@ static void test_unprivileged(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_count_parser),
-                cmocka_unit_test(test_features_parser),
-                cmocka_unit_test(test_read_ras),
-                cmocka_unit_test(test_no_ras),
-                cmocka_unit_test(test_enum_strings),
-                cmocka_unit_test(test_bad_pages),
-                cmocka_unit_test(test_threshold),
-                cmocka_unit_test(test_unprivileged),
+                cmocka_unit_test(test_count_parser), cmocka_unit_test(test_features_parser),
+                cmocka_unit_test(test_read_ras),     cmocka_unit_test(test_no_ras),
+                cmocka_unit_test(test_enum_strings), cmocka_unit_test(test_bad_pages),
+                cmocka_unit_test(test_threshold),    cmocka_unit_test(test_unprivileged),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

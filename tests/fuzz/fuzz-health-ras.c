@@ -40,8 +40,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 if (c.de == AMDSMI_NA)
                         snprintf(text, sizeof(text), "ue: %" PRIu64 "\nce: %" PRIu64, c.ue, c.ce);
                 else
-                        snprintf(text, sizeof(text), "ue: %" PRIu64 "\nce: %" PRIu64 "\nde: %" PRIu64,
-                                 c.ue, c.ce, c.de);
+                        snprintf(text, sizeof(text),
+                                 "ue: %" PRIu64 "\nce: %" PRIu64 "\nde: %" PRIu64, c.ue, c.ce,
+                                 c.de);
                 if (ras_count_parse(text, &back) != 0 || back.ue != c.ue || back.ce != c.ce ||
                     back.de != c.de)
                         abort();
