@@ -1,14 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The one place where libamdsmi issues ioctls: the amdgpu DRM INFO query on a render node.
+ * The one place where libamdsmi issues ioctls: the amdgpu DRM INFO query on a render node, and
+ * the KFD's version and SMI-events requests on /dev/kfd.
  * Nodes are opened through devfs_open(), so a context without a device root (a snapshot
  * tree) never reaches a device, and each query is exactly one ioctl (via libdrm).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
+
+#include <linux/kfd_ioctl.h>
 
 #include <amdgpu_drm.h>
 #include <xf86drm.h>
@@ -59,4 +64,38 @@ int drm_query_firmware(struct amdsmi_ctx *ctx, int render_minor, uint32_t fw_typ
         if (fd < 0)
                 return fd;
         return drm_query_firmware_fd(ctx, fd, fw_type, ret_version, ret_feature);
+}
+
+/* ---- KFD (/dev/kfd): the SMI event fd --------------------------------------------------
+ * The ioctl numbers and structs are the kernel's uapi <linux/kfd_ioctl.h>; the kfd node is
+ * opened below the device root like the render nodes above. */
+
+int kfd_open(struct amdsmi_ctx *ctx) {
+        return devfs_open(ctx, "kfd", O_RDWR | O_CLOEXEC);
+}
+
+int kfd_get_version(struct amdsmi_ctx *ctx, int fd, uint32_t *ret_major, uint32_t *ret_minor) {
+        struct kfd_ioctl_get_version_args args = {};
+
+        if (ioctl(fd, AMDKFD_IOC_GET_VERSION, &args) < 0) {
+                int r = -errno;
+                log_debug(ctx, "kfd GET_VERSION: %s", strerror(-r));
+                return r;
+        }
+        *ret_major = args.major_version;
+        *ret_minor = args.minor_version;
+        return 0;
+}
+
+int kfd_smi_events_fd(struct amdsmi_ctx *ctx, int fd, uint32_t gpu_id) {
+        struct kfd_ioctl_smi_events_args args = { .gpuid = gpu_id };
+
+        if (ioctl(fd, AMDKFD_IOC_SMI_EVENTS, &args) < 0) {
+                int r = -errno;
+                log_debug(ctx, "kfd SMI_EVENTS for gpu_id %" PRIu32 ": %s", gpu_id, strerror(-r));
+                return r;
+        }
+        if ((int) args.anon_fd < 0)
+                return -EBADF;
+        return (int) args.anon_fd;
 }

@@ -138,3 +138,8 @@ int drm_query_firmware(struct amdsmi_ctx *ctx, int render_minor, uint32_t fw_typ
 int drm_open_render(struct amdsmi_ctx *ctx, int render_minor);
 int drm_query_firmware_fd(struct amdsmi_ctx *ctx, int fd, uint32_t fw_type,
                           uint32_t *ret_version, uint32_t *ret_feature);
+/* drm-ioctl.c: <dev root>/kfd (O_RDWR), its AMDKFD_IOC_GET_VERSION, and AMDKFD_IOC_SMI_EVENTS
+ * for one KFD gpu_id, which returns the event fd. */
+int kfd_open(struct amdsmi_ctx *ctx);
+int kfd_get_version(struct amdsmi_ctx *ctx, int fd, uint32_t *ret_major, uint32_t *ret_minor);
+int kfd_smi_events_fd(struct amdsmi_ctx *ctx, int fd, uint32_t gpu_id);

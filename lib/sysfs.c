@@ -370,6 +370,64 @@ ssize_t sysfs_read_binary_live(struct amdsmi_ctx *ctx, const char *path, void *b
         return n;
 }
 
+int sysfs_read_all(struct amdsmi_ctx *ctx, const char *path, size_t max, char **ret_buf,
+                   size_t *ret_size) {
+        /* debugfs rings want 4-byte aligned sizes; bad-page reads return whole 28-byte records
+         * of what was asked for: one chunk size serves both. */
+        const size_t chunk = 65536;
+        _cleanup_close_ int fd = -1;
+        _cleanup_free_ char *buf = NULL;
+        size_t n = 0, allocated = 0;
+
+        fd = open_at_root(ctx, path, O_RDONLY);
+        if (fd < 0) {
+                log_failure(ctx, "open", path, fd);
+                return fd;
+        }
+        for (;;) {
+                ssize_t m;
+
+                if (allocated - n < chunk + 1) {
+                        size_t na = allocated + chunk + 1;
+                        char *nb;
+
+                        if (n > max) {
+                                log_failure(ctx, "read", path, -EFBIG);
+                                return -EFBIG;
+                        }
+                        nb = realloc(buf, na);
+                        if (!nb)
+                                return -ENOMEM;
+                        buf = nb;
+                        allocated = na;
+                }
+                do
+                        m = read(fd, buf + n, chunk);
+                while (m < 0 && errno == EINTR);
+                if (m < 0) {
+                        int r = -errno;
+                        log_failure(ctx, "read", path, r);
+                        return r;
+                }
+                if (m == 0)
+                        break;
+                n += (size_t) m;
+        }
+        if (n > max) {
+                log_failure(ctx, "read", path, -EFBIG);
+                return -EFBIG;
+        }
+        if (!buf) {
+                buf = malloc(1);
+                if (!buf)
+                        return -ENOMEM;
+        }
+        buf[n] = '\0';
+        *ret_buf = TAKE_PTR(buf);
+        *ret_size = n;
+        return 0;
+}
+
 int sysfs_readlink(struct amdsmi_ctx *ctx, const char *path, char **ret) {
         char buf[PATH_MAX];
         int dfd = root_fd(ctx);

@@ -45,6 +45,11 @@ ssize_t sysfs_read_binary_live(struct amdsmi_ctx *ctx, const char *path, void *b
 /* Closes every kept file (at each enumeration and when the context goes). */
 void sysfs_forget_kept(struct amdsmi_ctx *ctx);
 
+/* Reads a whole file of any length (a binary attribute of many records, a debugfs ring) with
+ * sequential reads of a multiple of 4 bytes until end of file, into a new buffer (NUL-terminated
+ * after *ret_size bytes, for text). -EFBIG if it holds more than max bytes. */
+int sysfs_read_all(struct amdsmi_ctx *ctx, const char *path, size_t max, char **ret_buf,
+                   size_t *ret_size);
 /* Reads a symlink target into a new string. */
 int sysfs_readlink(struct amdsmi_ctx *ctx, const char *path, char **ret);
 /* Base name of a symlink's target ("amdgpu" for ".../drivers/amdgpu"). */

@@ -16,6 +16,7 @@
 #include <amdsmi/amdsmi-common.h>
 #include <amdsmi/amdsmi-ctx.h>
 #include <amdsmi/amdsmi-gpu.h>
+#include <amdsmi/amdsmi-health.h>
 #include <amdsmi/amdsmi-partition.h>
 #include <amdsmi/amdsmi-power.h>
 #include <amdsmi/amdsmi-sriov.h>
