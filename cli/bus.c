@@ -175,13 +175,15 @@ int cli_change_route(struct cli *c) {
                 if (other)
                         return cli_fail(c, -EBUSY,
                                         "amdsmid runs on other GPUs than this command reads "
-                                        "(AMDSMI_SYSFS_ROOT=%s): a change through it would "
+                                        "(AMDSMI_SYSFS_ROOT=%s, AMDSMI_DEV_ROOT=%s): a change "
+                                        "through it would "
                                         "change amdsmid's GPUs, not these; unset "
                                         "AMDSMI_SYSFS_ROOT and AMDSMI_DEV_ROOT to change "
                                         "amdsmid's GPUs, or give this command a runtime and "
                                         "state directory of its own (RUNTIME_DIRECTORY, "
                                         "STATE_DIRECTORY) to change the tree in-process",
-                                        getenv("AMDSMI_SYSFS_ROOT") ?: "/sys");
+                                        getenv("AMDSMI_SYSFS_ROOT") ?: "(unset)",
+                                        getenv("AMDSMI_DEV_ROOT") ?: "(unset)");
                 return CLI_ROUTE_DAEMON;
         }
         if (c->report.dry_run)

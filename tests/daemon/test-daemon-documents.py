@@ -189,7 +189,8 @@ class Documents(unittest.TestCase):
                 with self.subTest(args=args):
                     p = d.cli(*args, env=env, status=5)
                     self.assertIn("amdsmid runs on other GPUs than this command reads "
-                                  "(AMDSMI_SYSFS_ROOT=%s)" % other, p.stderr)
+                                  "(AMDSMI_SYSFS_ROOT=%s, AMDSMI_DEV_ROOT=(unset))" % other,
+                                  p.stderr)
             self.assertEqual([g["cap_w"] for g in self.get_document(d, "power", {})["gpus"]],
                              caps)
             self.assertEqual(self.get_document(d, "partition", {})["gpus"][0]["compute_mode"],
