@@ -25,6 +25,12 @@
 #define CONFIG_METRICS_INTERVAL_MS_MAX 60000
 #define CONFIG_METRICS_INTERVAL_MS_DEFAULT 1000
 #define CONFIG_FILE_MAX (1024 * 1024) /* bytes; a larger file is refused (-EFBIG) */
+/* [health] (the verdict's thresholds, health/health-json.h) */
+#define CONFIG_HEALTH_CE_RATE_DEFAULT 100 /* correctable errors per hour */
+#define CONFIG_HEALTH_CE_RATE_MAX 1000000000u
+#define CONFIG_HEALTH_BAD_PAGES_PERCENT_DEFAULT 90
+#define CONFIG_HEALTH_RESET_WINDOW_DEFAULT 60 /* minutes */
+#define CONFIG_HEALTH_RESET_WINDOW_MAX 10080  /* a week */
 /* enforce = yes: the least time between two enforcements of one GPU's cap (amdsmid.conf(5)) */
 #define CONFIG_ENFORCE_BACKOFF_S 10
 
@@ -55,6 +61,17 @@ struct config {
         unsigned hook_timeout_s;              /* amdsmi-libvirt-hook's deadline (20 s) */
         /* [metrics] */
         unsigned metrics_interval_ms;         /* the sampler's period while consumed (1000) */
+        /* [health] */
+        struct {
+                uint64_t ce_rate_warning_per_hour;  /* warning above (100) */
+                unsigned bad_pages_warning_percent; /* of the retirement threshold (90) */
+                unsigned reset_window_minutes;      /* a reset this recent warns (60) */
+                enum config_health_events {
+                        CONFIG_HEALTH_EVENTS_AUTO, /* the KFD event fd while subscribed */
+                        CONFIG_HEALTH_EVENTS_YES,  /* always */
+                        CONFIG_HEALTH_EVENTS_NO,   /* never */
+                } events;
+        } health;
         /* [gpu] is gpus[0] when present (bdf ""), then [gpu BDF] sections in file order */
         struct config_gpu *gpus;
         size_t n_gpus;

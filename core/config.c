@@ -53,6 +53,7 @@ enum section {
         SECTION_LIBVIRT,
         SECTION_METRICS,
         SECTION_POWER,
+        SECTION_HEALTH,
 };
 
 enum key {
@@ -67,6 +68,10 @@ enum key {
         KEY_METRICS_INTERVAL_MS,
         KEY_POWER_ENFORCE,
         KEY_GPU_ENFORCE,
+        KEY_HEALTH_CE_RATE,
+        KEY_HEALTH_BAD_PAGES_PERCENT,
+        KEY_HEALTH_RESET_WINDOW,
+        KEY_HEALTH_EVENTS,
         _KEY_MAX,
 };
 
@@ -85,6 +90,10 @@ static const struct {
         [KEY_METRICS_INTERVAL_MS] = { "interval_ms", SECTION_METRICS },
         [KEY_POWER_ENFORCE] = { "enforce", SECTION_POWER },
         [KEY_GPU_ENFORCE] = { "enforce", SECTION_GPU },
+        [KEY_HEALTH_CE_RATE] = { "ce_rate_warning_per_hour", SECTION_HEALTH },
+        [KEY_HEALTH_BAD_PAGES_PERCENT] = { "bad_pages_warning_percent", SECTION_HEALTH },
+        [KEY_HEALTH_RESET_WINDOW] = { "reset_window_minutes", SECTION_HEALTH },
+        [KEY_HEALTH_EVENTS] = { "events", SECTION_HEALTH },
 };
 
 static const char *const section_keys[] = {
@@ -93,6 +102,8 @@ static const char *const section_keys[] = {
         [SECTION_LIBVIRT] = "uri, hook_timeout_s",
         [SECTION_METRICS] = "interval_ms",
         [SECTION_POWER] = "enforce",
+        [SECTION_HEALTH] = "ce_rate_warning_per_hour, bad_pages_warning_percent, "
+                           "reset_window_minutes, events",
 };
 
 struct parser {
@@ -109,6 +120,7 @@ struct parser {
         unsigned libvirt_line; /* [libvirt], when != 0 */
         unsigned metrics_line; /* [metrics], when != 0 */
         unsigned power_line;   /* [power], when != 0 */
+        unsigned health_line;  /* [health], when != 0 */
 
         enum section section;                /* the current section */
         char section_text[SECTION_TEXT_MAX]; /* as written, without brackets and blanks */
@@ -276,6 +288,14 @@ static int section_begin(struct parser *p, const char *s, size_t n, char *buf, s
                 p->power_line = p->line;
                 p->section = SECTION_POWER;
                 snprintf(canonical, sizeof(canonical), "power");
+        } else if (streq(p->section_text, "health")) {
+                if (p->health_line > 0)
+                        return parser_error(p, -EINVAL,
+                                            "section [%s] given twice (first on line %u)",
+                                            p->section_text, p->health_line);
+                p->health_line = p->line;
+                p->section = SECTION_HEALTH;
+                snprintf(canonical, sizeof(canonical), "health");
         } else if (strncmp(p->section_text, "gpu", 3) == 0 &&
                    (p->section_text[3] == '\0' || is_blank(p->section_text[3]))) {
                 const char *arg = p->section_text + 3;
@@ -317,7 +337,7 @@ static int section_begin(struct parser *p, const char *s, size_t n, char *buf, s
         } else
                 return parser_error(p, -EINVAL,
                                     "unknown section [%s] ([daemon], [gpu], [gpu all], [gpu BDF], "
-                                    "[libvirt], [metrics], [power])",
+                                    "[health], [libvirt], [metrics], [power])",
                                     p->section_text);
 
         snprintf(buf, size, "[%s]", canonical);
@@ -477,6 +497,39 @@ static int set_key(struct parser *p, enum key k, const char *value) {
                 p->gpu->enforce_set = true;
                 return 0;
 
+        case KEY_HEALTH_CE_RATE:
+                r = parse_number(p, key, value, 1, CONFIG_HEALTH_CE_RATE_MAX, &v);
+                if (r < 0)
+                        return r;
+                p->c->health.ce_rate_warning_per_hour = v;
+                return 0;
+
+        case KEY_HEALTH_BAD_PAGES_PERCENT:
+                r = parse_number(p, key, value, 1, 100, &v);
+                if (r < 0)
+                        return r;
+                p->c->health.bad_pages_warning_percent = (unsigned) v;
+                return 0;
+
+        case KEY_HEALTH_RESET_WINDOW:
+                r = parse_number(p, key, value, 0, CONFIG_HEALTH_RESET_WINDOW_MAX, &v);
+                if (r < 0)
+                        return r;
+                p->c->health.reset_window_minutes = (unsigned) v;
+                return 0;
+
+        case KEY_HEALTH_EVENTS:
+                if (streq(value, "auto"))
+                        p->c->health.events = CONFIG_HEALTH_EVENTS_AUTO;
+                else if (streq(value, "yes"))
+                        p->c->health.events = CONFIG_HEALTH_EVENTS_YES;
+                else if (streq(value, "no"))
+                        p->c->health.events = CONFIG_HEALTH_EVENTS_NO;
+                else
+                        return parser_error(p, -EINVAL, "bad events \"%s\" (auto, yes or no)",
+                                            value);
+                return 0;
+
         case _KEY_MAX:
                 break;
         }
@@ -624,6 +677,10 @@ static struct config *config_new(void) {
         snprintf(c->libvirt_uri, sizeof(c->libvirt_uri), "%s", CONFIG_LIBVIRT_URI_DEFAULT);
         c->hook_timeout_s = CONFIG_HOOK_TIMEOUT_S_DEFAULT;
         c->metrics_interval_ms = CONFIG_METRICS_INTERVAL_MS_DEFAULT;
+        c->health.ce_rate_warning_per_hour = CONFIG_HEALTH_CE_RATE_DEFAULT;
+        c->health.bad_pages_warning_percent = CONFIG_HEALTH_BAD_PAGES_PERCENT_DEFAULT;
+        c->health.reset_window_minutes = CONFIG_HEALTH_RESET_WINDOW_DEFAULT;
+        c->health.events = CONFIG_HEALTH_EVENTS_AUTO;
         return c;
 }
 

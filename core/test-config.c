@@ -382,7 +382,7 @@ static void test_power(void **state) {
                      NAME ":1: key \"enforce\" outside a section");
         expect_error("[Power]\n", -EINVAL,
                      NAME ":1: unknown section [Power] ([daemon], [gpu], [gpu all], [gpu BDF], "
-                          "[libvirt], [metrics], [power])");
+                          "[health], [libvirt], [metrics], [power])");
 }
 
 /* Both ends of every range are accepted, one past them is refused with -ERANGE. */
@@ -486,15 +486,15 @@ static void test_errors(void **state) {
 
                 /* sections */
                 { "[gpus]\n", -EINVAL,
-                  ":1: unknown section [gpus] ([daemon], [gpu], [gpu all], [gpu BDF], [libvirt], [metrics], [power])" },
+                  ":1: unknown section [gpus] ([daemon], [gpu], [gpu all], [gpu BDF], [health], [libvirt], [metrics], [power])" },
                 { "# c\n\n[GPU]\n", -EINVAL,
-                  ":3: unknown section [GPU] ([daemon], [gpu], [gpu all], [gpu BDF], [libvirt], [metrics], [power])" },
+                  ":3: unknown section [GPU] ([daemon], [gpu], [gpu all], [gpu BDF], [health], [libvirt], [metrics], [power])" },
                 { "[]\n", -EINVAL,
-                  ":1: unknown section [] ([daemon], [gpu], [gpu all], [gpu BDF], [libvirt], [metrics], [power])" },
+                  ":1: unknown section [] ([daemon], [gpu], [gpu all], [gpu BDF], [health], [libvirt], [metrics], [power])" },
                 { "[gpu0000:05:00.0]\n", -EINVAL,
-                  ":1: unknown section [gpu0000:05:00.0] ([daemon], [gpu], [gpu all], [gpu BDF], [libvirt], [metrics], [power])" },
+                  ":1: unknown section [gpu0000:05:00.0] ([daemon], [gpu], [gpu all], [gpu BDF], [health], [libvirt], [metrics], [power])" },
                 { "[daemon x]\n", -EINVAL,
-                  ":1: unknown section [daemon x] ([daemon], [gpu], [gpu all], [gpu BDF], [libvirt], [metrics], [power])" },
+                  ":1: unknown section [daemon x] ([daemon], [gpu], [gpu all], [gpu BDF], [health], [libvirt], [metrics], [power])" },
                 { "[gpu 0000:05:00]\n", -EINVAL,
                   ":1: malformed PCI address \"0000:05:00\" in [gpu 0000:05:00] (DDDD:BB:DD.F or "
                   "BB:DD.F, e.g. 0000:05:00.0)" },
@@ -609,7 +609,7 @@ static void test_errors(void **state) {
                 { "[gpu]\nnum_vfs = x\n[bogus]\n", -EINVAL,
                   ":2: bad num_vfs \"x\" (a whole number, 0..65535)" },
                 { "[bogus]\nnum_vfs = x\n", -EINVAL,
-                  ":1: unknown section [bogus] ([daemon], [gpu], [gpu all], [gpu BDF], [libvirt], [metrics], [power])" },
+                  ":1: unknown section [bogus] ([daemon], [gpu], [gpu all], [gpu BDF], [health], [libvirt], [metrics], [power])" },
                 { "[gpu]\r\nnum_vfs = 1\r\nnum_vfs = 2\r\n", -EINVAL,
                   ":3: key \"num_vfs\" given twice in [gpu] (first on line 2)" },
         };
