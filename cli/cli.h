@@ -75,6 +75,14 @@ struct sriov_options {
         bool persist;                /* --persist (gim's vf_num in modprobe.d) */
 };
 
+/* ras (--cper, --follow, --cper-dir), events (--kind) */
+struct health_options {
+        bool cper;             /* ras --cper */
+        bool follow;           /* ras --cper --follow */
+        const char *cper_dir;  /* ras --cper --cper-dir DIR (NULL: none) */
+        uint64_t kinds;        /* events --kind: AMDSMI_EVENT_MASK() bits, 0: all */
+};
+
 struct cli {
         /* what the run says (the envelope, errors, outcome) and the GPUs it concerns */
         struct report report;
@@ -97,6 +105,12 @@ struct cli {
         struct partition_options partition;
         struct power_options power;
         struct sriov_options sriov;
+        struct health_options health;
+
+        /* health: the exit status of the verdicts (monitoring plugins' 0..3), used when
+         * plugin_exits; any failure then exits 3 (UNKNOWN), a usage error too */
+        bool plugin_exits;
+        int exit_status;
 
         bool json_printed;    /* the verb printed its own (result) document */
 
@@ -146,6 +160,11 @@ int verb_vm_release(struct cli *c);
 /* verb-apply.c: amdsmid.conf (apply, reload) */
 int verb_apply(struct cli *c);
 int verb_reload(struct cli *c);
+/* health/cli-health.c */
+int verb_ras(struct cli *c);
+int verb_bad_pages(struct cli *c);
+int verb_health(struct cli *c);
+int verb_events(struct cli *c);
 /* partition/cli-partition.c */
 int verb_partition(struct cli *c);
 int verb_partition_set(struct cli *c);

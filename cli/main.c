@@ -48,6 +48,10 @@ enum {
         OPT_DAMAGED = 1u << 18, /* --damaged (power clear) */
         OPT_THROTTLE = 1u << 19, /* --throttle (metric) */
         OPT_FIELDS = 1u << 20,   /* -p -t -c -u -m -P -x -T, --fields (metric) */
+        OPT_CPER = 1u << 21,     /* --cper (ras) */
+        OPT_FOLLOW = 1u << 22,   /* --follow (ras --cper) */
+        OPT_CPER_DIR = 1u << 23, /* --cper-dir DIR (ras --cper) */
+        OPT_KIND = 1u << 24,     /* --kind K,K (events) */
 };
 
 /* What getopt_long() returns for options without a short name. */
@@ -72,10 +76,16 @@ enum {
         ARG_DAMAGED,
         ARG_THROTTLE,
         ARG_FIELDS,
+        ARG_CPER,
+        ARG_FOLLOW,
+        ARG_CPER_DIR,
+        ARG_KIND,
 };
 
 /* The exit statuses (exit-codes.h) of the kinds of verbs, for struct verb.exits. */
 #define EXITS_READ (CLI_EXIT(0) | CLI_EXIT(1) | CLI_EXIT(2) | CLI_EXIT(3) | CLI_EXIT(4))
+/* health's: as monitoring plugins expect (0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN) */
+#define EXITS_PLUGIN (CLI_EXIT(0) | CLI_EXIT(1) | CLI_EXIT(2) | CLI_EXIT(3))
 #define EXITS_CHANGE (EXITS_READ | CLI_EXIT(5) | CLI_EXIT(6) | CLI_EXIT(7) | CLI_EXIT(9))
 
 /* Feature slices add their verbs here: the row is the verb's help too (help.h). */
@@ -152,6 +162,80 @@ const struct verb cli_verbs[] = {
                 .exits = EXITS_READ,
                 .option_help = OPTION_HELP(
                         "count", "with --watch: stop after COUNT samples"),
+        },
+        {
+                .name = "ras",
+                .fn = verb_ras,
+                .options = OPT_WATCH | OPT_CPER | OPT_FOLLOW | OPT_CPER_DIR,
+                .help = "RAS error counts per block (UE, CE, deferred); --cper: the CPER records",
+                .synopsis = "[-g SEL]... [--json|--csv] ras [-w SECONDS [-n COUNT]]\n"
+                            "[-g SEL]... [--json|--csv] ras --cper [--follow] [--cper-dir DIR]",
+                .description =
+                        "The RAS error counts of each GPU and block since the driver loaded:\n"
+                        "uncorrectable, correctable and deferred, from ras/aca_<block> or\n"
+                        "<block>_err_count, and their totals. --cper lists the CPER records\n"
+                        "of the debugfs ring (root), --follow streams new ones until Ctrl-C\n"
+                        "(--json: one line each), --cper-dir writes each as a .cper file.\n"
+                        "Counts belong to the whole GPU, also with -g N.P.",
+                .examples = "amdsmi ras\n"
+                            "amdsmi ras -g 0 --json\n"
+                            "amdsmi ras --cper\n"
+                            "amdsmi ras --cper --follow --json\n"
+                            "amdsmi ras --cper --cper-dir /var/tmp/cper",
+                .exits = EXITS_READ | CLI_EXIT(6) | CLI_EXIT(9),
+                .option_help = OPTION_HELP(
+                        "count", "with --watch: stop after COUNT samples"),
+        },
+        {
+                .name = "bad-pages",
+                .fn = verb_bad_pages,
+                .options = OPT_WATCH,
+                .help = "retired VRAM pages (reserved, pending, unreservable) and the threshold",
+                .synopsis = "[-g SEL]... [--json|--csv] bad-pages [-w SECONDS [-n COUNT]]",
+                .description =
+                        "The retired VRAM pages of each GPU (ras/gpu_vram_bad_pages): page\n"
+                        "frame, address, size and status (reserved, pending, unreservable),\n"
+                        "and the retirement threshold, which needs root (debugfs): reaching\n"
+                        "it means the GPU needs replacement (RMA).",
+                .examples = "amdsmi bad-pages\n"
+                            "amdsmi bad-pages -g 0 --json",
+                .exits = EXITS_READ,
+                .option_help = OPTION_HELP(
+                        "count", "with --watch: stop after COUNT samples"),
+        },
+        {
+                .name = "health",
+                .fn = verb_health,
+                .options = OPT_WATCH,
+                .help = "the health verdict of each GPU (ok, warning, critical, unknown) and why",
+                .synopsis = "[-g SEL]... [--json|--csv] health [-w SECONDS [-n COUNT]]",
+                .description =
+                        "The health of each GPU, ok, warning, critical or unknown, with the\n"
+                        "reasons: uncorrectable errors, the correctable error rate (amdsmid),\n"
+                        "pending or unreservable pages, pages near or at the threshold (RMA),\n"
+                        "fatal CPER records (root), a recent reset (amdsmid). Thresholds:\n"
+                        "amdsmid.conf [health]. Exits as a monitoring plugin: 0 OK,\n"
+                        "1 WARNING, 2 CRITICAL, 3 UNKNOWN (the worst GPU; any error is 3).",
+                .examples = "amdsmi health\n"
+                            "amdsmi health -g 0 --json",
+                .exits = EXITS_PLUGIN,
+                .option_help = OPTION_HELP(
+                        "count", "with --watch: stop after COUNT samples"),
+        },
+        {
+                .name = "events",
+                .fn = verb_events,
+                .options = OPT_KIND,
+                .help = "stream the GPUs' KFD events (resets, throttling, VM faults, ...)",
+                .synopsis = "[-g SEL]... [--json|--csv] events [--kind KIND,...]",
+                .description =
+                        "Streams the KFD SMI events of the selected GPUs and partitions until\n"
+                        "Ctrl-C (exit 0): GPU resets, thermal throttling, VM faults, process\n"
+                        "start and end, migrations, page faults, queue evictions. --json\n"
+                        "prints one JSON object per line.",
+                .examples = "amdsmi events\n"
+                            "amdsmi events -g 0 --kind gpu_pre_reset,gpu_post_reset --json",
+                .exits = EXITS_READ | CLI_EXIT(6),
         },
         {
                 .name = "partition",
@@ -519,6 +603,16 @@ const struct cli_option cli_options[] = {
           "only these keys of the JSON document (dotted, e.g.\n"
           "power.cap_w,gpu_metrics.pcie), in every format",
           CLI_VALUE_FREE },
+        { "cper", 0, no_argument, ARG_CPER, OPT_CPER, false, NULL,
+          "the CPER records of the debugfs ring (root)", CLI_VALUE_NONE },
+        { "follow", 0, no_argument, ARG_FOLLOW, OPT_FOLLOW, false, NULL,
+          "with --cper: stream new records until interrupted", CLI_VALUE_NONE },
+        { "cper-dir", 0, required_argument, ARG_CPER_DIR, OPT_CPER_DIR, false, "DIR",
+          "with --cper: write each record to DIR as a .cper file", CLI_VALUE_FREE },
+        { "kind", 0, required_argument, ARG_KIND, OPT_KIND, false, "KIND,...",
+          "only these kinds of events (vm_fault, thermal_throttle,\n"
+          "gpu_pre_reset, gpu_post_reset, process_start, ...)",
+          CLI_VALUE_FREE },
         { "compute", 0, required_argument, ARG_COMPUTE, OPT_COMPUTE, false, "MODE",
           "the compute mode: " COMPUTE_NAMES, CLI_VALUE_COMPUTE },
         { "memory", 0, required_argument, ARG_MEMORY, OPT_MEMORY, false, "MODE",
@@ -637,6 +731,30 @@ static int parse_timeout(const char *s, unsigned *ret_ms) {
         if (parse_interval(s, &ns) < 0 || ns > UINT64_C(3600) * 1000000000u)
                 return -EINVAL;
         *ret_ms = (unsigned) ((ns + 999999u) / 1000000u);
+        return 0;
+}
+
+/* --kind: a comma list of event kind names. @return 0 or -EINVAL. */
+static int parse_event_kinds(const char *s, uint64_t *ret) {
+        uint64_t mask = 0;
+
+        for (;;) {
+                size_t n = strcspn(s, ",");
+                char name[32];
+                enum amdsmi_event_kind k;
+
+                if (n == 0 || n >= sizeof(name))
+                        return -EINVAL;
+                memcpy(name, s, n);
+                name[n] = '\0';
+                if (amdsmi_event_kind_from_string(name, &k) < 0 || k == AMDSMI_EVENT_UNKNOWN)
+                        return -EINVAL;
+                mask |= AMDSMI_EVENT_MASK(k);
+                if (s[n] == '\0')
+                        break;
+                s += n + 1;
+        }
+        *ret = mask;
         return 0;
 }
 
@@ -769,6 +887,30 @@ static int parse_argv(struct cli *c, int argc, char **argv, const struct verb **
                                       "memory, voltages, gpu_metrics, limiters, e.g. "
                                       "power.cap_w)",
                                       bad ? bad : optarg);
+                        break;
+                }
+                case ARG_CPER:
+                        c->health.cper = true;
+                        break;
+                case ARG_FOLLOW:
+                        c->health.follow = true;
+                        break;
+                case ARG_CPER_DIR:
+                        if (optarg[0] == '\0')
+                                USAGE(c, r, "--cper-dir needs a directory");
+                        c->health.cper_dir = optarg;
+                        break;
+                case ARG_KIND: {
+                        int k = parse_event_kinds(optarg, &c->health.kinds);
+
+                        if (k < 0)
+                                USAGE(c, r,
+                                      "invalid event kind in '%s' (kinds: vm_fault, "
+                                      "thermal_throttle, gpu_pre_reset, gpu_post_reset, "
+                                      "migrate_start, migrate_end, page_fault_start, "
+                                      "page_fault_end, queue_eviction, queue_restore, "
+                                      "unmap_from_gpu, process_start, process_end)",
+                                      optarg);
                         break;
                 }
                 case ARG_TIMEOUT:
@@ -904,6 +1046,9 @@ static int parse_argv(struct cli *c, int argc, char **argv, const struct verb **
                         next++;
                 }
                 verb = cli_find_verb(name, sub);
+                /* health exits as monitoring plugins expect, a usage error as UNKNOWN too */
+                if (verb && verb->fn == verb_health)
+                        c->plugin_exits = true;
                 if (verb && verb->sub) {
                         static char command[64];
 
@@ -1038,5 +1183,7 @@ int main(int argc, char **argv) {
         strv_free(c.metric.fields);
         gpu_set_clear(&c.set);
         report_clear(&c.report);
+        if (c.plugin_exits)
+                return r < 0 ? 3 : c.exit_status;
         return r < 0 ? exit_code_from_errno(r) : EXIT_OK;
 }

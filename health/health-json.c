@@ -92,7 +92,8 @@ static const char *ras_error_message(int r) {
         }
 }
 
-static json_object *ras_json(const struct doc_query *q, int idx, const struct amdsmi_ras_info *ras) {
+static json_object *ras_json(const struct doc_query *q, int idx,
+                             const struct amdsmi_ras_info *ras) {
         json_object *o = json_object_new_object(), *features, *blocks;
         char field[48];
 
@@ -102,9 +103,9 @@ static json_object *ras_json(const struct doc_query *q, int idx, const struct am
                 features = json_object_new_array();
                 for (unsigned b = 0; features && b <= AMDSMI_RAS_BLOCK_JPEG; b++)
                         if (ras->enabled_blocks & (1u << b))
-                                json_object_array_add(features,
-                                                      json_object_new_string(
-                                                              amdsmi_ras_block_to_string(b)));
+                                json_object_array_add(
+                                        features,
+                                        json_object_new_string(amdsmi_ras_block_to_string(b)));
                 json_set(o, "features", features);
                 json_set(o, "features_mask", json_hex(ras->features, 8));
                 json_set(o, "socket_id", json_object_new_uint64(ras->socket_id));
@@ -194,8 +195,8 @@ json_object *bad_pages_gpu(const struct doc_query *q, size_t index, struct amdsm
         n = amdsmi_gpu_read_bad_pages(gpu, &list);
         if (n < 0) {
                 report_field_error_msg(q->report, idx, "bad_pages", n,
-                                       n == -ENODATA ? "no ras/gpu_vram_bad_pages: page "
-                                                       "retirement disabled or no RAS"
+                                       n == -ENODATA   ? "no ras/gpu_vram_bad_pages: page "
+                                                         "retirement disabled or no RAS"
                                        : n == -EBADMSG ? "ras/gpu_vram_bad_pages holds a record "
                                                          "that is not \"0x%08x : 0x%08x : F\""
                                                        : NULL);
@@ -219,8 +220,8 @@ json_object *bad_pages_gpu(const struct doc_query *q, size_t index, struct amdsm
                 json_set(e, "pfn", json_hex(list[i].pfn, 0));
                 json_set(e, "address", json_hex(list[i].address, 0));
                 json_set(e, "size", json_object_new_uint64(list[i].size));
-                json_set(e, "status", json_object_new_string(
-                                              amdsmi_bad_page_status_to_string(list[i].status)));
+                json_set(e, "status",
+                         json_object_new_string(amdsmi_bad_page_status_to_string(list[i].status)));
                 json_object_array_add(pages, e);
                 if (list[i].status == AMDSMI_BAD_PAGE_STATUS_PENDING)
                         pending++;
@@ -236,8 +237,7 @@ json_object *bad_pages_gpu(const struct doc_query *q, size_t index, struct amdsm
         if (r < 0) {
                 const char *m = debugfs_message(r);
 
-                json_set(bp, "threshold_error",
-                         json_object_new_string(m ? m : strerror(-r)));
+                json_set(bp, "threshold_error", json_object_new_string(m ? m : strerror(-r)));
                 if (r != -ENODATA)
                         report_field_error_msg(q->report, idx, "bad_pages.threshold", r, m);
         } else

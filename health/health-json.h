@@ -27,7 +27,7 @@ struct doc_query;
 
 /* The thresholds of the verdict ([health] of amdsmid.conf). */
 struct health_thresholds {
-        uint64_t ce_rate_warning_per_hour; /* warning above this many CEs per hour */
+        uint64_t ce_rate_warning_per_hour;  /* warning above this many CEs per hour */
         unsigned bad_pages_warning_percent; /* warning at this share of the threshold (1..100) */
         unsigned reset_window_minutes;      /* warning for a reset this recent */
 };
@@ -66,7 +66,7 @@ const char *health_severity_to_string(enum health_severity s);
 /* One RAS reading and when it was taken (CLOCK_BOOTTIME microseconds: comparable across
  * samples of one boot). */
 struct health_sample {
-        int error;                 /* 0, or the negative errno of amdsmi_gpu_read_ras() */
+        int error; /* 0, or the negative errno of amdsmi_gpu_read_ras() */
         struct amdsmi_ras_info ras;
         uint64_t usec;
 };
@@ -104,7 +104,7 @@ void health_input_read(struct amdsmi_gpu *gpu, struct health_input *ret);
 #define HEALTH_REASONS_MAX 24
 
 struct health_reason {
-        const char *code;              /* "uncorrectable_errors", ... (static) */
+        const char *code; /* "uncorrectable_errors", ... (static) */
         enum health_severity severity;
         char text[192];
 };

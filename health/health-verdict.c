@@ -147,8 +147,8 @@ void health_input_read(struct amdsmi_gpu *gpu, struct health_input *ret) {
         ret->last_reset_age_usec = UINT64_MAX;
 }
 
-_printf_(4, 5) static void add(struct health_verdict *v, const char *code,
-                               enum health_severity sev, const char *fmt, ...) {
+_printf_(4, 5) static void add(struct health_verdict *v, const char *code, enum health_severity sev,
+                               const char *fmt, ...) {
         struct health_reason *r;
         va_list ap;
 
@@ -199,7 +199,7 @@ static void judge_ras(const struct health_thresholds *t, const struct health_inp
                         add(v, "ras_block_unreadable", HEALTH_SEVERITY_UNKNOWN,
                             "the counts of block %s cannot be read: %s",
                             amdsmi_ras_block_to_string(b),
-                            k->error == -EBUSY    ? "query currently inaccessible"
+                            k->error == -EBUSY     ? "query currently inaccessible"
                             : k->error == -EBADMSG ? "garbage in the count file"
                                                    : strerror(-k->error));
                         continue;
@@ -229,7 +229,8 @@ static void judge_ras(const struct health_thresholds *t, const struct health_inp
                 return;
         }
         for (size_t b = 0; b < _AMDSMI_RAS_BLOCK_MAX; b++) {
-                const struct amdsmi_ras_count *k = &ras->blocks[b], *p = &in->previous->ras.blocks[b];
+                const struct amdsmi_ras_count *k = &ras->blocks[b],
+                                              *p = &in->previous->ras.blocks[b];
                 uint64_t d;
 
                 if (k->error != 0 || p->error != 0)
@@ -243,7 +244,8 @@ static void judge_ras(const struct health_thresholds *t, const struct health_inp
                 }
         }
         for (size_t b = 0; b < _AMDSMI_RAS_BLOCK_MAX; b++) {
-                const struct amdsmi_ras_count *k = &ras->blocks[b], *p = &in->previous->ras.blocks[b];
+                const struct amdsmi_ras_count *k = &ras->blocks[b],
+                                              *p = &in->previous->ras.blocks[b];
                 uint64_t d;
 
                 if (k->error != 0)
@@ -263,8 +265,8 @@ static void judge_ras(const struct health_thresholds *t, const struct health_inp
 
                 if (lhs > rhs)
                         add(v, "ce_rate", HEALTH_SEVERITY_WARNING,
-                            "%" PRIu64 " correctable errors in %" PRIu64
-                            " s: above %" PRIu64 " per hour",
+                            "%" PRIu64 " correctable errors in %" PRIu64 " s: above %" PRIu64
+                            " per hour",
                             pce, dt / 1000000u, t->ce_rate_warning_per_hour);
         }
 }
@@ -282,12 +284,11 @@ static void judge_bad_pages(const struct health_thresholds *t, const struct heal
         }
         if (in->n_unreservable > 0)
                 add(v, "bad_pages_unreservable", HEALTH_SEVERITY_CRITICAL,
-                    "%zu retired page%s could not be reserved: the memory stays in use", in->n_unreservable,
-                    in->n_unreservable == 1 ? "" : "s");
+                    "%zu retired page%s could not be reserved: the memory stays in use",
+                    in->n_unreservable, in->n_unreservable == 1 ? "" : "s");
         if (in->n_pending > 0)
                 add(v, "bad_pages_pending", HEALTH_SEVERITY_WARNING,
-                    "%zu page%s pending retirement", in->n_pending,
-                    in->n_pending == 1 ? "" : "s");
+                    "%zu page%s pending retirement", in->n_pending, in->n_pending == 1 ? "" : "s");
         if (in->threshold_error == -ENODATA)
                 return;
         if (in->threshold_error < 0) {
@@ -321,8 +322,8 @@ static void judge_cper(const struct health_input *in, struct health_verdict *v) 
                 return;
         }
         if (in->cper_error < 0) {
-                add(v, "cper_not_evaluated", HEALTH_SEVERITY_INFO,
-                    "CPER records not evaluated: %s", strerror(-in->cper_error));
+                add(v, "cper_not_evaluated", HEALTH_SEVERITY_INFO, "CPER records not evaluated: %s",
+                    strerror(-in->cper_error));
                 return;
         }
         if (in->n_cper_fatal > 0)
@@ -393,8 +394,8 @@ json_object *health_verdict_json(const struct health_verdict *v) {
                 if (!e)
                         break;
                 json_set(e, "code", json_object_new_string(v->reasons[i].code));
-                json_set(e, "severity", json_object_new_string(
-                                                health_severity_to_string(v->reasons[i].severity)));
+                json_set(e, "severity",
+                         json_object_new_string(health_severity_to_string(v->reasons[i].severity)));
                 json_set(e, "text", json_object_new_string(v->reasons[i].text));
                 json_object_array_add(a, e);
         }

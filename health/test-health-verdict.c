@@ -24,8 +24,10 @@ static void healthy(struct health_input *in) {
         in->now.ras.size = sizeof(in->now.ras);
         for (size_t b = 0; b < _AMDSMI_RAS_BLOCK_MAX; b++)
                 in->now.ras.blocks[b].error = -ENOENT;
-        in->now.ras.blocks[AMDSMI_RAS_BLOCK_UMC] = (struct amdsmi_ras_count){ .source = AMDSMI_RAS_SOURCE_ACA };
-        in->now.ras.blocks[AMDSMI_RAS_BLOCK_GFX] = (struct amdsmi_ras_count){ .source = AMDSMI_RAS_SOURCE_ACA };
+        in->now.ras.blocks[AMDSMI_RAS_BLOCK_UMC] =
+                (struct amdsmi_ras_count){ .source = AMDSMI_RAS_SOURCE_ACA };
+        in->now.ras.blocks[AMDSMI_RAS_BLOCK_GFX] =
+                (struct amdsmi_ras_count){ .source = AMDSMI_RAS_SOURCE_ACA };
         in->now.usec = 10 * HOUR_US;
         in->n_bad_pages = 10;
         in->threshold = 100;
@@ -301,8 +303,9 @@ static void test_config(void **state) {
         assert_int_equal(c->health.events, CONFIG_HEALTH_EVENTS_NO);
         c = config_free(c);
 
-        assert_int_equal(config_parse_string("t.conf", "[health]\nbad_pages_warning_percent = 101\n",
-                                             &c, err, sizeof(err)),
+        assert_int_equal(config_parse_string("t.conf",
+                                             "[health]\nbad_pages_warning_percent = 101\n", &c, err,
+                                             sizeof(err)),
                          -ERANGE);
         assert_non_null(strstr(err, "t.conf:2: bad_pages_warning_percent 101 out of range"));
         assert_int_equal(config_parse_string("t.conf", "[health]\nbad_pages_warning_percent = 0\n",
@@ -311,26 +314,26 @@ static void test_config(void **state) {
         assert_int_equal(config_parse_string("t.conf", "[health]\nce_rate_warning_per_hour = 0\n",
                                              &c, err, sizeof(err)),
                          -ERANGE);
-        assert_int_equal(config_parse_string("t.conf", "[health]\nevents = maybe\n", &c, err,
-                                             sizeof(err)),
-                         -EINVAL);
+        assert_int_equal(
+                config_parse_string("t.conf", "[health]\nevents = maybe\n", &c, err, sizeof(err)),
+                -EINVAL);
         assert_non_null(strstr(err, "bad events \"maybe\" (auto, yes or no)"));
-        assert_int_equal(config_parse_string("t.conf", "[health]\nenforce = yes\n", &c, err,
-                                             sizeof(err)),
-                         -EINVAL);
+        assert_int_equal(
+                config_parse_string("t.conf", "[health]\nenforce = yes\n", &c, err, sizeof(err)),
+                -EINVAL);
         assert_non_null(strstr(err, "unknown key \"enforce\" in [health]"));
-        assert_int_equal(config_parse_string("t.conf", "[health]\n[health]\n", &c, err,
-                                             sizeof(err)),
-                         -EINVAL);
+        assert_int_equal(
+                config_parse_string("t.conf", "[health]\n[health]\n", &c, err, sizeof(err)),
+                -EINVAL);
         assert_null(c);
 }
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_ok),          cmocka_unit_test(test_ue),
-                cmocka_unit_test(test_ce_rate),     cmocka_unit_test(test_counts_backwards),
-                cmocka_unit_test(test_bad_pages),   cmocka_unit_test(test_cper),
-                cmocka_unit_test(test_reset),       cmocka_unit_test(test_unknown),
+                cmocka_unit_test(test_ok),        cmocka_unit_test(test_ue),
+                cmocka_unit_test(test_ce_rate),   cmocka_unit_test(test_counts_backwards),
+                cmocka_unit_test(test_bad_pages), cmocka_unit_test(test_cper),
+                cmocka_unit_test(test_reset),     cmocka_unit_test(test_unknown),
                 cmocka_unit_test(test_config),
         };
 
