@@ -235,9 +235,14 @@ void help_verb(FILE *f, const struct verb *v) {
                 print_lines(f, "  ", v->examples);
         }
         fprintf(f, "\nExit status:\n");
-        for (size_t i = 0; i < ELEMENTSOF(exit_statuses); i++)
+        for (size_t i = 0, own = 0; i < ELEMENTSOF(exit_statuses); i++) {
+                const char *what = exit_statuses[i].what;
+
+                if (v->exit_help && v->exit_help[own] && own == i)
+                        what = v->exit_help[own++];
                 if (v->exits & CLI_EXIT(i))
-                        fprintf(f, "  %2zu  %s\n", i, exit_statuses[i].what);
+                        fprintf(f, "  %2zu  %s\n", i, what);
+        }
 }
 
 /* ---- completion ------------------------------------------------------------------------- */

@@ -56,6 +56,9 @@ struct verb {
         /* what an option means for this verb, where the option's own help is too general:
          * pairs of long name and help text, NULL-terminated (NULL: none) */
         const char *const *option_help;
+        /* what each exit status means for this verb, from 0 on (NULL-terminated; NULL: the
+         * usual meanings): health's are a monitoring plugin's */
+        const char *const *exit_help;
 };
 
 /* struct verb.option_help: OPTION_HELP("force", "although ...", ...) */

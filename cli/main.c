@@ -177,8 +177,7 @@ const struct verb cli_verbs[] = {
                         "of the debugfs ring (root), --follow streams new ones until Ctrl-C\n"
                         "(--json: one line each), --cper-dir writes each as a .cper file.\n"
                         "Counts belong to the whole GPU, also with -g N.P.",
-                .examples = "amdsmi ras\n"
-                            "amdsmi ras -g 0 --json\n"
+                .examples = "amdsmi ras -g 0 --json\n"
                             "amdsmi ras --cper\n"
                             "amdsmi ras --cper --follow --json\n"
                             "amdsmi ras --cper --cper-dir /var/tmp/cper",
@@ -219,6 +218,12 @@ const struct verb cli_verbs[] = {
                 .examples = "amdsmi health\n"
                             "amdsmi health -g 0 --json",
                 .exits = EXITS_PLUGIN,
+                .exit_help = OPTION_HELP(
+                        "OK: every selected GPU is ok",
+                        "WARNING: the worst GPU is warning",
+                        "CRITICAL: a GPU is critical",
+                        "UNKNOWN: a GPU cannot be judged (its RAS files cannot be\n"
+                        "      read), or the command failed (usage errors too)"),
                 .option_help = OPTION_HELP(
                         "count", "with --watch: stop after COUNT samples"),
         },

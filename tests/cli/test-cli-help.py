@@ -31,7 +31,8 @@ AMDSMI_SIM = os.environ.get("AMDSMI_SIM", "")
 SPX = "mi300x-8-spx"
 CPX = "mi300x-8-cpx"
 EXIT_OK, EXIT_USAGE = 0, 2
-VERB_NAMES = ["list", "static", "metric", "monitor", "partition", "power", "sriov", "vm", "set", "reset",
+VERB_NAMES = ["list", "static", "metric", "monitor", "ras", "bad-pages", "health", "events",
+              "partition", "power", "sriov", "vm", "set", "reset",
               "apply", "reload", "history", "help"]
 
 
@@ -212,7 +213,8 @@ class Help(unittest.TestCase):
         self.assertGreater(len(everything), 20)
         values = {"SECONDS": ["1"], "COUNT": ["1"], "MODE": ["CPX"], "[VALUE]": ["600"],
                   "NAME [VALUE]": ["web1", "450"], "BDF": ["0000:ff:1f.7"], "N": ["1"],
-                  "SEL": ["99"], "KEY,...": ["power"]}
+                  "SEL": ["99"], "KEY,...": ["power"], "KIND,...": ["vm_fault"],
+                  "DIR": ["/nonexistent/amdsmi-cper"]}
         for cmd, opts in per_verb.items():
             arg = ["0000:ff:1f.7"] if cmd[:2] in (("sriov", "bind"), ("sriov", "release")) \
                 else ["nosuchdomain"] if cmd == ("vm", "release") else []
@@ -229,7 +231,9 @@ class Help(unittest.TestCase):
                 if name in opts:
                     self.assertFalse(refused, "%s: %s" % (" ".join(args), p.stderr))
                 else:
-                    self.assertEqual(p.returncode, EXIT_USAGE, " ".join(args))
+                    # health exits as a monitoring plugin: a usage error is UNKNOWN (3)
+                    self.assertEqual(p.returncode, 3 if cmd == ("health",) else EXIT_USAGE,
+                                     " ".join(args))
                     self.assertTrue(refused, "%s: %s" % (" ".join(args), p.stderr))
 
 
