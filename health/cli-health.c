@@ -22,7 +22,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -94,24 +93,30 @@ static bool strv_has(char **l, const char *s) {
         return false;
 }
 
-/* Blocks SIGINT and SIGTERM and returns a signalfd for them: a stream ends on either (exit 0). */
-static int signals_fd(struct cli *c, sigset_t *old) {
-        sigset_t mask;
-        int fd;
+/* SIGINT and SIGTERM end a stream (exit 0): their handler writes to a pipe that the stream
+ * polls. A handler, not a blocked mask and a signalfd: a library or an LD_PRELOAD shim may have
+ * threads of its own that do not block them. */
+static int signal_pipe[2] = { -1, -1 };
 
-        sigemptyset(&mask);
-        sigaddset(&mask, SIGINT);
-        sigaddset(&mask, SIGTERM);
-        if (sigprocmask(SIG_BLOCK, &mask, old) < 0)
-                return cli_fail(c, -errno, "cannot block signals: %s", strerror(errno));
-        fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-        if (fd < 0) {
-                int r = -errno;
+static void on_signal(int sig) {
+        int saved = errno;
+        char c = (char) sig;
 
-                sigprocmask(SIG_SETMASK, old, NULL);
-                return cli_fail(c, r, "cannot watch signals: %s", strerror(-r));
-        }
-        return fd;
+        (void) !write(signal_pipe[1], &c, 1);
+        errno = saved;
+}
+
+/* @return the descriptor to poll (POLLIN: the stream should end), or a negative errno
+ * (reported). */
+static int signals_fd(struct cli *c) {
+        struct sigaction sa = { .sa_handler = on_signal, .sa_flags = SA_RESTART };
+
+        if (signal_pipe[0] < 0 && pipe2(signal_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+                return cli_fail(c, -errno, "cannot watch signals: %s", strerror(errno));
+        sigemptyset(&sa.sa_mask);
+        if (sigaction(SIGINT, &sa, NULL) < 0 || sigaction(SIGTERM, &sa, NULL) < 0)
+                return cli_fail(c, -errno, "cannot watch signals: %s", strerror(errno));
+        return signal_pipe[0];
 }
 
 static int print_line(json_object *o) {
@@ -447,13 +452,12 @@ static int follow_one(struct cli *c, struct cper_follower *f, int dirfd, const s
 /* ras --cper --follow: the records held, then every new one, polled every second with the
  * library's cursor (never one twice), until SIGINT / SIGTERM (exit 0). */
 static int cper_follow(struct cli *c) {
-        _cleanup_close_ int dirfd = -EBADF, sfd = -EBADF;
+        _cleanup_close_ int dirfd = -EBADF;
         _cleanup_free_ struct cper_follower *f = NULL;
         struct columns cols = {};
         size_t n = 0;
         bool header = true;
-        sigset_t old;
-        int r;
+        int r, sfd;
 
         if (c->health.cper_dir) {
                 dirfd = open_cper_dir(c, c->health.cper_dir);
@@ -468,7 +472,7 @@ static int cper_follow(struct cli *c) {
         r = columns_add_defs(&cols, cper_columns, ELEMENTSOF(cper_columns));
         if (r < 0)
                 return cli_fail(c, r, "out of memory");
-        sfd = signals_fd(c, &old);
+        sfd = signals_fd(c);
         if (sfd < 0) {
                 columns_free(&cols);
                 return sfd;
@@ -493,7 +497,6 @@ static int cper_follow(struct cli *c) {
                 }
                 r = 0;
         }
-        sigprocmask(SIG_SETMASK, &old, NULL);
         columns_free(&cols);
         return r;
 }
@@ -692,12 +695,11 @@ struct event_source {
 int verb_events(struct cli *c) {
         _cleanup_free_ struct event_source *src = NULL;
         _cleanup_free_ struct pollfd *pfd = NULL;
-        _cleanup_close_ int sfd = -EBADF;
+        int sfd;
         struct columns cols = {};
         uint64_t mask = c->health.kinds ? c->health.kinds : EVENT_MASK_ALL_KINDS;
         size_t n = 0, max = 0;
         bool header = true;
-        sigset_t old;
         int r;
 
         r = cli_open(c);
@@ -746,7 +748,7 @@ int verb_events(struct cli *c) {
                 r = cli_fail(c, r, "out of memory");
                 goto finish;
         }
-        sfd = signals_fd(c, &old);
+        sfd = signals_fd(c);
         if (sfd < 0) {
                 r = sfd;
                 goto finish;
@@ -812,23 +814,21 @@ int verb_events(struct cli *c) {
                                         r = -errno;
                                 if (r < 0) {
                                         r = cli_fail(c, r, "cannot print: %s", strerror(-r));
-                                        goto done;
+                                        goto finish;
                                 }
                         }
                         if (m == -ENODEV) {
                                 r = cli_fail(c, m, "GPU %zu.%u: its KFD node went away",
                                              src[k].index, src[k].partition);
-                                goto done;
+                                goto finish;
                         }
                         if (m < 0) {
                                 r = cli_fail(c, m, "GPU %zu.%u: cannot read its events: %s",
                                              src[k].index, src[k].partition, strerror(-m));
-                                goto done;
+                                goto finish;
                         }
                 }
         }
-done:
-        sigprocmask(SIG_SETMASK, &old, NULL);
 finish:
         for (size_t k = 0; k < n; k++)
                 amdsmi_events_close(src[k].events);
