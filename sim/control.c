@@ -197,6 +197,9 @@ int sim_set_in_reset(struct sim_machine *m, const char *bdf, bool in_reset) {
 
         if (!g)
                 return -ENODEV;
+        /* KFD's pre-reset at the start of a recovery, post-reset at its end */
+        if (g->attached && g->in_reset != in_reset)
+                sim_smi_gpu_reset(g, !in_reset);
         g->in_reset = in_reset;
         unlock(m);
         return 0;
@@ -513,7 +516,8 @@ unsigned sim_kfd_users_of(struct sim_gpu *g) {
         for (size_t i = 0; ctl && i < ctl->n_procs; i++)
                 if (ctl->procs[i].gpus & (1ULL << g->index))
                         n++;
-        return n;
+        /* an SMI events client's process holds /dev/kfd: a device of every GPU */
+        return n + sim_smi_clients(g->m);
 }
 
 void sim_kfd_users_forget_gpu(struct sim_gpu *g) {
@@ -1087,4 +1091,5 @@ void sim_control_free(struct sim_machine *m) {
         free(ctl->boot);
         free(ctl);
         m->control = NULL;
+        sim_smi_free(m);
 }
