@@ -130,7 +130,9 @@
  *           platform_limit_w, ppt1}, kfd_users {count, without_process, pids}, sensors {...,
  *           held}, gpu_metrics_revision, gpu_metrics_layout (revision 9's: "6.19", "7.0", "7.1";
  *           else null), limiters_pct {ppt, socket_thermal, hbm_thermal, vr_thermal, prochot},
- *           accumulation_counter), "kfd_processes" (pid, comm, pasid, gpus [{bdf,
+ *           accumulation_counter, ras {aca, counts {BLOCK: {ue, ce, de}}, bad_pages
+ *           {reserved, pending, unreservable}, cper_ring {bytes, rptr, wptr, records} or null,
+ *           reset_seq}), "kfd_processes" (pid, comm, pasid, gpus [{bdf,
  *           vram_bytes}]), "faults" (path, kind errno|delay|no-effect, errno, ms, ops, once,
  *           hits)
  *   help    output: this command list

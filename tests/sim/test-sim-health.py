@@ -362,6 +362,11 @@ class Cper(unittest.TestCase):
             self.assertEqual(off, len(data))
             # the driver counted what it reported
             self.assertEqual(m.counts("umc"), {"ue": 2, "ce": 1, "de": 1})
+            ras = json.loads(m.ctl("dump").stdout)["gpus"][0]["ras"]
+            self.assertEqual(ras["counts"]["umc"], {"ue": 2, "ce": 1, "de": 1})
+            self.assertEqual(ras["cper_ring"], {"bytes": 0x100000, "rptr": 0,
+                                                "wptr": len(data) // 4, "records": 4})
+            self.assertTrue(ras["aca"])
             self.assertEqual(EVENT_STATE.match(m.text(m.ras(name="event_state"))).groups(),
                              ("3", "2", "3", "1", "2", "0", "0"))
             # reads: offset and size multiples of 4; offsets count from rptr
