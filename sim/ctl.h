@@ -85,7 +85,7 @@
  *           (DKMS kernels) and current_memory_partition reads, EBUSY on pm and hwmon reads and
  *           writes (gpu_metrics, power1_cap, ...), "Query currently inaccessible" in the RAS
  *           count files, until end. KFD SMI events GPU_PRE_RESET at begin (the reset's
- *           seqno counted) and GPU_POST_RESET at end, cause "user trigger".
+ *           seqno counted, cause "user trigger") and GPU_POST_RESET at end (no cause).
  *   ras-inject BDF BLOCK ue|ce|de [N]
  *           N (default 1, up to 2^32-1) more errors of the type in the block's count file
  *           (ras/aca_<block> or <block>_err_count); a deferred error is also a poison

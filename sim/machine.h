@@ -569,8 +569,9 @@ int sim_cper_record(const struct sim_gpu *g, enum sim_cper_kind kind, uint32_t i
 int sim_smi_open(struct sim_machine *m, uint32_t gpu_id, pid_t pid, bool suser, int *ret_fd);
 void sim_smi_event(struct sim_gpu *g, int part, unsigned event, pid_t pid, const char *fmt, ...)
         _printf_(5, 6);
-/* GPU_PRE_RESET (the reset's seqno counted) or GPU_POST_RESET on every node of @g, cause
- * "user trigger" (a reset of the control socket). */
+/* GPU_PRE_RESET (the reset's seqno counted; cause "user trigger", a reset of the control
+ * socket) or GPU_POST_RESET (no cause: kgd2kfd_post_reset() has no reset context) on every
+ * node of @g. */
 void sim_smi_gpu_reset(struct sim_gpu *g, bool post);
 /* Clients of live processes (they hold /dev/kfd: KFD users of every GPU). */
 unsigned sim_smi_clients(struct sim_machine *m);

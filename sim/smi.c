@@ -261,8 +261,10 @@ static void raise_default(struct sim_gpu *g, int part, unsigned event, pid_t pid
                               (unsigned long long) ++g->m->smi->throttle_count);
                 break;
         case 3:
-        case 4: /* the seqno was counted once for the GPU (sim_kfd_event()) */
-                sim_smi_event(g, part, event, 0, "%x %s\n", g->reset_seq, "user trigger");
+        case 4: /* the seqno was counted once for the GPU (sim_kfd_event()); post-reset has
+                 * no reset context, so no cause: "4 N \n" */
+                sim_smi_event(g, part, event, 0, "%x %s\n", g->reset_seq,
+                              event == 3 ? "user trigger" : "");
                 break;
         case 5:
                 sim_smi_event(g, part, event, pid, "%lld -%d @%lx(%lx) %x->%x %x:%x %d\n", ns, p,
@@ -337,5 +339,5 @@ void sim_smi_gpu_reset(struct sim_gpu *g, bool post) {
         for (size_t i = 0; i < m->n_kfd; i++)
                 if (m->kfd[i].gpu == g)
                         sim_smi_event(g, (int) m->kfd[i].part, post ? 4 : 3, 0, "%x %s\n",
-                                      g->reset_seq, "user trigger");
+                                      g->reset_seq, post ? "" : "user trigger");
 }
