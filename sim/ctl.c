@@ -591,8 +591,10 @@ static int cmd_retire_page(struct request *r, char **a, int n) {
         if (!isdigit((unsigned char) a[1][0]) || *end || errno || pfn > UINT32_MAX)
                 return fail(r, -EINVAL, "PFN: \"%s\" is not a page frame number (0x...)", a[1]);
         if (!streq(a[2], "R") && !streq(a[2], "P") && !streq(a[2], "F"))
-                return fail(r, -EINVAL, "\"%s\": expected R (reserved), P (pending) or F "
-                                        "(cannot be reserved)", a[2]);
+                return fail(r, -EINVAL,
+                            "\"%s\": expected R (reserved), P (pending) or F "
+                            "(cannot be reserved)",
+                            a[2]);
         e = sim_ras_retire_page(r->m, bdf, (uint32_t) pfn, a[2][0]);
         if (e == -ERANGE)
                 return fail(r, e, "PFN 0x%llx is beyond the GPU's VRAM", pfn);
@@ -709,8 +711,7 @@ static const struct command {
         { "reset", NULL, "BDF begin|end", 2, 2, cmd_reset },
         { "ras-inject", NULL, "BDF BLOCK ue|ce|de [N]", 3, 4, cmd_ras_inject },
         { "retire-page", NULL, "BDF PFN R|P|F", 3, 3, cmd_retire_page },
-        { "cper", NULL, "BDF fatal|corrected|uncorrected [--bad-page-threshold]", 2, 3,
-          cmd_cper },
+        { "cper", NULL, "BDF fatal|corrected|uncorrected [--bad-page-threshold]", 2, 3, cmd_cper },
         { "kfd-event", NULL, "BDF[.P] KIND [pid=PID] [PAYLOAD...]", 2, MAX_WORDS - 1,
           cmd_kfd_event },
         { "kfd-smi-open", NULL, "GPU_ID", 1, 1, cmd_kfd_smi_open },
@@ -803,8 +804,7 @@ static void run_request(struct sim_ctl *ctl, struct client *cl, char *line, int 
         }
         if (r.pidfd >= 0)
                 (void) close(r.pidfd);
-        if (e < 0 && r.out_fd >= 0)
-        {
+        if (e < 0 && r.out_fd >= 0) {
                 (void) close(r.out_fd);
                 r.out_fd = -1;
         }

@@ -1738,8 +1738,8 @@ static int snapshot_dir(struct sim_node *d, int dfd) {
                         if (len > 0 && write(fd, buf, (size_t) len) != len)
                                 return errno ? -errno : -EIO;
                         /* a bin attribute: read on until its end, as cat does */
-                        for (uint64_t off = 0; c->file.ops && c->file.ops->read &&
-                                               node_readable(c);) {
+                        for (uint64_t off = 0;
+                             c->file.ops && c->file.ops->read && node_readable(c);) {
                                 int k = c->file.ops->read(c, &root, buf, sizeof(buf), off);
 
                                 if (k <= 0)

@@ -79,10 +79,9 @@ static int smi_open(uint32_t gpu_id) {
         } cm;
         char req[64], resp[512];
         struct iovec iov = { resp, sizeof(resp) - 1 };
-        struct msghdr mh = { .msg_iov = &iov,
-                             .msg_iovlen = 1,
-                             .msg_control = &cm,
-                             .msg_controllen = sizeof(cm) };
+        struct msghdr mh = {
+                .msg_iov = &iov, .msg_iovlen = 1, .msg_control = &cm, .msg_controllen = sizeof(cm)
+        };
         int fd, got = -1, n, r;
         size_t len = 0;
 
@@ -116,8 +115,7 @@ static int smi_open(uint32_t gpu_id) {
                 if (k <= 0)
                         break;
                 for (struct cmsghdr *h = CMSG_FIRSTHDR(&mh); h; h = CMSG_NXTHDR(&mh, h))
-                        if (h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS &&
-                            got < 0)
+                        if (h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS && got < 0)
                                 memcpy(&got, CMSG_DATA(h), sizeof(int));
                 len += (size_t) k;
                 if (len >= sizeof(resp) - 1)

@@ -374,8 +374,7 @@ static int parse_fields(struct jctx *c, const char *path, json_object *obj,
 }
 
 /* A GPU's "ras" preset: counts per block, bad pages, CPER records written at load. */
-static int parse_ras(struct jctx *c, const char *path, json_object *j,
-                     struct sim_ras_preset *ret) {
+static int parse_ras(struct jctx *c, const char *path, json_object *j, struct sim_ras_preset *ret) {
         struct sim_ras_preset p = { 0 };
         char sub[PATH_SIZE];
         int64_t v;
@@ -472,8 +471,8 @@ static int parse_ras(struct jctx *c, const char *path, json_object *j,
                                 }
                                 for (size_t k = 0; k < p.n_pages; k++)
                                         if (p.pages[k].pfn == (uint32_t) v) {
-                                                r = fail(c, fsub, "page 0x%08" PRIx64
-                                                                  " is listed twice", v);
+                                                r = fail(c, fsub,
+                                                         "page 0x%08" PRIx64 " is listed twice", v);
                                                 goto fail;
                                         }
                                 p.pages[p.n_pages++] = (struct sim_bad_page){ (uint32_t) v, st[0] };
@@ -789,14 +788,13 @@ static int parse_value(struct jctx *c, const char *path, json_object *j, const s
                 }
                 if (!json_object_is_type(j, json_type_array) || !json_object_array_length(j))
                         return fail(c, path, "expected an array of RAS blocks or null, got %s",
-                                    json_object_is_type(j, json_type_array) ? "[]"
-                                                                            : type_name(j));
+                                    json_object_is_type(j, json_type_array) ? "[]" : type_name(j));
                 for (size_t i = 0; i < json_object_array_length(j); i++) {
                         char sub[PATH_SIZE];
 
                         pathf(sub, path, "[%zu]", i);
-                        r = parse_enum(c, sub, json_object_array_get_idx(j, i),
-                                       sim_ras_block_names, _SIM_RAS_BLOCK_MAX, &e);
+                        r = parse_enum(c, sub, json_object_array_get_idx(j, i), sim_ras_block_names,
+                                       _SIM_RAS_BLOCK_MAX, &e);
                         if (r < 0)
                                 return r;
                         if (mask & (1u << e))
@@ -954,8 +952,8 @@ static json_object *dump_value(const struct field *f, const void *base) {
                 a = json_object_new_array();
                 for (int b = 0; a && b < _SIM_RAS_BLOCK_MAX; b++)
                         if (mask & (1u << b))
-                                json_object_array_add(a,
-                                                      json_object_new_string(sim_ras_block_names[b]));
+                                json_object_array_add(
+                                        a, json_object_new_string(sim_ras_block_names[b]));
                 return a;
         }
         case F_RAS:

@@ -863,7 +863,8 @@ static int build_gpu(struct sim_machine *m, struct sim_gpu_desc *d, size_t idx,
                 }
         for (size_t i = 0; i < g->ras_preset.n_pages; i++)
                 if ((uint64_t) g->ras_preset.pages[i].pfn >= prod->vram_bytes / 4096) {
-                        snprintf(sub, sizeof(sub), "%.40s.ras.bad_pages[%zu].pfn", path, i % 100000);
+                        snprintf(sub, sizeof(sub), "%.40s.ras.bad_pages[%zu].pfn", path,
+                                 i % 100000);
                         return desc_fail(origin, sub, "page 0x%08x is beyond the VRAM",
                                          g->ras_preset.pages[i].pfn);
                 }

@@ -550,8 +550,8 @@ uint32_t sim_ras_blocks(const struct sim_gpu *g);
 bool sim_ras_aca(const struct sim_gpu *g);
 /* Out-of-band (control socket): -ENODEV no GPU or no driver, -EOPNOTSUPP the GPU has no such
  * block (or no bad-page table, no CPER ring), -ERANGE a page frame beyond VRAM. */
-int sim_ras_inject(struct sim_machine *m, const char *bdf, enum sim_ras_block b,
-                   enum sim_ras_err e, uint64_t n);
+int sim_ras_inject(struct sim_machine *m, const char *bdf, enum sim_ras_block b, enum sim_ras_err e,
+                   uint64_t n);
 int sim_ras_retire_page(struct sim_machine *m, const char *bdf, uint32_t pfn, char status);
 int sim_ras_cper(struct sim_machine *m, const char *bdf, enum sim_cper_kind kind);
 /* Builds one CPER record as amdgpu does (bytes into @buf of @size; returns the length). */

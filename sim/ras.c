@@ -37,12 +37,11 @@
 #include "tree.h"
 
 const char *const sim_ras_block_names[_SIM_RAS_BLOCK_MAX] = {
-        "umc", "sdma", "gfx", "mmhub", "athub", "pcie_bif", "hdp",  "xgmi_wafl", "df",
-        "smn", "sem",  "mp0", "mp1",   "fuse",  "mca",      "vcn",  "jpeg",
+        "umc", "sdma", "gfx", "mmhub", "athub", "pcie_bif", "hdp", "xgmi_wafl", "df",
+        "smn", "sem",  "mp0", "mp1",   "fuse",  "mca",      "vcn", "jpeg",
 };
 const char *const sim_ras_err_names[_SIM_RAS_ERR_MAX] = { "ue", "ce", "de" };
-const char *const sim_cper_kind_names[_SIM_CPER_KIND_MAX] = { "fatal", "corrected",
-                                                              "uncorrected",
+const char *const sim_cper_kind_names[_SIM_CPER_KIND_MAX] = { "fatal", "corrected", "uncorrected",
                                                               "bad-page-threshold" };
 
 #define RAS_TABLE_VERSION 0x21000
@@ -51,7 +50,11 @@ const char *const sim_cper_kind_names[_SIM_CPER_KIND_MAX] = { "fatal", "correcte
 #define GPU_PAGE_SIZE 0x1000
 #define SOCKET_SHIFT 29
 
-enum { EV_FATAL, EV_POISON_CREATION, EV_POISON_CONSUMPTION };
+enum {
+        EV_FATAL,
+        EV_POISON_CREATION,
+        EV_POISON_CONSUMPTION
+};
 
 static bool guest(const struct sim_gpu *g) {
         return g->role == SIM_ROLE_GUEST_1VF || g->role == SIM_ROLE_GUEST_MULTIVF;
@@ -65,8 +68,8 @@ uint32_t sim_ras_blocks(const struct sim_gpu *g) {
                         mask = 1u << SIM_RAS_GFX | 1u << SIM_RAS_SDMA | 1u << SIM_RAS_MMHUB;
                 else
                         mask = 1u << SIM_RAS_UMC | 1u << SIM_RAS_GFX | 1u << SIM_RAS_SDMA |
-                               1u << SIM_RAS_MMHUB | 1u << SIM_RAS_XGMI_WAFL |
-                               1u << SIM_RAS_VCN | 1u << SIM_RAS_JPEG;
+                               1u << SIM_RAS_MMHUB | 1u << SIM_RAS_XGMI_WAFL | 1u << SIM_RAS_VCN |
+                               1u << SIM_RAS_JPEG;
         }
         if (!g->hive_id) /* xgmi.num_physical_nodes == 0 */
                 mask &= ~(1u << SIM_RAS_XGMI_WAFL);
@@ -140,14 +143,18 @@ struct guid {
         uint8_t d[8];
 };
 
-static const struct guid GUID_MCE = { 0xE8F56FFE, 0x919C, 0x4cc5,
-                                      { 0xBA, 0x88, 0x65, 0xAB, 0xE1, 0x49, 0x13, 0xBB } };
-static const struct guid GUID_CMC = { 0x2DCE8BB1, 0xBDD7, 0x450e,
-                                      { 0xB9, 0xAD, 0x9C, 0xF4, 0xEB, 0xD4, 0xF8, 0x90 } };
-static const struct guid GUID_CRASHDUMP = { 0x32AC0C78, 0x2623, 0x48F6,
-                                            { 0xB0, 0xD0, 0x73, 0x65, 0x72, 0x5F, 0xD6, 0xAE } };
-static const struct guid GUID_NONSTD = { 0x32AC0C78, 0x2623, 0x48F6,
-                                         { 0x81, 0xA2, 0xAC, 0x69, 0x17, 0x80, 0x55, 0x1D } };
+static const struct guid GUID_MCE = {
+        0xE8F56FFE, 0x919C, 0x4cc5, { 0xBA, 0x88, 0x65, 0xAB, 0xE1, 0x49, 0x13, 0xBB }
+};
+static const struct guid GUID_CMC = {
+        0x2DCE8BB1, 0xBDD7, 0x450e, { 0xB9, 0xAD, 0x9C, 0xF4, 0xEB, 0xD4, 0xF8, 0x90 }
+};
+static const struct guid GUID_CRASHDUMP = {
+        0x32AC0C78, 0x2623, 0x48F6, { 0xB0, 0xD0, 0x73, 0x65, 0x72, 0x5F, 0xD6, 0xAE }
+};
+static const struct guid GUID_NONSTD = {
+        0x32AC0C78, 0x2623, 0x48F6, { 0x81, 0xA2, 0xAC, 0x69, 0x17, 0x80, 0x55, 0x1D }
+};
 
 static void put16(uint8_t *p, uint16_t v) {
         p[0] = (uint8_t) v;
@@ -367,7 +374,13 @@ static int count_show(struct sim_node *n, const struct sim_caller *c, char *buf)
 
 static const struct sim_attr_ops count_ops = { .show = count_show };
 
-enum { RAS_FEATURES, RAS_VERSION, RAS_SCHEMA, RAS_EVENT_STATE, RAS_THRESHOLD };
+enum {
+        RAS_FEATURES,
+        RAS_VERSION,
+        RAS_SCHEMA,
+        RAS_EVENT_STATE,
+        RAS_THRESHOLD
+};
 
 static int info_show(struct sim_node *n, const struct sim_caller *c, char *buf) {
         struct sim_gpu *g = sim_node_obj(n);
@@ -386,8 +399,7 @@ static int info_show(struct sim_node *n, const struct sim_caller *c, char *buf) 
                                 "current seqno: %" PRIu64 "\n"
                                 "Fatal Error: count:%" PRIu64 ", last_seqno:%" PRIu64 "\n"
                                 "Poison Creation: count:%" PRIu64 ", last_seqno:%" PRIu64 "\n"
-                                "Poison Consumption: count:%" PRIu64 ", last_seqno:%" PRIu64
-                                "\n",
+                                "Poison Consumption: count:%" PRIu64 ", last_seqno:%" PRIu64 "\n",
                                 r->seqno, r->ev_count[EV_FATAL], r->ev_last[EV_FATAL],
                                 r->ev_count[EV_POISON_CREATION], r->ev_last[EV_POISON_CREATION],
                                 r->ev_count[EV_POISON_CONSUMPTION],
@@ -553,7 +565,8 @@ void sim_ras_attach(struct sim_gpu *g) {
                 }
                 for (size_t i = 0; i < p->n_cper; i++) {
                         (void) append_cper(g, (enum sim_cper_kind) p->cper[i]);
-                        if (p->cper[i] == SIM_CPER_FATAL || p->cper[i] == SIM_CPER_BAD_PAGE_THRESHOLD)
+                        if (p->cper[i] == SIM_CPER_FATAL ||
+                            p->cper[i] == SIM_CPER_BAD_PAGE_THRESHOLD)
                                 event(r, EV_FATAL);
                         else if (p->cper[i] == SIM_CPER_UNCORRECTED)
                                 event(r, EV_POISON_CREATION);
@@ -598,8 +611,8 @@ static struct sim_gpu *gpu_locked(struct sim_machine *m, const char *bdf) {
         return NULL;
 }
 
-int sim_ras_inject(struct sim_machine *m, const char *bdf, enum sim_ras_block b,
-                   enum sim_ras_err e, uint64_t n) {
+int sim_ras_inject(struct sim_machine *m, const char *bdf, enum sim_ras_block b, enum sim_ras_err e,
+                   uint64_t n) {
         struct sim_gpu *g;
         int r = 0;
 
@@ -655,8 +668,7 @@ int sim_ras_retire_page(struct sim_machine *m, const char *bdf, uint32_t pfn, ch
                         r->pages = v;
                         r->pages[r->n_pages++] = (struct sim_bad_page){ pfn, status };
                         /* over the threshold: RMA, the bad-page-threshold record */
-                        if (r->n_pages == (size_t) g->m->kernel.bad_page_threshold + 1 &&
-                            r->ring) {
+                        if (r->n_pages == (size_t) g->m->kernel.bad_page_threshold + 1 && r->ring) {
                                 (void) append_cper(g, SIM_CPER_BAD_PAGE_THRESHOLD);
                                 event(r, EV_FATAL);
                         }
