@@ -444,6 +444,16 @@ static int run_environment(const char *ctl_socket, const char *dev_root) {
         preload = old && *old ? strdupf("%s %s", shim, old) : strdup(shim);
         if (!preload || setenv("LD_PRELOAD", preload, 1) < 0)
                 return -ENOMEM;
+        /* a sanitized CMD would refuse to run with the shim loaded before its runtime */
+        {
+                const char *asan = getenv("ASAN_OPTIONS");
+                _cleanup_free_ char *opts = asan && *asan
+                                                    ? strdupf("%s:verify_asan_link_order=0", asan)
+                                                    : strdup("verify_asan_link_order=0");
+
+                if (!opts || setenv("ASAN_OPTIONS", opts, 1) < 0)
+                        return -ENOMEM;
+        }
         return 0;
 }
 
