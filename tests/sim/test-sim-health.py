@@ -593,6 +593,35 @@ class Events(unittest.TestCase):
             self.assertEqual(got.decode().splitlines(),
                              ["2 %016x:%x" % (i, i) for i in range(n)])
 
+    def test_partitions_and_processes(self):
+        with tempfile.TemporaryDirectory() as dev, Health("--dev-root", dev) as m:
+            self.assertEqual(m.write(m.gpu(GPU0, "current_compute_partition"), "CPX"), 0)
+            ids = [n[2] for n in m.gpu_nodes(GPU0)]
+            self.assertEqual(len(ids), 8)
+            # a client of partition 3 (mask: thermal, resets, migrate start; no ALL_PROCESS)
+            p = self.start(m, dev, ids[3], mask(2, 3, 5), lines=-1)
+            self.assertEqual(p.stdout.readline().strip(), "ready")
+            m.ctl("kfd-event", GPU0 + ".2", "thermal_throttle", "2:2")     # another partition
+            m.ctl("kfd-event", GPU0 + ".3", "thermal_throttle", "3:3")
+            m.ctl("kfd-event", GPU0, "migrate_start", "pid=%d" % os.getpid())   # not its process
+            m.ctl("kfd-event", GPU0 + ".3", "migrate_start", "pid=%d" % p.pid, "x")   # its own
+            m.ctl("reset", GPU0, "begin")                                   # every partition
+            m.ctl("reset", GPU0, "end")
+            self.assertEqual(self.finish(p), b"2 3:3\n5 x\n3 1 user trigger\n")
+            p = subprocess.run([sys.executable, "-c", CLIENT, str(ids[0]), "0x1"],
+                               capture_output=True, text=True, timeout=60,
+                               env=dict(os.environ, AMDSMI_DEV_ROOT=dev, LD_PRELOAD=SHIM,
+                                        AMDSMI_SIM_CTL=""))
+            self.assertEqual(p.stdout.split("\n")[:2], ["version 1.17",
+                                                        "errno %d" % errno.ENODEV])
+            p = self.start(m, dev, ids[0], "0x1", lines=-1)
+            self.assertEqual(p.stdout.readline().strip(), "ready")
+            # a GPU that leaves its driver ends its streams: the client reads what was queued
+            # and then the end of the stream
+            m.ctl("kfd-event", GPU0 + ".0", "vmfault")
+            self.assertEqual(m.write("bus/pci/drivers/amdgpu/unbind", GPU0), 0)
+            self.assertEqual(self.finish(p), b"1 0:amdsmi-sim\n")
+
     def test_run_preloads_the_shim(self):
         script = textwrap.dedent("""
             import os, subprocess, sys
