@@ -197,6 +197,9 @@ int sim_set_in_reset(struct sim_machine *m, const char *bdf, bool in_reset) {
 
         if (!g)
                 return -ENODEV;
+        /* KFD's pre-reset at the start of a recovery, post-reset at its end */
+        if (g->attached && g->in_reset != in_reset)
+                sim_smi_gpu_reset(g, !in_reset);
         g->in_reset = in_reset;
         unlock(m);
         return 0;
@@ -513,7 +516,8 @@ unsigned sim_kfd_users_of(struct sim_gpu *g) {
         for (size_t i = 0; ctl && i < ctl->n_procs; i++)
                 if (ctl->procs[i].gpus & (1ULL << g->index))
                         n++;
-        return n;
+        /* an SMI events client's process holds /dev/kfd: a device of every GPU */
+        return n + sim_smi_clients(g->m);
 }
 
 void sim_kfd_users_forget_gpu(struct sim_gpu *g) {
@@ -845,6 +849,46 @@ static json_object *layout_name(unsigned rev, unsigned layout) {
         return jstr(sim_metrics_layout_names[layout]);
 }
 
+/* The driver's RAS state: counts of the blocks with RAS, bad pages by status, the CPER ring. */
+static json_object *dump_ras(const struct sim_gpu *g) {
+        const struct sim_ras *r = &g->ras;
+        json_object *o = json_object_new_object(), *counts = json_object_new_object(), *pages,
+                    *ring;
+        uint32_t blocks = sim_ras_blocks(g);
+        uint64_t st[3] = { 0 };
+
+        json_object_object_add(o, "aca", json_object_new_boolean(sim_ras_aca(g)));
+        for (int b = 0; b < _SIM_RAS_BLOCK_MAX; b++) {
+                json_object *c;
+
+                if (!(blocks & (1u << b)))
+                        continue;
+                c = json_object_new_object();
+                for (int e = 0; e < _SIM_RAS_ERR_MAX; e++)
+                        json_object_object_add(c, sim_ras_err_names[e], ju64(r->counts[b][e]));
+                json_object_object_add(counts, sim_ras_block_names[b], c);
+        }
+        json_object_object_add(o, "counts", counts);
+        for (size_t i = 0; i < r->n_pages; i++)
+                st[r->pages[i].status == 'R' ? 0 : r->pages[i].status == 'P' ? 1 : 2]++;
+        pages = json_object_new_object();
+        json_object_object_add(pages, "reserved", ju64(st[0]));
+        json_object_object_add(pages, "pending", ju64(st[1]));
+        json_object_object_add(pages, "unreservable", ju64(st[2]));
+        json_object_object_add(o, "bad_pages", pages);
+        if (r->ring) {
+                ring = json_object_new_object();
+                json_object_object_add(ring, "bytes", ju64(r->ring_bytes));
+                json_object_object_add(ring, "rptr", ju64(r->rptr));
+                json_object_object_add(ring, "wptr", ju64(r->wptr));
+                json_object_object_add(ring, "records", ju64(r->n_recs));
+                json_object_object_add(o, "cper_ring", ring);
+        } else
+                json_object_object_add(o, "cper_ring", NULL);
+        json_object_object_add(o, "reset_seq", ju64(g->reset_seq));
+        return o;
+}
+
 static json_object *dump_gpu(struct sim_machine *m, struct sim_gpu *g) {
         const struct sim_telemetry *t = &g->tel;
         struct sim_control *ctl = m->control;
@@ -929,6 +973,7 @@ static json_object *dump_gpu(struct sim_machine *m, struct sim_gpu *g) {
                 json_object_object_add(limits_pct, sim_limiter_names[l], ju64(g->limit_pct[l]));
         json_object_object_add(o, "limiters_pct", limits_pct);
         json_object_object_add(o, "accumulation_counter", ju64(t->accumulation_counter));
+        json_object_object_add(o, "ras", dump_ras(g));
         return o;
 }
 
@@ -1087,4 +1132,5 @@ void sim_control_free(struct sim_machine *m) {
         free(ctl->boot);
         free(ctl);
         m->control = NULL;
+        sim_smi_free(m);
 }

@@ -36,6 +36,8 @@ enum {
 struct client {
         int fd;
         int pidfd; /* came with the request being read, -1 */
+        pid_t peer_pid; /* SO_PEERCRED: in our PID namespace */
+        uid_t peer_uid;
         size_t len;
         char buf[REQUEST_MAX + 1];
 };
@@ -55,6 +57,9 @@ struct request {
         struct sim_ctl *ctl;
         struct sim_machine *m;
         int pidfd;
+        int out_fd; /* handed over with the response (SCM_RIGHTS), -1 */
+        pid_t peer_pid;
+        uid_t peer_uid;
         FILE *out;
         char msg[512];
 };
@@ -517,6 +522,170 @@ static int cmd_dump(struct request *r, char **a, int n) {
         return 0;
 }
 
+/* "BDF" or "BDF.P" (a partition, 0..7). */
+static int parse_bdf_part(struct request *r, const char *s, char *bdf, size_t size, int *part) {
+        char copy[32];
+        const char *colon = strrchr(s, ':');
+        char *dot;
+
+        *part = -1;
+        snprintf(copy, sizeof(copy), "%s", s);
+        dot = strrchr(copy, '.');
+        if (colon && dot && strchr(colon, '.') != strrchr(colon, '.')) {
+                uint64_t p;
+                int e = parse_u64(r, "partition", dot + 1, 7, &p);
+
+                if (e < 0)
+                        return e;
+                *dot = '\0';
+                *part = (int) p;
+        }
+        return parse_bdf(r, copy, bdf, size);
+}
+
+static int ras_gpu_error(struct request *r, int e, const char *bdf) {
+        if (e == -ENODEV && gpu_present(r->m, bdf))
+                return fail(r, e, "%s is not bound to amdgpu", bdf);
+        return gpu_error(r, e, bdf);
+}
+
+static int cmd_ras_inject(struct request *r, char **a, int n) {
+        char bdf[16], names[256];
+        size_t len = 0;
+        uint64_t count = 1;
+        int b, t, e;
+
+        if ((e = parse_bdf(r, a[0], bdf, sizeof(bdf))) < 0)
+                return e;
+        for (b = 0; b < _SIM_RAS_BLOCK_MAX; b++)
+                if (streq(a[1], sim_ras_block_names[b]))
+                        break;
+        if (b == _SIM_RAS_BLOCK_MAX) {
+                for (int i = 0; i < _SIM_RAS_BLOCK_MAX; i++)
+                        bprintf(names, sizeof(names), &len, "%s%s", i ? ", " : "",
+                                sim_ras_block_names[i]);
+                return fail(r, -EINVAL, "unknown RAS block \"%s\" (%s)", a[1], names);
+        }
+        for (t = 0; t < _SIM_RAS_ERR_MAX; t++)
+                if (streq(a[2], sim_ras_err_names[t]))
+                        break;
+        if (t == _SIM_RAS_ERR_MAX)
+                return fail(r, -EINVAL, "\"%s\": expected ue, ce or de", a[2]);
+        if (n > 3 && (e = parse_u64(r, "N", a[3], UINT32_MAX, &count)) < 0)
+                return e;
+        e = sim_ras_inject(r->m, bdf, (enum sim_ras_block) b, (enum sim_ras_err) t, count);
+        if (e == -EOPNOTSUPP)
+                return fail(r, e, "%s has no RAS on %s", bdf, a[1]);
+        return e < 0 ? ras_gpu_error(r, e, bdf) : 0;
+}
+
+static int cmd_retire_page(struct request *r, char **a, int n) {
+        char bdf[16], *end;
+        unsigned long long pfn;
+        int e;
+
+        if ((e = parse_bdf(r, a[0], bdf, sizeof(bdf))) < 0)
+                return e;
+        errno = 0;
+        pfn = strtoull(a[1], &end, 0);
+        if (!isdigit((unsigned char) a[1][0]) || *end || errno || pfn > UINT32_MAX)
+                return fail(r, -EINVAL, "PFN: \"%s\" is not a page frame number (0x...)", a[1]);
+        if (!streq(a[2], "R") && !streq(a[2], "P") && !streq(a[2], "F"))
+                return fail(r, -EINVAL,
+                            "\"%s\": expected R (reserved), P (pending) or F "
+                            "(cannot be reserved)",
+                            a[2]);
+        e = sim_ras_retire_page(r->m, bdf, (uint32_t) pfn, a[2][0]);
+        if (e == -ERANGE)
+                return fail(r, e, "PFN 0x%llx is beyond the GPU's VRAM", pfn);
+        if (e == -EOPNOTSUPP)
+                return fail(r, e, "%s has no bad-page table (an APU, or bad_page_threshold 0)",
+                            bdf);
+        return e < 0 ? ras_gpu_error(r, e, bdf) : 0;
+}
+
+static int cmd_cper(struct request *r, char **a, int n) {
+        enum sim_cper_kind kind;
+        char bdf[16];
+        int e;
+
+        if ((e = parse_bdf(r, a[0], bdf, sizeof(bdf))) < 0)
+                return e;
+        if (streq(a[1], "fatal"))
+                kind = SIM_CPER_FATAL;
+        else if (streq(a[1], "corrected"))
+                kind = SIM_CPER_CORRECTED;
+        else if (streq(a[1], "uncorrected"))
+                kind = SIM_CPER_UNCORRECTED;
+        else
+                return fail(r, -EINVAL, "\"%s\": expected fatal, corrected or uncorrected", a[1]);
+        if (n > 2) {
+                if (!streq(a[2], "--bad-page-threshold"))
+                        return fail(r, -EINVAL, "\"%s\": expected --bad-page-threshold", a[2]);
+                if (kind != SIM_CPER_FATAL)
+                        return fail(r, -EINVAL, "the bad-page-threshold record is fatal");
+                kind = SIM_CPER_BAD_PAGE_THRESHOLD;
+        }
+        e = sim_ras_cper(r->m, bdf, kind);
+        if (e == -EOPNOTSUPP)
+                return fail(r, e, "%s has no CPER ring (a kernel without ACA)", bdf);
+        return e < 0 ? ras_gpu_error(r, e, bdf) : 0;
+}
+
+static int cmd_kfd_event(struct request *r, char **a, int n) {
+        _cleanup_free_ char *payload = NULL;
+        char bdf[16], names[512];
+        size_t len = 0;
+        uint64_t pid = 0, num;
+        int part, ev = 0, e, first = 2;
+
+        if ((e = parse_bdf_part(r, a[0], bdf, sizeof(bdf), &part)) < 0)
+                return e;
+        for (int i = 1; i <= SIM_SMI_EVENT_MAX; i++)
+                if (streq(a[1], sim_smi_event_names[i]))
+                        ev = i;
+        if (!ev && isdigit((unsigned char) a[1][0]) &&
+            parse_u64(r, "KIND", a[1], SIM_SMI_EVENT_MAX, &num) == 0)
+                ev = (int) num;
+        if (ev <= 0) {
+                for (int i = 1; i <= SIM_SMI_EVENT_MAX; i++)
+                        bprintf(names, sizeof(names), &len, "%s%s", i > 1 ? ", " : "",
+                                sim_smi_event_names[i]);
+                return fail(r, -EINVAL, "unknown KFD event \"%s\" (%s, or 1..%d)", a[1], names,
+                            SIM_SMI_EVENT_MAX);
+        }
+        if (n > 2 && strncmp(a[2], "pid=", 4) == 0) {
+                if ((e = parse_u64(r, "pid", a[2] + 4, INT_MAX, &pid)) < 0)
+                        return e;
+                first = 3;
+        }
+        for (int i = first; i < n; i++) {
+                char *p = strdupf("%s%s%s", payload ? payload : "", payload ? " " : "", a[i]);
+
+                if (!p)
+                        return fail(r, -ENOMEM, "out of memory");
+                free(payload);
+                payload = p;
+        }
+        e = sim_kfd_event(r->m, bdf, part, (unsigned) ev, (pid_t) pid, payload);
+        if (e == -ERANGE)
+                return fail(r, e, "%s has no partition %d", bdf, part);
+        return e < 0 ? ras_gpu_error(r, e, bdf) : 0;
+}
+
+/* The shim's AMDKFD_IOC_SMI_EVENTS: a stream of the node's events, handed over. */
+static int cmd_kfd_smi_open(struct request *r, char **a, int n) {
+        uint64_t gpu_id;
+        int e;
+
+        if ((e = parse_u64(r, "GPU_ID", a[0], UINT32_MAX, &gpu_id)) < 0)
+                return e;
+        e = sim_smi_open(r->m, (uint32_t) gpu_id, r->peer_pid, r->peer_uid == 0, &r->out_fd);
+        if (e == -EINVAL)
+                return fail(r, e, "no KFD node with gpu_id %" PRIu64, gpu_id);
+        return e < 0 ? fail(r, e, "%s", strerror(-e)) : 0;
+}
+
 static int cmd_help(struct request *r, char **a, int n);
 
 static const struct command {
@@ -540,6 +709,12 @@ static const struct command {
           cmd_limit },
         { "counter", NULL, "BDF accumulation VALUE", 3, 3, cmd_counter },
         { "reset", NULL, "BDF begin|end", 2, 2, cmd_reset },
+        { "ras-inject", NULL, "BDF BLOCK ue|ce|de [N]", 3, 4, cmd_ras_inject },
+        { "retire-page", NULL, "BDF PFN R|P|F", 3, 3, cmd_retire_page },
+        { "cper", NULL, "BDF fatal|corrected|uncorrected [--bad-page-threshold]", 2, 3, cmd_cper },
+        { "kfd-event", NULL, "BDF[.P] KIND [pid=PID] [PAYLOAD...]", 2, MAX_WORDS - 1,
+          cmd_kfd_event },
+        { "kfd-smi-open", NULL, "GPU_ID", 1, 1, cmd_kfd_smi_open },
         { "unplug", NULL, "BDF", 1, 1, cmd_unplug },
         { "replug", NULL, "BDF", 1, 1, cmd_replug },
         { "dump", NULL, "", 0, 0, cmd_dump },
@@ -599,8 +774,14 @@ static int split_words(char *line, char **w) {
 }
 
 /* Runs one request line; the response goes to @out. */
-static void run_request(struct sim_ctl *ctl, char *line, int pidfd, FILE *resp) {
-        struct request r = { .ctl = ctl, .m = ctl->m, .pidfd = pidfd };
+static void run_request(struct sim_ctl *ctl, struct client *cl, char *line, int pidfd, FILE *resp,
+                        int *ret_fd) {
+        struct request r = { .ctl = ctl,
+                             .m = ctl->m,
+                             .pidfd = pidfd,
+                             .out_fd = -1,
+                             .peer_pid = cl ? cl->peer_pid : 0,
+                             .peer_uid = cl ? cl->peer_uid : (uid_t) -1 };
         const struct command *c;
         _cleanup_free_ char *body = NULL;
         size_t body_len = 0;
@@ -623,6 +804,11 @@ static void run_request(struct sim_ctl *ctl, char *line, int pidfd, FILE *resp) 
         }
         if (r.pidfd >= 0)
                 (void) close(r.pidfd);
+        if (e < 0 && r.out_fd >= 0) {
+                (void) close(r.out_fd);
+                r.out_fd = -1;
+        }
+        *ret_fd = r.out_fd;
         if (e < 0) {
                 const char *name = sim_errno_name(-e);
 
@@ -660,8 +846,37 @@ static void send_all(int fd, const char *buf, size_t len) {
         }
 }
 
+/* The response, @fd (if >= 0) going along with its first byte. */
+static void send_with_fd(int sock, const char *buf, size_t len, int fd) {
+        union {
+                struct cmsghdr h;
+                char buf[CMSG_SPACE(sizeof(int))];
+        } cm;
+        struct iovec iov = { (void *) buf, len };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+        ssize_t k;
+
+        if (fd < 0 || len == 0) {
+                send_all(sock, buf, len);
+                return;
+        }
+        memset(&cm, 0, sizeof(cm));
+        mh.msg_control = &cm;
+        mh.msg_controllen = sizeof(cm);
+        CMSG_FIRSTHDR(&mh)->cmsg_level = SOL_SOCKET;
+        CMSG_FIRSTHDR(&mh)->cmsg_type = SCM_RIGHTS;
+        CMSG_FIRSTHDR(&mh)->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(CMSG_FIRSTHDR(&mh)), &fd, sizeof(int));
+        do
+                k = sendmsg(sock, &mh, MSG_NOSIGNAL);
+        while (k < 0 && errno == EINTR);
+        if (k > 0 && (size_t) k < len)
+                send_all(sock, buf + k, len - (size_t) k);
+}
+
 static void respond(struct sim_ctl *ctl, struct client *c, char *line) {
         _cleanup_free_ char *resp = NULL;
+        _cleanup_close_ int out_fd = -1;
         size_t len = 0;
         FILE *f = open_memstream(&resp, &len);
         int pidfd = c->pidfd;
@@ -675,9 +890,9 @@ static void respond(struct sim_ctl *ctl, struct client *c, char *line) {
                 send_all(c->fd, msg, sizeof(msg) - 1);
                 return;
         }
-        run_request(ctl, line, pidfd, f);
+        run_request(ctl, c, line, pidfd, f, &out_fd);
         if (fclose(f) == 0)
-                send_all(c->fd, resp, len);
+                send_with_fd(c->fd, resp, len, out_fd);
 }
 
 /* Reads what a client sent; runs each complete request. false: close it. */
@@ -771,9 +986,16 @@ static void *ctl_thread(void *userdata) {
                         } else if (fd >= 0) {
                                 struct timeval tv = { .tv_sec = 10 };
 
+                                struct ucred cred = { .pid = 0, .uid = (uid_t) -1 };
+                                socklen_t cl = sizeof(cred);
+
                                 (void) setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+                                (void) getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl);
                                 ctl->clients[ctl->n_clients++] =
-                                        (struct client){ .fd = fd, .pidfd = -1 };
+                                        (struct client){ .fd = fd,
+                                                         .pidfd = -1,
+                                                         .peer_pid = cred.pid,
+                                                         .peer_uid = cred.uid };
                         }
                 }
                 /* the clients polled are the first n - 2; new ones wait for the next round */

@@ -83,7 +83,34 @@
  *   reset BDF begin|end
  *           A GPU reset in progress: EPERM on current_compute_partition reads and writes
  *           (DKMS kernels) and current_memory_partition reads, EBUSY on pm and hwmon reads and
- *           writes (gpu_metrics, power1_cap, ...), until end.
+ *           writes (gpu_metrics, power1_cap, ...), "Query currently inaccessible" in the RAS
+ *           count files, until end. KFD SMI events GPU_PRE_RESET at begin (the reset's
+ *           seqno counted, cause "user trigger") and GPU_POST_RESET at end (no cause).
+ *   ras-inject BDF BLOCK ue|ce|de [N]
+ *           N (default 1, up to 2^32-1) more errors of the type in the block's count file
+ *           (ras/aca_<block> or <block>_err_count); a deferred error is also a poison
+ *           creation in ras/event_state. EOPNOTSUPP: the GPU has no RAS on BLOCK.
+ *   retire-page BDF PFN R|P|F
+ *           Page frame PFN (0x... or decimal, within VRAM) in gpu_vram_bad_pages with that
+ *           status, appended, or changed if listed (P becomes R when its reservation is done).
+ *           The page that takes the table over kernel.bad_page_threshold writes the
+ *           bad-page-threshold CPER record (RMA). EOPNOTSUPP: no bad-page table.
+ *   cper BDF fatal|corrected|uncorrected [--bad-page-threshold]
+ *           Appends a CPER record to the debugfs ring as amdgpu writes it, and counts it as the
+ *           driver does: fatal = a UE (and a fatal error in event_state), uncorrected = a
+ *           deferred error (poison creation), corrected = a CE, on umc (else the first block
+ *           with RAS). --bad-page-threshold (fatal only): the RMA record, not counted.
+ *           EOPNOTSUPP: no CPER ring (no ACA).
+ *   kfd-event BDF[.P] KIND [pid=PID] [PAYLOAD...]
+ *           Raises a KFD SMI event on the GPU's KFD nodes (or partition P's): KIND is vmfault,
+ *           thermal_throttle, gpu_pre_reset, gpu_post_reset, migrate_start, migrate_end,
+ *           page_fault_start, page_fault_end, queue_eviction, queue_restore, unmap_from_gpu,
+ *           process_start, process_end (or 1..13). PAYLOAD (its words joined by spaces) is the
+ *           line after the "%x " id as given; without it the event's own format. PID tags the
+ *           event as the process's (kfd_smi_ev_enabled()); 0 by default: every client.
+ *   kfd-smi-open GPU_ID
+ *           The KFD shim's AMDKFD_IOC_SMI_EVENTS: the response carries the client's end of a
+ *           new event stream of the KFD node (SCM_RIGHTS). EINVAL: no such node.
  *   unplug BDF
  *           Hot-unplug: the driver is removed (DRM cards and render nodes, the XCP platform
  *           devices, hwmon, the KFD nodes with generation_id moving, the KFD users of the GPU),
@@ -103,7 +130,9 @@
  *           platform_limit_w, ppt1}, kfd_users {count, without_process, pids}, sensors {...,
  *           held}, gpu_metrics_revision, gpu_metrics_layout (revision 9's: "6.19", "7.0", "7.1";
  *           else null), limiters_pct {ppt, socket_thermal, hbm_thermal, vr_thermal, prochot},
- *           accumulation_counter), "kfd_processes" (pid, comm, pasid, gpus [{bdf,
+ *           accumulation_counter, ras {aca, counts {BLOCK: {ue, ce, de}}, bad_pages
+ *           {reserved, pending, unreservable}, cper_ring {bytes, rptr, wptr, records} or null,
+ *           reset_seq}), "kfd_processes" (pid, comm, pasid, gpus [{bdf,
  *           vram_bytes}]), "faults" (path, kind errno|delay|no-effect, errno, ms, ops, once,
  *           hits)
  *   help    output: this command list

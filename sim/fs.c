@@ -430,6 +430,11 @@ struct sim_node *sim_mkdir(struct sim_node *at, const char *path) {
         return cur;
 }
 
+void sim_set_mode(struct sim_node *n, unsigned mode) {
+        if (n)
+                n->mode = mode & 07777;
+}
+
 struct sim_node *sim_mkdirf(struct sim_node *at, const char *fmt, ...) {
         _cleanup_free_ char *path = NULL;
         va_list ap;
@@ -1065,7 +1070,7 @@ static int node_render(struct sim_node *n, const struct sim_caller *c, char *buf
 
         if (n->file.ops) {
                 if (!n->file.ops->show)
-                        return -EACCES;
+                        return n->file.ops->read ? 0 : -EACCES; /* read: see its callers */
                 r = n->file.ops->show(n, c, buf);
                 return r > SIM_PAGE_SIZE ? -ENOSPC : r;
         }
@@ -1082,6 +1087,15 @@ static int read_locked(struct open_file *h, size_t size, off_t off, char *out, s
 
         if (h->node->dead)
                 return -ENODEV;
+        if (h->node->file.ops && h->node->file.ops->read) {
+                /* a bin attribute: every read reaches it (kernfs: at most a page) */
+                r = h->node->file.ops->read(h->node, &h->caller, out, MIN(size, SIM_PAGE_SIZE),
+                                            (uint64_t) off);
+                if (r < 0)
+                        return r;
+                *ret_n = MIN((size_t) r, MIN(size, (size_t) SIM_PAGE_SIZE));
+                return 0;
+        }
         if (off == 0 || !h->buf) {
                 if (!h->buf && !(h->buf = malloc(SIM_PAGE_SIZE)))
                         return -ENOMEM;
@@ -1134,7 +1148,7 @@ static void parked_run(struct sim_fs *fs) {
 }
 
 static bool node_readable(const struct sim_node *n) {
-        return (n->mode & 0444) && (!n->file.ops || n->file.ops->show);
+        return (n->mode & 0444) && (!n->file.ops || n->file.ops->show || n->file.ops->read);
 }
 
 static bool node_writable(const struct sim_node *n) {
@@ -1163,7 +1177,9 @@ static void fill_stat(const struct sim_node *n, struct stat *st) {
         case NODE_FILE:
                 st->st_mode = S_IFREG | n->mode;
                 st->st_nlink = 1;
-                st->st_size = SIM_PAGE_SIZE;
+                st->st_size = n->file.ops && n->file.ops->size
+                                      ? (off_t) n->file.ops->size((struct sim_node *) n)
+                                      : SIM_PAGE_SIZE;
                 break;
         default:
                 st->st_mode = S_IFLNK | 0777;
@@ -1701,6 +1717,8 @@ static int snapshot_dir(struct sim_node *d, int dfd) {
                         r = snapshot_dir(c, sub);
                         if (r < 0)
                                 return r;
+                        if (c->mode != 0755 && fchmod(sub, c->mode) < 0)
+                                return -errno;
                 } else if (c->type == NODE_LINK) {
                         if (symlinkat(c->link.target, dfd, c->name) < 0)
                                 return -errno;
@@ -1719,6 +1737,17 @@ static int snapshot_dir(struct sim_node *d, int dfd) {
                                 return -errno;
                         if (len > 0 && write(fd, buf, (size_t) len) != len)
                                 return errno ? -errno : -EIO;
+                        /* a bin attribute: read on until its end, as cat does */
+                        for (uint64_t off = 0;
+                             c->file.ops && c->file.ops->read && node_readable(c);) {
+                                int k = c->file.ops->read(c, &root, buf, sizeof(buf), off);
+
+                                if (k <= 0)
+                                        break;
+                                if (write(fd, buf, (size_t) k) != k)
+                                        return errno ? -errno : -EIO;
+                                off += (uint64_t) k;
+                        }
                         if (fchmod(fd, c->mode) < 0)
                                 return -errno;
                 }

@@ -52,6 +52,13 @@ struct sim_caller {
 struct sim_attr_ops {
         int (*show)(struct sim_node *n, const struct sim_caller *c, char *buf);
         int (*store)(struct sim_node *n, const struct sim_caller *c, const char *buf, size_t len);
+        /* A binary attribute or a debugfs file instead of show: every read(2) reaches it with
+         * its offset and size (at most SIM_PAGE_SIZE, as kernfs passes a bin read); returns
+         * the byte count (0: end of file) or a negative errno. */
+        int (*read)(struct sim_node *n, const struct sim_caller *c, char *buf, size_t size,
+                    uint64_t off);
+        /* st_size, where the kernel sets one (a debugfs ring); else SIM_PAGE_SIZE. */
+        uint64_t (*size)(struct sim_node *n);
 };
 
 int sim_fs_new(struct sim_fs **ret);
@@ -83,6 +90,9 @@ struct sim_node *sim_raw(struct sim_node *dir, const char *name, unsigned mode, 
 /* A symlink at @link_path to @target_path (both relative to the root), as a relative link the
  * way sysfs writes it ("../../bus/pci/drivers/amdgpu"). Parents of the link are created. */
 struct sim_node *sim_link(struct sim_fs *fs, const char *link_path, const char *target_path);
+
+/* Changes the mode bits of a node (a debugfs directory is 0700). NULL-safe. */
+void sim_set_mode(struct sim_node *n, unsigned mode);
 
 /* Removes @n and everything below it (no-op for NULL or the root). */
 void sim_remove(struct sim_node *n);

@@ -435,6 +435,7 @@ int sim_gpu_attach(struct sim_gpu *g) {
         build_firmware(g, d);
         build_reset_files(g, d);
         build_drm(g);
+        sim_ras_attach(g);
         sim_xcp_metrics_refresh(g, true);
         build_hwmon(g);
         g->attached = true;
@@ -449,6 +450,7 @@ void sim_gpu_detach(struct sim_gpu *g) {
 
         if (!g->attached)
                 return;
+        sim_smi_forget_gpu(g);
         sim_topology_remove_gpu(g);
         sim_topology_refresh(m);
         sim_xcp_metrics_refresh(g, false);

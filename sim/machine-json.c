@@ -10,13 +10,20 @@
  *                 "nps_compat": "newer"|"older", "dkms",
  *                 "partition_config", "amdgpu_sriov_configure" (synthetic),
  *                 "vfio_pci_enable_sriov", "vfio_pci_ids": "1002:74b5,..." or null,
- *                 "vf_power_limit" (a one-VF guest's power1_cap is writable) },
+ *                 "vf_power_limit" (a one-VF guest's power1_cap is writable),
+ *                 "ras_aca" (aca_<block> files and the CPER ring; else <block>_err_count),
+ *                 "ras_blocks": ["umc", ...] or null (the product's), "cper_ring_bytes"
+ *                 (a power of two), "bad_page_threshold" (0: no bad-page table) },
  *     "cpu": { "sockets", "cores_per_socket", "threads_per_core", "memory_bytes_per_socket",
  *              "max_clock_mhz" },
  *     "bmc_vga": bool,
  *     "products": { NAME: { fields of struct sim_product, over the built-in NAME or "base" } },
  *     "gpu_defaults": { any GPU field but "bdf" },
- *     "gpus": [ { "bdf", "product", ... } ] }
+ *     "gpus": [ { "bdf", "product", ...,
+ *                 "ras": { "counts": { BLOCK: { "ue", "ce", "de" } },
+ *                          "bad_pages": [ { "pfn": "0x...", "status": "R"|"P"|"F" } ],
+ *                          "cper": [ "fatal"|"corrected"|"uncorrected"|"bad-page-threshold" ] }
+ *               } ] }
  * SR-IOV: "role" makes a bare-metal host ("baremetal"), a gim host ("host-pf": all of its GPUs,
  * "driver" gim or none, "vf_num" VFs made at load, 1 by default) or a VM ("vf-guest-1vf",
  * "vf-guest-multi": all of its GPUs, "vf_num" the host's VF count, 8 by default for multi-VF).
@@ -56,6 +63,8 @@ enum ftype {
         F_NPS_COMPAT, /* bool: "newer" (true) or "older" */
         F_LINK_SPEED, /* const char * from the table of link speeds */
         F_LAYOUT,     /* unsigned enum sim_metrics_layout from "6.19", "7.0", "7.1" */
+        F_RAS_BLOCKS, /* uint32_t mask of enum sim_ras_block from ["umc", ...], null: 0 */
+        F_RAS,        /* struct sim_ras_preset from { "counts", "bad_pages", "cper" } */
         F_OBJ,        /* nested object of fields of the same struct */
 };
 
@@ -179,6 +188,10 @@ static const struct field fields_kernel[] = {
         FLD("vfio_pci_enable_sriov", F_BOOL, struct sim_kernel, vfio_pci_enable_sriov),
         FLD("vfio_pci_ids", F_STR_NULL, struct sim_kernel, vfio_pci_ids),
         FLD("vf_power_limit", F_BOOL, struct sim_kernel, vf_power_limit),
+        FLD("ras_aca", F_BOOL, struct sim_kernel, ras_aca),
+        FLD("ras_blocks", F_RAS_BLOCKS, struct sim_kernel, ras_blocks),
+        RNG("cper_ring_bytes", F_U32, struct sim_kernel, cper_ring_bytes, 4096, 64 << 20),
+        FLD("bad_page_threshold", F_U32, struct sim_kernel, bad_page_threshold),
         END,
 };
 
@@ -236,6 +249,7 @@ static const struct field fields_gpu[] = {
         RNG("vf_num", F_UINT, struct sim_gpu_desc, vf_num, 0, 64),
         OBJ("link", fields_gpu_link),
         OBJ("sensors", fields_gpu_sensors),
+        FLD("ras", F_RAS, struct sim_gpu_desc, ras),
         END,
 };
 
@@ -357,6 +371,188 @@ static int parse_fields_skip(struct jctx *c, const char *path, json_object *obj,
 static int parse_fields(struct jctx *c, const char *path, json_object *obj,
                         const struct field *fields, void *base) {
         return parse_fields_skip(c, path, obj, fields, base, NULL, NULL);
+}
+
+/* A GPU's "ras" preset: counts per block, bad pages, CPER records written at load. */
+static int parse_ras(struct jctx *c, const char *path, json_object *j, struct sim_ras_preset *ret) {
+        struct sim_ras_preset p = { 0 };
+        char sub[PATH_SIZE];
+        int64_t v;
+        int r, e;
+
+        if (!json_object_is_type(j, json_type_object))
+                return fail(c, path, "expected an object, got %s", type_name(j));
+        json_object_object_foreach(j, key, val) {
+                pathf(sub, path, ".%s", key);
+                if (streq(key, "counts")) {
+                        if (!json_object_is_type(val, json_type_object)) {
+                                r = fail(c, sub, "expected an object, got %s", type_name(val));
+                                goto fail;
+                        }
+                        json_object_object_foreach(val, block, errs) {
+                                char bsub[PATH_SIZE];
+                                int b;
+
+                                pathf(bsub, sub, ".%s", block);
+                                for (b = 0; b < _SIM_RAS_BLOCK_MAX; b++)
+                                        if (streq(block, sim_ras_block_names[b]))
+                                                break;
+                                if (b == _SIM_RAS_BLOCK_MAX) {
+                                        r = fail(c, bsub, "not a RAS block");
+                                        goto fail;
+                                }
+                                if (!json_object_is_type(errs, json_type_object)) {
+                                        r = fail(c, bsub, "expected {\"ue\", \"ce\", \"de\"}");
+                                        goto fail;
+                                }
+                                json_object_object_foreach(errs, ename, n) {
+                                        char esub[PATH_SIZE];
+
+                                        pathf(esub, bsub, ".%s", ename);
+                                        for (e = 0; e < _SIM_RAS_ERR_MAX; e++)
+                                                if (streq(ename, sim_ras_err_names[e]))
+                                                        break;
+                                        if (e == _SIM_RAS_ERR_MAX) {
+                                                r = fail(c, esub, "unknown key (ue, ce, de)");
+                                                goto fail;
+                                        }
+                                        r = get_int(c, esub, n, false, 0, INT64_MAX, &v);
+                                        if (r < 0)
+                                                goto fail;
+                                        p.counts[b][e] = (uint64_t) v;
+                                }
+                        }
+                } else if (streq(key, "bad_pages")) {
+                        size_t n;
+
+                        if (!json_object_is_type(val, json_type_array)) {
+                                r = fail(c, sub, "expected an array, got %s", type_name(val));
+                                goto fail;
+                        }
+                        n = json_object_array_length(val);
+                        if (n > 100000) {
+                                r = fail(c, sub, "at most 100000 pages");
+                                goto fail;
+                        }
+                        free(p.pages);
+                        p.pages = n ? calloc(n, sizeof(*p.pages)) : NULL;
+                        p.n_pages = 0;
+                        if (n && !p.pages) {
+                                r = -ENOMEM;
+                                goto fail;
+                        }
+                        for (size_t i = 0; i < n; i++) {
+                                json_object *o = json_object_array_get_idx(val, i), *x;
+                                char psub[PATH_SIZE], fsub[PATH_SIZE];
+                                const char *st;
+
+                                pathf(psub, sub, "[%zu]", i);
+                                if (!json_object_is_type(o, json_type_object) ||
+                                    json_object_object_length(o) != 2 ||
+                                    !json_object_object_get_ex(o, "pfn", &x)) {
+                                        r = fail(c, psub, "expected {\"pfn\", \"status\"}");
+                                        goto fail;
+                                }
+                                pathf(fsub, psub, ".pfn");
+                                r = get_int(c, fsub, x, true, 0, UINT32_MAX, &v);
+                                if (r < 0)
+                                        goto fail;
+                                pathf(fsub, psub, ".status");
+                                if (!json_object_object_get_ex(o, "status", &x)) {
+                                        r = fail(c, psub, "expected {\"pfn\", \"status\"}");
+                                        goto fail;
+                                }
+                                r = get_string(c, fsub, x, &st);
+                                if (r < 0)
+                                        goto fail;
+                                if (!streq(st, "R") && !streq(st, "P") && !streq(st, "F")) {
+                                        r = fail(c, fsub, "\"%s\" is not R, P or F", st);
+                                        goto fail;
+                                }
+                                for (size_t k = 0; k < p.n_pages; k++)
+                                        if (p.pages[k].pfn == (uint32_t) v) {
+                                                r = fail(c, fsub,
+                                                         "page 0x%08" PRIx64 " is listed twice", v);
+                                                goto fail;
+                                        }
+                                p.pages[p.n_pages++] = (struct sim_bad_page){ (uint32_t) v, st[0] };
+                        }
+                } else if (streq(key, "cper")) {
+                        size_t n;
+
+                        if (!json_object_is_type(val, json_type_array)) {
+                                r = fail(c, sub, "expected an array, got %s", type_name(val));
+                                goto fail;
+                        }
+                        n = json_object_array_length(val);
+                        if (n > 10000) {
+                                r = fail(c, sub, "at most 10000 records");
+                                goto fail;
+                        }
+                        free(p.cper);
+                        p.cper = n ? malloc(n) : NULL;
+                        p.n_cper = 0;
+                        if (n && !p.cper) {
+                                r = -ENOMEM;
+                                goto fail;
+                        }
+                        for (size_t i = 0; i < n; i++) {
+                                char csub[PATH_SIZE];
+
+                                pathf(csub, sub, "[%zu]", i);
+                                r = parse_enum(c, csub, json_object_array_get_idx(val, i),
+                                               sim_cper_kind_names, _SIM_CPER_KIND_MAX, &e);
+                                if (r < 0)
+                                        goto fail;
+                                p.cper[p.n_cper++] = (uint8_t) e;
+                        }
+                } else {
+                        r = fail(c, sub, "unknown key (counts, bad_pages, cper)");
+                        goto fail;
+                }
+        }
+        sim_ras_preset_done(ret);
+        *ret = p;
+        return 0;
+fail:
+        sim_ras_preset_done(&p);
+        return r;
+}
+
+static json_object *dump_ras(const struct sim_ras_preset *p) {
+        json_object *o = json_object_new_object(), *a;
+        char buf[16];
+
+        a = json_object_new_object();
+        for (int b = 0; a && b < _SIM_RAS_BLOCK_MAX; b++) {
+                json_object *e;
+
+                if (!p->counts[b][0] && !p->counts[b][1] && !p->counts[b][2])
+                        continue;
+                e = json_object_new_object();
+                for (int k = 0; e && k < _SIM_RAS_ERR_MAX; k++)
+                        json_object_object_add(e, sim_ras_err_names[k],
+                                               json_object_new_int64((int64_t) p->counts[b][k]));
+                json_object_object_add(a, sim_ras_block_names[b], e);
+        }
+        json_object_object_add(o, "counts", a);
+        a = json_object_new_array();
+        for (size_t i = 0; a && i < p->n_pages; i++) {
+                json_object *e = json_object_new_object();
+
+                snprintf(buf, sizeof(buf), "0x%08" PRIx32, p->pages[i].pfn);
+                json_object_object_add(e, "pfn", json_object_new_string(buf));
+                buf[0] = p->pages[i].status;
+                buf[1] = '\0';
+                json_object_object_add(e, "status", json_object_new_string(buf));
+                json_object_array_add(a, e);
+        }
+        json_object_object_add(o, "bad_pages", a);
+        a = json_object_new_array();
+        for (size_t i = 0; a && i < p->n_cper; i++)
+                json_object_array_add(a, json_object_new_string(sim_cper_kind_names[p->cper[i]]));
+        json_object_object_add(o, "cper", a);
+        return o;
 }
 
 static int parse_value(struct jctx *c, const char *path, json_object *j, const struct field *f,
@@ -583,6 +779,33 @@ static int parse_value(struct jctx *c, const char *path, json_object *j, const s
                         return r;
                 *(int64_t *) dst = v;
                 return 0;
+        case F_RAS_BLOCKS: {
+                uint32_t mask = 0;
+
+                if (json_object_is_type(j, json_type_null)) {
+                        *(uint32_t *) dst = 0;
+                        return 0;
+                }
+                if (!json_object_is_type(j, json_type_array) || !json_object_array_length(j))
+                        return fail(c, path, "expected an array of RAS blocks or null, got %s",
+                                    json_object_is_type(j, json_type_array) ? "[]" : type_name(j));
+                for (size_t i = 0; i < json_object_array_length(j); i++) {
+                        char sub[PATH_SIZE];
+
+                        pathf(sub, path, "[%zu]", i);
+                        r = parse_enum(c, sub, json_object_array_get_idx(j, i), sim_ras_block_names,
+                                       _SIM_RAS_BLOCK_MAX, &e);
+                        if (r < 0)
+                                return r;
+                        if (mask & (1u << e))
+                                return fail(c, sub, "%s is listed twice", sim_ras_block_names[e]);
+                        mask |= 1u << e;
+                }
+                *(uint32_t *) dst = mask;
+                return 0;
+        }
+        case F_RAS:
+                return parse_ras(c, path, j, dst);
         case F_OBJ:
                 return parse_fields(c, path, j, f->sub, base);
         }
@@ -721,6 +944,20 @@ static json_object *dump_value(const struct field *f, const void *base) {
         case F_WATTS_NULL:
                 return *(const int64_t *) src < 0 ? NULL
                                                   : json_object_new_int64(*(const int64_t *) src);
+        case F_RAS_BLOCKS: {
+                uint32_t mask = *(const uint32_t *) src;
+
+                if (!mask)
+                        return NULL;
+                a = json_object_new_array();
+                for (int b = 0; a && b < _SIM_RAS_BLOCK_MAX; b++)
+                        if (mask & (1u << b))
+                                json_object_array_add(
+                                        a, json_object_new_string(sim_ras_block_names[b]));
+                return a;
+        }
+        case F_RAS:
+                return dump_ras(src);
         case F_OBJ:
                 return dump_fields(f->sub, base);
         }

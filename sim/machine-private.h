@@ -35,6 +35,7 @@ struct sim_gpu_desc {
         unsigned link_width, link_width_max;     /* 0: x16 */
         struct sim_sensors sensors;              /* UINT_MAX (UINT64_MAX) members: derived */
         unsigned vf_num;                         /* 0: the role's default */
+        struct sim_ras_preset ras;               /* owned (but in sim_gpu_desc_from_gpu()) */
 };
 
 struct sim_machine_desc {

@@ -281,7 +281,10 @@ void sim_machine_desc_init(struct sim_machine_desc *md) {
                 .kernel = { .gpu_metrics_revision = 7,
                             .gpu_metrics_layout = SIM_LAYOUT_7_1,
                             .nps_compat_newer = true,
-                            .dkms = true },
+                            .dkms = true,
+                            .ras_aca = true,
+                            .cper_ring_bytes = 0x100000, /* CPER_MAX_RING_SIZE */
+                            .bad_page_threshold = 128 },
                 .cpu = { .sockets = 2,
                          .cores_per_socket = 64,
                          .threads_per_core = 2,
@@ -297,8 +300,10 @@ void sim_machine_desc_done(struct sim_machine_desc *md) {
         for (size_t i = 0; i < md->n_products; i++)
                 sim_product_free(md->products[i]);
         free(md->products);
-        for (size_t i = 0; i < md->n_gpus; i++)
+        for (size_t i = 0; i < md->n_gpus; i++) {
                 free(md->gpus[i].serial);
+                sim_ras_preset_done(&md->gpus[i].ras);
+        }
         free(md->gpus);
         *md = (struct sim_machine_desc){ 0 };
 }
@@ -332,6 +337,7 @@ void sim_gpu_desc_from_gpu(const struct sim_gpu *g, struct sim_gpu_desc *d) {
                 .link_width_max = f->link_width_max,
                 .sensors = g->sensors,
                 .vf_num = g->vf_num,
+                .ras = g->ras_preset,
         };
         snprintf(d->bdf, sizeof(d->bdf), "%s", f->bdf);
         /* a VM's GPU is described by the product its VF was made of */
@@ -842,6 +848,27 @@ static int build_gpu(struct sim_machine *m, struct sim_gpu_desc *d, size_t idx,
         g->kfd_users = d->kfd_users;
         g->in_reset = d->in_reset;
 
+        /* RAS: counts of blocks with RAS, pages within VRAM */
+        r = sim_ras_preset_copy(&d->ras, &g->ras_preset);
+        if (r < 0)
+                return r;
+        for (int b = 0; b < _SIM_RAS_BLOCK_MAX; b++)
+                if ((g->ras_preset.counts[b][0] || g->ras_preset.counts[b][1] ||
+                     g->ras_preset.counts[b][2]) &&
+                    !(sim_ras_blocks(g) & (1u << b))) {
+                        snprintf(sub, sizeof(sub), "%s.ras.counts.%s", path,
+                                 sim_ras_block_names[b]);
+                        return desc_fail(origin, sub, "this GPU has no RAS on %s",
+                                         sim_ras_block_names[b]);
+                }
+        for (size_t i = 0; i < g->ras_preset.n_pages; i++)
+                if ((uint64_t) g->ras_preset.pages[i].pfn >= prod->vram_bytes / 4096) {
+                        snprintf(sub, sizeof(sub), "%.40s.ras.bad_pages[%zu].pfn", path,
+                                 i % 100000);
+                        return desc_fail(origin, sub, "page 0x%08x is beyond the VRAM",
+                                         g->ras_preset.pages[i].pfn);
+                }
+
         /* power */
         g->cap_limits_w = prod->power_cap_w;
         if (d->cap_limits_w.min != UINT32_MAX)
@@ -995,6 +1022,10 @@ static int check_sriov(struct sim_machine *m, const struct sim_machine_desc *md,
                     add_dynid(m, SIM_DRV_GIM, f->vendor, f->device) < 0)
                         return desc_fail(origin, path, "too many GPU IDs for gim");
         }
+        /* the CPER ring's pointers are masks of its dword count */
+        if (m->kernel.cper_ring_bytes & (m->kernel.cper_ring_bytes - 1))
+                return desc_fail(origin, "kernel.cper_ring_bytes", "%u is not a power of two",
+                                 m->kernel.cper_ring_bytes);
         /* vfio-pci.ids: the IDs vfio-pci claims from its load on (dynamic IDs) */
         while (ids && *ids) {
                 unsigned vendor, device;
@@ -1129,6 +1160,7 @@ void sim_func_free(struct sim_func *f) {
                         sim_product_free((struct sim_product *) f->gpu->prod);
                 free(f->gpu->owned);
                 free(f->gpu->serial);
+                sim_ras_free(f->gpu);
                 free(f->gpu);
         }
         if (f->sriov)

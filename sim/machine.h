@@ -151,6 +151,92 @@ struct sim_kernel {
         char *vfio_pci_ids;          /* vfio-pci.ids "1002:74b5,..." (NULL: none) */
         bool vf_power_limit;         /* the host grants one-VF guests power-limit control
                                         (AMDGPU_VIRT_CAP_POWER_LIMIT): power1_cap 0644 */
+        /* RAS (ras.c): ACA (aca_<block>, the CPER ring) or the legacy <block>_err_count; the
+         * blocks with RAS (1 << enum sim_ras_block; 0: the product's default); the CPER ring's
+         * size in bytes; the bad-page threshold (debugfs bad_page_cnt_threshold; 0: no
+         * retirement, no gpu_vram_bad_pages) */
+        bool ras_aca;
+        uint32_t ras_blocks;
+        uint32_t cper_ring_bytes;
+        uint32_t bad_page_threshold;
+};
+
+/* RAS (health-and-control.md §1, §2; ras.c). Blocks in the kernel's ras_block_string order. */
+enum sim_ras_block {
+        SIM_RAS_UMC,
+        SIM_RAS_SDMA,
+        SIM_RAS_GFX,
+        SIM_RAS_MMHUB,
+        SIM_RAS_ATHUB,
+        SIM_RAS_PCIE_BIF,
+        SIM_RAS_HDP,
+        SIM_RAS_XGMI_WAFL,
+        SIM_RAS_DF,
+        SIM_RAS_SMN,
+        SIM_RAS_SEM,
+        SIM_RAS_MP0,
+        SIM_RAS_MP1,
+        SIM_RAS_FUSE,
+        SIM_RAS_MCA,
+        SIM_RAS_VCN,
+        SIM_RAS_JPEG,
+        _SIM_RAS_BLOCK_MAX,
+};
+extern const char *const sim_ras_block_names[_SIM_RAS_BLOCK_MAX];
+
+enum sim_ras_err {
+        SIM_RAS_UE,
+        SIM_RAS_CE,
+        SIM_RAS_DE,
+        _SIM_RAS_ERR_MAX,
+};
+extern const char *const sim_ras_err_names[_SIM_RAS_ERR_MAX];
+
+/* A CPER record the driver writes: fatal (a UE's crash dump), corrected, uncorrected (poison,
+ * deferred), or the bad-page-threshold record (fatal, RMA). */
+enum sim_cper_kind {
+        SIM_CPER_FATAL,
+        SIM_CPER_CORRECTED,
+        SIM_CPER_UNCORRECTED,
+        SIM_CPER_BAD_PAGE_THRESHOLD,
+        _SIM_CPER_KIND_MAX,
+};
+extern const char *const sim_cper_kind_names[_SIM_CPER_KIND_MAX];
+
+struct sim_bad_page {
+        uint32_t pfn;
+        char status; /* 'R' reserved, 'P' pending, 'F' cannot be reserved */
+};
+
+/* What a description presets (machine JSON "ras"): counts since driver load, retired pages
+ * (in the EEPROM: they survive a driver reload), CPER records written at load. */
+struct sim_ras_preset {
+        uint64_t counts[_SIM_RAS_BLOCK_MAX][_SIM_RAS_ERR_MAX];
+        struct sim_bad_page *pages;
+        size_t n_pages;
+        uint8_t *cper; /* enum sim_cper_kind each */
+        size_t n_cper;
+};
+void sim_ras_preset_done(struct sim_ras_preset *p);
+int sim_ras_preset_copy(const struct sim_ras_preset *src, struct sim_ras_preset *dst);
+
+/* The driver's RAS state of a GPU (ras.c). */
+struct sim_ras_rec {
+        uint32_t start_dw, len_dw;
+};
+struct sim_ras {
+        bool loaded; /* the driver loaded once: a later load starts from zero counts */
+        uint64_t counts[_SIM_RAS_BLOCK_MAX][_SIM_RAS_ERR_MAX];
+        struct sim_bad_page *pages;
+        size_t n_pages;
+        /* event_state: seqno and per event (fatal, poison creation, poison consumption) */
+        uint64_t seqno, ev_count[3], ev_last[3];
+        /* the CPER ring: bytes, read and write pointers in dwords, records in ring order */
+        uint8_t *ring;
+        uint32_t ring_bytes, rptr, wptr;
+        struct sim_ras_rec *recs;
+        size_t n_recs, cap_recs;
+        uint32_t cper_id; /* the per-device record counter ("%d:%X") */
 };
 
 struct sim_cpu {
@@ -263,7 +349,11 @@ struct sim_gpu {
         const struct sim_product *host_prod;
         bool self_switch, force_reset; /* gim's world switch and force_hot_reset flags */
 
+        struct sim_ras_preset ras_preset; /* the description's (ras.c) */
+
         /* runtime state, not part of the description */
+        struct sim_ras ras;
+        unsigned reset_seq; /* KFD's reset_seq_num of its nodes (GPU_PRE_RESET) */
         struct sim_telemetry tel;
         char perf_level[24];
         unsigned enforce_isolation[SIM_MAX_XCP];
@@ -329,6 +419,7 @@ struct sim_machine {
 
         struct sim_fs *fs;
         struct sim_control *control; /* control.c: KFD processes, the state at load */
+        struct sim_smi *smi;         /* smi.c: SMI event clients */
 };
 
 extern const char *const sim_compute_names[_SIM_COMPUTE_MAX];
@@ -445,6 +536,53 @@ int sim_kfd_users_list(struct sim_machine *m, char **ret_text);
 /* The state at load (for replug); NULL-safe free. */
 int sim_control_init(struct sim_machine *m);
 void sim_control_free(struct sim_machine *m);
+
+/*
+ * RAS (ras.c), with the lock held by the callers of control.c's functions below.
+ * sim_ras_attach(): what amdgpu's probe creates (ras/, gpu_vram_bad_pages, the debugfs
+ * directory of its primary DRM minor); counts since driver load start at the description's the
+ * first time, at zero at every later load; retired pages are kept (EEPROM).
+ */
+void sim_ras_attach(struct sim_gpu *g);
+void sim_ras_free(struct sim_gpu *g);
+/* The blocks with RAS of @g (1 << enum sim_ras_block), and whether they are ACA files. */
+uint32_t sim_ras_blocks(const struct sim_gpu *g);
+bool sim_ras_aca(const struct sim_gpu *g);
+/* Out-of-band (control socket): -ENODEV no GPU or no driver, -EOPNOTSUPP the GPU has no such
+ * block (or no bad-page table, no CPER ring), -ERANGE a page frame beyond VRAM. */
+int sim_ras_inject(struct sim_machine *m, const char *bdf, enum sim_ras_block b, enum sim_ras_err e,
+                   uint64_t n);
+int sim_ras_retire_page(struct sim_machine *m, const char *bdf, uint32_t pfn, char status);
+int sim_ras_cper(struct sim_machine *m, const char *bdf, enum sim_cper_kind kind);
+/* Builds one CPER record as amdgpu does (bytes into @buf of @size; returns the length). */
+int sim_cper_record(const struct sim_gpu *g, enum sim_cper_kind kind, uint32_t id, time_t now,
+                    uint8_t *buf, size_t size);
+
+/*
+ * KFD SMI events (smi.c). A client is one SMI_EVENTS file: the simulator's end of a socket
+ * pair, the client's end (kept: its unread bytes are the kernel's kfifo), the owner's PID.
+ * sim_smi_open() makes one for the KFD node @gpu_id (-EINVAL: no such node, as the kernel)
+ * and returns the descriptor to hand over. sim_smi_event() queues one event line for the
+ * clients of the GPU's nodes (@part -1: all of them) whose mask takes it, dropping it for a
+ * client whose 1024-byte fifo has no room; @pid 0: an event of no process (every client).
+ */
+int sim_smi_open(struct sim_machine *m, uint32_t gpu_id, pid_t pid, bool suser, int *ret_fd);
+void sim_smi_event(struct sim_gpu *g, int part, unsigned event, pid_t pid, const char *fmt, ...)
+        _printf_(5, 6);
+/* GPU_PRE_RESET (the reset's seqno counted; cause "user trigger", a reset of the control
+ * socket) or GPU_POST_RESET (no cause: kgd2kfd_post_reset() has no reset context) on every
+ * node of @g. */
+void sim_smi_gpu_reset(struct sim_gpu *g, bool post);
+/* Clients of live processes (they hold /dev/kfd: KFD users of every GPU). */
+unsigned sim_smi_clients(struct sim_machine *m);
+void sim_smi_forget_gpu(struct sim_gpu *g);
+void sim_smi_free(struct sim_machine *m);
+/* The event ids (kfd_ioctl.h) and names of `kfd-event`. */
+#define SIM_SMI_EVENT_MAX 13
+extern const char *const sim_smi_event_names[SIM_SMI_EVENT_MAX + 1];
+/* Raises @event (1..13) as the driver would: @payload as given, or the event's own line. */
+int sim_kfd_event(struct sim_machine *m, const char *bdf, int part, unsigned event, pid_t pid,
+                  const char *payload);
 
 /* Errno names ("EIO") both ways. */
 int sim_errno_parse(const char *s, int *ret);

@@ -11,6 +11,7 @@
 
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -52,6 +53,7 @@ struct options {
         size_t n_hooks;
         char **cmd;      /* run: after "--" */
         const char *ctl; /* --ctl: the control socket's path */
+        const char *dev_root; /* --dev-root: where the kfd file is made */
 };
 
 static void help(void) {
@@ -84,6 +86,9 @@ static void help(void) {
                "      --kfd-users BDF=N         N processes use the GPU through KFD\n"
                "      --in-reset BDF            The GPU is in a reset\n"
                "      --platform-limit BDF=W    The BMC limits the GPU's power to W watts\n"
+               "      --dev-root DIR            mount, run: make DIR/kfd, the device file the\n"
+               "                                KFD shim answers (run: a private directory\n"
+               "                                by default, exported as AMDSMI_DEV_ROOT)\n"
                "      --inject-switch-error BDF=ERRNO[:always]\n"
                "                                The next (or every) compute partition switch\n"
                "                                of the GPU fails with ERRNO (EIO: KFD re-init)\n"
@@ -255,6 +260,8 @@ static int cmd_dump(const char *name) {
         return 0;
 }
 
+static int make_dev_root(const char *dir);
+
 static int check_dir(const char *dir) {
         struct stat st;
 
@@ -281,6 +288,8 @@ static int cmd_mount(const struct options *o, const char *dir) {
         r = check_dir(dir);
         if (r != 0)
                 return r;
+        if (o->dev_root && make_dev_root(o->dev_root) < 0)
+                return EXIT_FAILURE;
         /* now: once mounted, a lookup of the mount point needs the loop running */
         real = realpath(dir, NULL);
         if (!real)
@@ -380,16 +389,77 @@ static int exit_status(int status) {
         return EXIT_FAILURE;
 }
 
-/* What CMD finds in its environment: the control socket (AMDSMI_SIM_CTL). */
-static int run_environment(const char *ctl_socket) {
+/* DIR/kfd, the file whose descriptors the KFD shim answers (an empty regular file). */
+static int make_dev_root(const char *dir) {
+        _cleanup_close_ int fd = -1;
+        _cleanup_free_ char *path = strdupf("%s/kfd", dir);
+
+        if (!path)
+                return -ENOMEM;
+        fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
+        if (fd < 0 || fchmod(fd, 0666) < 0) {
+                int r = -errno;
+
+                fprintf(stderr, "amdsmi-sim: %s: %s\n", path, strerror(-r));
+                return r;
+        }
+        return 0;
+}
+
+/* The KFD shim: $AMDSMI_SIM_SHIM, next to this executable (a build directory), or installed. */
+static char *shim_path(void) {
+        const char *env = getenv("AMDSMI_SIM_SHIM");
+        char self[PATH_MAX], *slash, *p;
+        ssize_t k;
+
+        if (env && *env)
+                return strdup(env);
+        k = readlink("/proc/self/exe", self, sizeof(self) - 1);
+        if (k > 0) {
+                self[k] = '\0';
+                slash = strrchr(self, '/');
+                if (slash) {
+                        *slash = '\0';
+                        p = strdupf("%s/libamdsmi-sim-kfd.so", self);
+                        if (p && access(p, R_OK) == 0)
+                                return p;
+                        free(p);
+                }
+        }
+        return strdup(SIM_SHIM_DIR "/libamdsmi-sim-kfd.so");
+}
+
+/* What CMD finds in its environment: the control socket (AMDSMI_SIM_CTL), the device root
+ * with the kfd file (AMDSMI_DEV_ROOT) and the KFD shim preloaded (LD_PRELOAD). */
+static int run_environment(const char *ctl_socket, const char *dev_root) {
+        _cleanup_free_ char *shim = shim_path(), *preload = NULL;
+        const char *old = getenv("LD_PRELOAD");
+
         if (ctl_socket && setenv("AMDSMI_SIM_CTL", ctl_socket, 1) < 0)
                 return -errno;
+        if (dev_root && setenv("AMDSMI_DEV_ROOT", dev_root, 1) < 0)
+                return -errno;
+        if (!shim)
+                return -ENOMEM;
+        preload = old && *old ? strdupf("%s %s", shim, old) : strdup(shim);
+        if (!preload || setenv("LD_PRELOAD", preload, 1) < 0)
+                return -ENOMEM;
+        /* a sanitized CMD would refuse to run with the shim loaded before its runtime */
+        {
+                const char *asan = getenv("ASAN_OPTIONS");
+                _cleanup_free_ char *opts = asan && *asan
+                                                    ? strdupf("%s:verify_asan_link_order=0", asan)
+                                                    : strdup("verify_asan_link_order=0");
+
+                if (!opts || setenv("ASAN_OPTIONS", opts, 1) < 0)
+                        return -ENOMEM;
+        }
         return 0;
 }
 
 /* PID 1 of the new PID namespace: mounts its /proc, starts CMD, passes signals on, reaps
  * orphans, and ends with CMD's status. */
-_Noreturn static void run_init(char **cmd, const char *ctl_socket) {
+_Noreturn static void run_init(char **cmd, const char *ctl_socket, const char *dev_root) {
         pid_t child;
         int status;
 
@@ -399,7 +469,7 @@ _Noreturn static void run_init(char **cmd, const char *ctl_socket) {
                 fprintf(stderr, "amdsmi-sim: run: cannot mount /proc of the PID namespace: %m\n");
                 _exit(EXIT_FAILURE);
         }
-        if (run_environment(ctl_socket) < 0)
+        if (run_environment(ctl_socket, dev_root) < 0)
                 _exit(EXIT_FAILURE);
         child = fork();
         if (child < 0) {
@@ -440,6 +510,8 @@ static int cmd_run(const struct options *o) {
                 .auto_unmount = true,
         };
         _cleanup_close_ int own_pidns = -1;
+        _cleanup_free_ char *tmp_dev = NULL;
+        const char *dev_root = o->dev_root;
         struct sim_ctl *ctl = NULL;
         struct sim_machine *m;
         struct sim_fs *fs;
@@ -453,9 +525,23 @@ static int cmd_run(const struct options *o) {
                         "mount namespace); use mount DIR and AMDSMI_SYSFS_ROOT otherwise\n");
                 return EXIT_FAILURE;
         }
+        if (!dev_root) {
+                const char *t = getenv("TMPDIR");
+
+                tmp_dev = strdupf("%s/amdsmi-sim-dev.XXXXXX", t && *t == '/' ? t : "/tmp");
+                if (!tmp_dev || !mkdtemp(tmp_dev) || chmod(tmp_dev, 0755) < 0) {
+                        fprintf(stderr, "amdsmi-sim: run: cannot make a device directory: %m\n");
+                        return EXIT_FAILURE;
+                }
+                dev_root = tmp_dev;
+        }
+        if (make_dev_root(dev_root) < 0) {
+                r = EXIT_FAILURE;
+                goto dev;
+        }
         r = load(o, &m, &fs);
         if (r != 0)
-                return r;
+                goto dev;
         /* Namespaces first: no thread exists yet. */
         if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
                 fprintf(stderr, "amdsmi-sim: run: cannot make a private mount namespace: %m\n");
@@ -489,7 +575,7 @@ static int cmd_run(const struct options *o) {
                 goto unmount;
         }
         if (init == 0)
-                run_init(o->cmd, sim_ctl_socket(ctl));
+                run_init(o->cmd, sim_ctl_socket(ctl), dev_root);
         if (setns(own_pidns, CLONE_NEWPID) < 0) {
                 fprintf(stderr, "amdsmi-sim: run: cannot return to the PID namespace: %m\n");
                 kill(init, SIGKILL);
@@ -520,6 +606,14 @@ out:
         sim_fs_free(fs);
         sim_control_free(m);
         sim_machine_free(m);
+dev:
+        if (tmp_dev) {
+                _cleanup_free_ char *kfd = strdupf("%s/kfd", tmp_dev);
+
+                if (kfd)
+                        (void) unlink(kfd);
+                (void) rmdir(tmp_dev);
+        }
         return r;
 }
 
@@ -536,6 +630,7 @@ int main(int argc, char **argv) {
                 OPT_LIST,
                 OPT_VERSION,
                 OPT_CTL,
+                OPT_DEV_ROOT,
         };
         static const struct option longopts[] = {
                 { "machine", required_argument, NULL, 'm' },
@@ -548,6 +643,7 @@ int main(int argc, char **argv) {
                 { "inject-switch-error", required_argument, NULL, OPT_SWITCH_ERROR },
                 { "list-machines", no_argument, NULL, OPT_LIST },
                 { "ctl", required_argument, NULL, OPT_CTL },
+                { "dev-root", required_argument, NULL, OPT_DEV_ROOT },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, OPT_VERSION },
                 {},
@@ -606,6 +702,9 @@ int main(int argc, char **argv) {
                         break;
                 case OPT_CTL:
                         o.ctl = optarg;
+                        break;
+                case OPT_DEV_ROOT:
+                        o.dev_root = optarg;
                         break;
                 case 'h':
                         help();

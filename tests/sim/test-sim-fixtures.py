@@ -124,6 +124,10 @@ SIM_ONLY = [re.compile(p) for p in (
     # the SR-IOV files of MI350X/MI355X PFs (gim supports their VFs; the simulator gives them
     # the capability with placeholder VF IDs, the generator models them without)
     r"devices/pci[^/]+(/[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])+/sriov_[a-z_]+",
+    # amdgpu's RAS files and debugfs (health-and-control.md §1, §2), which the generator does
+    # not model
+    r"devices/pci[^/]+(/[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])+/ras(/[a-z_0-9]+)?",
+    r"kernel/debug(/dri(/[^/]+(/amdgpu_ring_cper|/ras(/bad_page_cnt_threshold)?)?)?)?",
 )]
 
 # What the simulator cannot describe yet, per tree: paths the fixture tree has and no machine
