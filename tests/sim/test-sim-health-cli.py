@@ -118,6 +118,85 @@ class Ras(Case):
                      has=["option '--cper' is not valid for 'bad-pages'"])
 
 
+class Cper(Case):
+    def test_records_and_files(self):
+        with CtlMount() as m:
+            m.ctl("cper", GPU0, "fatal")
+            m.ctl("cper", GPU0, "corrected")
+            g = self.gpu(m, "ras", "--cper")
+            recs = g["cper"]["records"]
+            self.assertEqual([(r["record_id"], r["severity"], r["notify"]) for r in recs],
+                             [("0:1", "fatal", "mce"), ("0:2", "non_fatal_corrected", "cmc")])
+            self.assertEqual(recs[0]["sections"][0]["type"], "crashdump")
+            self.assertEqual(recs[0]["sections"][0]["fru"], "OAM0")
+            self.assertRegex(recs[0]["timestamp"], r"^20[0-9-]+T[0-9:]+\.000Z$")
+            self.assertEqual(g["cper"]["lost"], 0)
+            rows = self.cli(m.root, "ras", "-g", "0", "--cper", "--csv").stdout.splitlines()
+            self.assertEqual(rows[0], "gpu,bdf,record_id,severity,timestamp,notify,sections,"
+                                      "size")
+            self.assertEqual(len(rows), 3)
+            self.assertTrue(rows[1].startswith("0,%s,0:1,fatal," % GPU0), rows)
+            # a fatal record makes the GPU critical
+            g = self.gpu(m, "health", status=2)
+            self.assertIn("1 CPER record of fatal severity (last: 0:1)",
+                          reasons(g)["cper_fatal"]["text"])
+
+            # --cper-dir: one .cper file per record with its raw bytes
+            out = os.path.join(tmpdir(self, "amdsmi-cper."), "dir")
+            self.cli(m.root, "ras", "-g", "0", "--cper", "--cper-dir", out,
+                     has=["GPU 0: 2 CPER records written to"])
+            files = sorted(os.listdir(out))
+            self.assertEqual(len(files), 2, files)
+            self.assertTrue(all(f.endswith(".cper") for f in files), files)
+            sizes = sorted(os.path.getsize(os.path.join(out, f)) for f in files)
+            self.assertEqual(sizes, sorted(r["size"] for r in recs))
+            with open(os.path.join(out, files[0]), "rb") as f:
+                self.assertEqual(f.read(4), b"CPER")
+            # a rerun writes nothing twice; a file of the same name with other bytes stays
+            with open(os.path.join(out, files[1]), "wb") as f:
+                f.write(b"not this record")
+            self.cli(m.root, "ras", "-g", "0", "--cper", "--cper-dir", out,
+                     has=["GPU 0: 1 CPER record written to", "others were there already"])
+            now = sorted(os.listdir(out))
+            self.assertEqual(len(now), 3, now)
+            with open(os.path.join(out, files[1]), "rb") as f:
+                self.assertEqual(f.read(), b"not this record")
+            # never through a symbolic link, never into another user's directory
+            link = os.path.join(os.path.dirname(out), "link")
+            os.symlink(out, link)
+            self.cli(m.root, "ras", "-g", "0", "--cper", "--cper-dir", link, status=2,
+                     has=["is a symbolic link, not a directory: refused"])
+            other = os.path.join(os.path.dirname(out), "other")
+            os.mkdir(other)
+            os.chown(other, 65534, 65534)
+            self.cli(m.root, "ras", "-g", "0", "--cper", "--cper-dir", other, status=6,
+                     has=["is owned by another user"])
+            self.assertEqual(os.listdir(other), [])
+
+    def test_follow(self):
+        with CtlMount() as m:
+            m.ctl("cper", GPU0, "corrected")
+            p = subprocess.Popen([CLI, "ras", "-g", "0", "--cper", "--follow", "--json"],
+                                 env=self.env(m.root), stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True)
+            try:
+                first = json.loads(p.stdout.readline())
+                m.ctl("cper", GPU0, "fatal")
+                second = json.loads(p.stdout.readline())
+                m.ctl("cper", GPU0, "uncorrected")
+                third = json.loads(p.stdout.readline())
+            finally:
+                p.send_signal(signal.SIGINT)
+                out, err = p.communicate(timeout=30)
+            self.assertEqual(p.returncode, 0, err)
+            self.assertEqual(out, "")   # never a record twice
+            for line in (first, second, third):
+                self.assert_valid(line, "ras --cper --follow --json line")
+            self.assertEqual([x["record"]["record_id"] for x in (first, second, third)],
+                             ["0:1", "0:2", "0:3"])
+            self.assertEqual(second["record"]["severity"], "fatal")
+
+
 class BadPages(Case):
     def test_pages_and_threshold(self):
         with CtlMount() as m:
