@@ -128,7 +128,7 @@ const struct verb cli_verbs[] = {
                 .options = OPT_WATCH | OPT_THROTTLE | OPT_FIELDS,
                 .help = "power, temperatures, clocks, activity, counters",
                 .synopsis = "[-g SEL]... [--json|--csv] [-w SECONDS [-n COUNT]] metric "
-                            "[--throttle] [-p] [-t] [-c] [-u] [-m] [-P] [-x] [-T] "
+                            "[--throttle] [-p] [-t] [-c] [-u] [-m] [-P] [-x] [-T] [-e] "
                             "[--fields KEY,...]",
                 .description = "Telemetry: power draw and caps, temperatures, clocks, activity,\n"
                                "PCIe and XGMI counters, from hwmon and gpu_metrics. The group\n"
@@ -599,6 +599,8 @@ const struct cli_option cli_options[] = {
           "the PCIe link and its counters", CLI_VALUE_NONE },
         { "xgmi", 'x', no_argument, 'x', OPT_FIELDS, false, NULL,
           "the XGMI links and their counters", CLI_VALUE_NONE },
+        { "ecc", 'e', no_argument, 'e', OPT_FIELDS, false, NULL,
+          "the RAS error totals (UE, CE, deferred; read in-process)", CLI_VALUE_NONE },
         { "throttle-status", 'T', no_argument, 'T', OPT_FIELDS, false, NULL,
           "what held the GPU back: THROTTLE, the throttle\n"
           "status and residencies, the limiters (as --throttle,\n"
@@ -874,6 +876,9 @@ static int parse_argv(struct cli *c, int argc, char **argv, const struct verb **
                         break;
                 case 'x':
                         c->metric.groups |= METRIC_GROUP_XGMI;
+                        break;
+                case 'e':
+                        c->metric.groups |= METRIC_GROUP_ECC;
                         break;
                 case 'T':
                         c->metric.groups |= METRIC_GROUP_THROTTLE;

@@ -97,6 +97,11 @@ static json_object *monitor_row(json_object *g, json_object *part) {
         json_object_object_get_ex(g, "limiters", &limiters);
         limiters_text(limiters, text, sizeof(text));
         json_object_object_add(row, "throttle", json_object_new_string(text));
+        /* the RAS totals, when the GPU object has them (the health slice's "ecc") */
+        if (json_object_object_get_ex(g, "ecc", NULL)) {
+                take(row, "ecc_uncorrectable_total", g, "ecc.uncorrectable_total");
+                take(row, "ecc_correctable_total", g, "ecc.correctable_total");
+        }
         return row;
 }
 
@@ -141,6 +146,17 @@ static int monitor_sample(struct cli *c) {
         if (!rows)
                 return cli_fail(c, -ENOMEM, "out of memory");
         r = columns_add_defs(&cols, monitor_columns, ELEMENTSOF(monitor_columns));
+        /* an ECC column when the rows have the totals */
+        for (size_t i = 0; r >= 0 && i < json_object_array_length(rows); i++)
+                if (json_object_object_get_ex(json_object_array_get_idx(rows, i),
+                                              "ecc_uncorrectable_total", NULL)) {
+                        r = columns_add(&cols, "ecc_uncorrectable_total", "UE",
+                                        "ecc_uncorrectable_total", 0);
+                        if (r >= 0)
+                                r = columns_add(&cols, "ecc_correctable_total", "CE",
+                                                "ecc_correctable_total", 0);
+                        break;
+                }
         if (r < 0) {
                 json_object_put(rows);
                 return cli_fail(c, r, "out of memory");

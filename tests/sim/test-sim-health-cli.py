@@ -96,6 +96,23 @@ class Ras(Case):
             self.assertRegex(out, r"(?m)^ +0 +%s +umc +aca +2 +0 +1$" % GPU0)
             self.assertIn("GPU 0: 2 uncorrectable, 7 correctable, 1 deferred", out)
 
+    def test_metric_ecc_group(self):
+        with CtlMount() as m:
+            m.ctl("ras-inject", GPU0, "umc", "ue", "2")
+            m.ctl("ras-inject", GPU0, "gfx", "ce", "4")
+            d = self.doc(m.root, "metric", "-g", "0", "-e")
+            self.assertEqual(d["fields"], ["ecc"])
+            self.assertEqual(d["gpus"][0]["ecc"], {"uncorrectable_total": 2,
+                                                   "correctable_total": 4,
+                                                   "deferred_total": 0})
+            rows = self.cli(m.root, "metric", "-g", "0", "-e", "--csv").stdout.splitlines()
+            self.assertEqual(rows, ["gpu,bdf,ecc_uncorrectable_total,ecc_correctable_total,"
+                                    "ecc_deferred_total", "0,%s,2,4,0" % GPU0])
+            # not in the default output
+            d = self.doc(m.root, "metric", "-g", "0")
+            self.assertNotIn("ecc", d["gpus"][0])
+            self.assertNotIn("ecc", self.cli(m.root, "metric", "-g", "0", "--csv").stdout)
+
     def test_partition_shows_the_gpu(self):
         with CtlMount() as m:
             self.assertEqual(m.write(m.gpu(GPU0, "current_compute_partition"), "CPX"), 0)
