@@ -456,7 +456,7 @@ static int cper_follow(struct cli *c) {
         _cleanup_free_ struct cper_follower *f = NULL;
         struct columns cols = {};
         size_t n = 0;
-        bool header = true;
+        bool header = true, first = true;
         int r, sfd;
 
         if (c->health.cper_dir) {
@@ -485,6 +485,23 @@ static int cper_follow(struct cli *c) {
                 if (r < 0) {
                         cli_fail(c, r, "cannot print: %s", strerror(-r));
                         break;
+                }
+                if (first) {
+                        /* nothing to follow on any GPU (no root, no ring): no stream */
+                        size_t failed = 0;
+
+                        for (size_t k = 0; k < n; k++)
+                                if (f[k].error == -EACCES || f[k].error == -EPERM ||
+                                    f[k].error == -ENODATA)
+                                        failed++;
+                        if (failed == n) {
+                                r = cli_fail(c, f[0].error,
+                                             "no CPER ring of the selected GPUs can be followed: "
+                                             "%s",
+                                             cper_message(f[0].error));
+                                break;
+                        }
+                        first = false;
                 }
                 r = poll(&p, 1, 1000);
                 if (r < 0 && errno != EINTR) {

@@ -325,6 +325,9 @@ class HealthVerdict(Case):
             self.assertEqual(d["errors"][0]["message"], "needs root (debugfs)")
             self.cli(m.root, "ras", "-g", "0", "--cper", user=NOBODY,
                      has=["GPU 0: cper: needs root (debugfs)"])
+            # nothing to follow: no stream, the reason and exit 6
+            self.cli(m.root, "ras", "-g", "0", "--cper", "--follow", user=NOBODY, status=6,
+                     has=["no CPER ring of the selected GPUs can be followed: needs root"])
 
     def test_garbage_in_the_ras_files(self):
         snap = os.path.join(tmpdir(self, "amdsmi-snap."), "tree")
