@@ -102,8 +102,12 @@ int pid_file_parse(const char *data, size_t size, struct pid_file *ret) {
                 if (!eq)
                         return -EINVAL;
                 key_len = (size_t) (eq - p);
-                if (key_len == 0 || strspn(p, "abcdefghijklmnopqrstuvwxyz_") < key_len)
+                if (key_len == 0)
                         return -EINVAL;
+                /* @data need not end in a NUL byte: no str*() on it */
+                for (size_t i = 0; i < key_len; i++)
+                        if ((p[i] < 'a' || p[i] > 'z') && p[i] != '_')
+                                return -EINVAL;
                 value = eq + 1;
                 len = (size_t) (nl - value);
                 if (key_len == strlen("sysfs_root") && memcmp(p, "sysfs_root", key_len) == 0) {
