@@ -530,14 +530,16 @@ static const struct column_def ecc_columns[] = {
 /* -e: each GPU's RAS totals ("ecc", null without RAS), read here (health-json.h). */
 static void add_ecc(struct cli *c, json_object *gpus) {
         for (size_t i = 0; i < json_object_array_length(gpus); i++) {
+                struct health_sample s;
                 json_object *g = json_object_array_get_idx(gpus, i);
-                json_object *idx = json_path_get(g, "gpu");
-                struct amdsmi_gpu *gpu =
+                json_object *idx = NULL;
+                struct amdsmi_gpu *gpu;
+
+                json_object_object_get_ex(g, "gpu", &idx); /* borrowed */
+                gpu =
                         idx && c->set.ctx ? amdsmi_ctx_get_gpu(c->set.ctx,
                                                                (size_t) json_object_get_int64(idx))
                                           : NULL;
-                struct health_sample s;
-
                 if (!gpu)
                         continue;
                 if (health_sample_read(gpu, &s) < 0) {

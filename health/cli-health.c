@@ -36,6 +36,15 @@
 
 /* ---- helpers ---------------------------------------------------------------------------- */
 
+/* @path of @root, borrowed: @root keeps it (json_path_get() returns a new reference, and
+ * every path here is a plain dotted one, which it never builds anew). */
+static json_object *at(json_object *root, const char *path) {
+        json_object *v = json_path_get(root, path);
+
+        json_object_put(v);
+        return v;
+}
+
 /* Rows for a table or CSV: for each GPU object of @gpus, one row per element of its array at
  * @path (the GPU's scalars copied into each, the element as "e"), or one row with "e" null
  * when it has none (@empty_row). */
@@ -44,7 +53,7 @@ static json_object *child_rows(json_object *gpus, const char *path, bool empty_r
 
         for (size_t i = 0; rows && i < json_object_array_length(gpus); i++) {
                 json_object *g = json_object_array_get_idx(gpus, i);
-                json_object *a = json_path_get(g, path);
+                json_object *a = at(g, path);
                 size_t n = a && json_object_is_type(a, json_type_array)
                                    ? json_object_array_length(a)
                                    : 0;
@@ -150,19 +159,19 @@ static int ras_sample(struct cli *c) {
         if (r >= 0 && c->format == OUTPUT_TABLE)
                 for (size_t i = 0; i < json_object_array_length(gpus); i++) {
                         json_object *g = json_object_array_get_idx(gpus, i);
-                        json_object *ecc = json_path_get(g, "ecc");
+                        json_object *ecc = at(g, "ecc");
 
                         if (ecc)
                                 printf("GPU %s: %s uncorrectable, %s correctable, %s deferred "
                                        "since the driver loaded\n",
-                                       json_object_get_string(json_path_get(g, "gpu")),
+                                       json_object_get_string(at(g, "gpu")),
                                        json_object_get_string(
-                                               json_path_get(ecc, "uncorrectable_total")),
+                                               at(ecc, "uncorrectable_total")),
                                        json_object_get_string(
-                                               json_path_get(ecc, "correctable_total")),
-                                       json_path_get(ecc, "deferred_total")
+                                               at(ecc, "correctable_total")),
+                                       at(ecc, "deferred_total")
                                                ? json_object_get_string(
-                                                         json_path_get(ecc, "deferred_total"))
+                                                         at(ecc, "deferred_total"))
                                                : "n/a");
                 }
         return cli_sample_done(c, gpus, r);
@@ -427,9 +436,9 @@ static int follow_one(struct cli *c, struct cper_follower *f, int dirfd, const s
                         json_object *o = json_object_array_get_idx(rows, i);
                         json_object *line = json_object_new_object();
 
-                        json_set(line, "gpu", json_object_get(json_path_get(o, "gpu")));
-                        json_set(line, "bdf", json_object_get(json_path_get(o, "bdf")));
-                        json_set(line, "record", json_object_get(json_path_get(o, "e")));
+                        json_set(line, "gpu", json_object_get(at(o, "gpu")));
+                        json_set(line, "bdf", json_object_get(at(o, "bdf")));
+                        json_set(line, "record", json_object_get(at(o, "e")));
                         r = print_line(line);
                         json_object_put(line);
                 }
@@ -558,21 +567,21 @@ static int bad_pages_sample(struct cli *c) {
         if (r >= 0 && c->format == OUTPUT_TABLE)
                 for (size_t i = 0; i < json_object_array_length(gpus); i++) {
                         json_object *g = json_object_array_get_idx(gpus, i);
-                        json_object *bp = json_path_get(g, "bad_pages");
+                        json_object *bp = at(g, "bad_pages");
                         json_object *t;
 
                         if (!bp)
                                 continue;
-                        t = json_path_get(bp, "threshold");
+                        t = at(bp, "threshold");
                         printf("GPU %s: %s retired page%s (%s pending, %s unreservable), "
                                "threshold %s\n",
-                               json_object_get_string(json_path_get(g, "gpu")),
-                               json_object_get_string(json_path_get(bp, "count")),
-                               json_object_get_int64(json_path_get(bp, "count")) == 1 ? "" : "s",
-                               json_object_get_string(json_path_get(bp, "pending")),
-                               json_object_get_string(json_path_get(bp, "unreservable")),
+                               json_object_get_string(at(g, "gpu")),
+                               json_object_get_string(at(bp, "count")),
+                               json_object_get_int64(at(bp, "count")) == 1 ? "" : "s",
+                               json_object_get_string(at(bp, "pending")),
+                               json_object_get_string(at(bp, "unreservable")),
                                t ? json_object_get_string(t)
-                                 : json_object_get_string(json_path_get(bp, "threshold_error")));
+                                 : json_object_get_string(at(bp, "threshold_error")));
                 }
         return cli_sample_done(c, gpus, r);
 }
@@ -607,7 +616,7 @@ static json_object *health_gpu_cli(const struct doc_query *q, size_t index,
 }
 
 static enum health_state state_of(json_object *g) {
-        const char *s = json_object_get_string(json_path_get(g, "health.state"));
+        const char *s = json_object_get_string(at(g, "health.state"));
 
         if (!s)
                 return HEALTH_UNKNOWN;
@@ -648,18 +657,18 @@ static int health_sample(struct cli *c) {
 
                 for (size_t i = 0; i < json_object_array_length(gpus); i++) {
                         json_object *g = json_object_array_get_idx(gpus, i);
-                        json_object *reasons = json_path_get(g, "health.reasons");
+                        json_object *reasons = at(g, "health.reasons");
 
                         for (size_t k = 0; reasons && k < json_object_array_length(reasons); k++) {
                                 json_object *e = json_object_array_get_idx(reasons, k);
                                 const char *sev =
-                                        json_object_get_string(json_path_get(e, "severity"));
-                                const char *text = json_object_get_string(json_path_get(e, "text"));
+                                        json_object_get_string(at(e, "severity"));
+                                const char *text = json_object_get_string(at(e, "text"));
                                 bool info = sev && strcmp(sev, "info") == 0;
 
                                 if (pass == 0 && !info)
                                         printf("GPU %s: %s: %s\n",
-                                               json_object_get_string(json_path_get(g, "gpu")), sev,
+                                               json_object_get_string(at(g, "gpu")), sev,
                                                text);
                                 else if (pass == 1 && info && text && !strv_has(said, text)) {
                                         printf("note: %s\n", text);
