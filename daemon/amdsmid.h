@@ -94,6 +94,10 @@ struct pending;
 struct power_limit;
 struct samples;
 
+/* GetMetrics() and GetDocumentText("metric") of every GPU answer from a document at most
+ * this old: ten clients polling at 10 Hz cost the GPU what one does. */
+#define METRICS_MAX_AGE_USEC 50000
+
 struct daemon {
         sd_event *event;
         sd_bus *bus;
@@ -130,6 +134,11 @@ struct daemon {
         uint64_t index_changed_usec;
         char *metrics_json;             /* Manager.GetMetrics()'s last document */
         uint64_t metrics_usec;
+        /* GetDocumentText("metric") of every GPU: its last text and notes (document.c),
+         * served again for METRICS_MAX_AGE_USEC as GetMetrics()'s document is */
+        char *metric_text;
+        char **metric_text_notes;
+        uint64_t metric_text_usec;
         /* sampler.c: the last two gpu_metrics samples of each GPU */
         struct samples *samples;        /* NULL until a first consumer */
         sd_event_source *sampler_timer;

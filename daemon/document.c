@@ -281,28 +281,76 @@ static int method_get_document(sd_bus_message *m, void *userdata, sd_bus_error *
 
 /* GetDocumentText: (s text, as notes), the text as `amdsmi VERB --json` prints it (without the
  * final newline), so that amdsmi writes it out without parsing and printing it again. */
-static int method_get_document_text(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+/* Whether @m asks GetDocumentText for "metric" of every GPU (no options): the document
+ * served again for METRICS_MAX_AGE_USEC. */
+static bool is_metric_of_all(sd_bus_message *m) {
+        const char *verb;
+        bool all;
+
+        if (sd_bus_message_rewind(m, true) < 0 || sd_bus_message_read(m, "s", &verb) < 0 ||
+            strcmp(verb, "metric") != 0 ||
+            sd_bus_message_enter_container(m, 'a', "{sv}") < 0)
+                return false;
+        all = sd_bus_message_at_end(m, false) > 0;
+        (void) sd_bus_message_rewind(m, true);
+        return all;
+}
+
+static int reply_text(sd_bus_message *m, const char *text, char **notes) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        json_object *doc = NULL, *notes = NULL;
-        const char *text;
         int r;
 
-        r = build_document(userdata, m, method_get_document_text, &doc, &notes, error);
-        if (r != 0)
-                return r;
-        text = json_document_text(doc, false);
-        r = text ? sd_bus_message_new_method_return(m, &reply) : -ENOMEM;
+        r = sd_bus_message_new_method_return(m, &reply);
         if (r >= 0)
                 r = bus_append_text(reply, text);
         if (r >= 0)
-                r = sd_bus_message_open_container(reply, 'a', "s");
-        for (size_t i = 0; r >= 0 && notes && i < json_object_array_length(notes); i++)
-                r = sd_bus_message_append(
-                        reply, "s", json_object_get_string(json_object_array_get_idx(notes, i)));
-        if (r >= 0)
-                r = sd_bus_message_close_container(reply);
+                r = sd_bus_message_append_strv(reply, notes);
         if (r >= 0)
                 r = sd_bus_send(NULL, reply, NULL);
+        return r;
+}
+
+static int method_get_document_text(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        struct daemon *d = userdata;
+        _cleanup_strv_free_ char **note_list = NULL;
+        json_object *doc = NULL, *notes = NULL;
+        const char *text;
+        bool cache = is_metric_of_all(m);
+        int r;
+
+        if (cache && d->metric_text &&
+            now_usec(CLOCK_MONOTONIC) - d->metric_text_usec < METRICS_MAX_AGE_USEC) {
+                sampler_use(d);
+                return reply_text(m, d->metric_text, d->metric_text_notes);
+        }
+        r = build_document(d, m, method_get_document_text, &doc, &notes, error);
+        if (r != 0)
+                return r;
+        text = json_document_text(doc, false);
+        r = text ? 0 : -ENOMEM;
+        for (size_t i = 0; r >= 0 && notes && i < json_object_array_length(notes); i++)
+                r = strv_extend(&note_list,
+                                json_object_get_string(json_object_array_get_idx(notes, i)));
+        if (r >= 0 && cache) {
+                /* kept for the next calls; when out of memory, only not kept */
+                char *copy = strdup(text);
+                char **copy_notes = NULL;
+                bool ok = copy != NULL;
+
+                for (char **n = note_list; ok && n && *n; n++)
+                        ok = strv_extend(&copy_notes, *n) >= 0;
+                free(d->metric_text);
+                strv_free(d->metric_text_notes);
+                d->metric_text = ok ? copy : NULL;
+                d->metric_text_notes = ok ? copy_notes : NULL;
+                d->metric_text_usec = now_usec(CLOCK_MONOTONIC);
+                if (!ok) {
+                        free(copy);
+                        strv_free(copy_notes);
+                }
+        }
+        if (r >= 0)
+                r = reply_text(m, text, note_list);
         json_object_put(doc);
         json_object_put(notes);
         return r;

@@ -64,6 +64,10 @@ void manager_invalidate(struct daemon *d) {
         /* the GPUs may have changed: no document of the old set */
         free(d->metrics_json);
         d->metrics_json = NULL;
+        free(d->metric_text);
+        d->metric_text = NULL;
+        strv_free(d->metric_text_notes);
+        d->metric_text_notes = NULL;
 }
 
 static void dgpu_free(struct dgpu *g) {
@@ -447,10 +451,6 @@ static int method_describe(sd_bus_message *m, void *userdata, sd_bus_error *erro
                 return bus_error_errno(error, r, "cannot describe the GPUs: %s", strerror(-r));
         return bus_reply_string(m, s);
 }
-
-/* GetMetrics() answers from a document at most this old: ten clients polling at 10 Hz cost
- * the GPU what one does. */
-#define METRICS_MAX_AGE_USEC 50000
 
 /* The `amdsmi metric --json` document of one GPU (@bdf) or of all (NULL), from *cache when
  * it is younger than METRICS_MAX_AGE_USEC. */

@@ -315,6 +315,32 @@ class Documents(unittest.TestCase):
             self.assertIn("GetDocumentText: unknown verb 'reset'",
                           cm.exception.get_dbus_message())
 
+    def test_metric_text_served_again(self):
+        # GetDocumentText("metric") of every GPU is served again for 50 ms, as GetMetrics()'s
+        # document (ten scrapers at 10 Hz cost the GPUs what one does); then built anew
+        with Daemon() as d:
+            obj = self.bus(d).get_object("org.amdsmi1", ROOT)
+            none = dbus.Dictionary({}, signature="sv")
+
+            def stamp():
+                text, _ = obj.GetDocumentText("metric", none, dbus_interface=MANAGER)
+                return json.loads(text)["timestamp"]
+
+            stamp()  # the sampler's first samples
+            pairs = same = 0
+            for _ in range(20):
+                t0 = time.monotonic()
+                first, second = stamp(), stamp()
+                if time.monotonic() - t0 < 0.01:
+                    # the same document, unless it turned 50 ms old in between
+                    pairs += 1
+                    same += first == second
+            self.assertGreater(pairs, 0, "no two calls within 10 ms: cannot tell")
+            self.assertGreaterEqual(same, pairs * 0.6, (same, pairs))
+            first = stamp()
+            time.sleep(0.2)
+            self.assertNotEqual(stamp(), first)
+
     def test_cli_asks_for_text(self):
         # --json asks for the text (nothing to parse); a table, CSV, --fields and a watch ask
         # for the document. Seen on the bus by a monitor (the bus's owner: root).
