@@ -249,7 +249,8 @@ static int write_cper_file(struct cli *c, int dirfd, const char *dir, const char
                         snprintf(name, sizeof(name), "%s.cper", base);
                 else
                         snprintf(name, sizeof(name), "%s.%u.cper", base, k);
-                fd = safe_openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL, 0644, 0);
+                /* 0600: the records come from root-only debugfs (crash dumps) */
+                fd = safe_openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL, 0600, 0);
                 if (fd == -EEXIST) {
                         _cleanup_close_ int old = safe_openat(dirfd, name, O_RDONLY, 0, 0);
 

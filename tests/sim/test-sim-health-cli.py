@@ -165,6 +165,9 @@ class Cper(Case):
             files = sorted(os.listdir(out))
             self.assertEqual(len(files), 2, files)
             self.assertTrue(all(f.endswith(".cper") for f in files), files)
+            # root-only data (debugfs): readable by the writer only
+            self.assertEqual({os.stat(os.path.join(out, f)).st_mode & 0o777 for f in files},
+                             {0o600})
             sizes = sorted(os.path.getsize(os.path.join(out, f)) for f in files)
             self.assertEqual(sizes, sorted(r["size"] for r in recs))
             with open(os.path.join(out, files[0]), "rb") as f:
