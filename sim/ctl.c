@@ -394,23 +394,30 @@ static int cmd_switch_error(struct request *r, char **a, int n) {
         return e < 0 ? gpu_error(r, e, bdf) : 0;
 }
 
-static int cmd_sensor(struct request *r, char **a, int n) {
-        char bdf[16], names[256];
+/* The index of @s in @names[0..@n), or a failure naming @what and listing the names. */
+static int lookup_name(struct request *r, const char *what, const char *s,
+                       const char *const *names, int n) {
+        char list[256];
         size_t len = 0;
+
+        for (int i = 0; i < n; i++)
+                if (streq(s, names[i]))
+                        return i;
+        for (int i = 0; i < n; i++)
+                bprintf(list, sizeof(list), &len, "%s%s", i ? ", " : "", names[i]);
+        return fail(r, -EINVAL, "unknown %s \"%s\" (%s)", what, s, list);
+}
+
+static int cmd_sensor(struct request *r, char **a, int n) {
+        char bdf[16];
         uint64_t v = 0;
         int s, e;
 
         if ((e = parse_bdf(r, a[0], bdf, sizeof(bdf))) < 0)
                 return e;
-        for (s = 0; s < _SIM_SENSOR_MAX; s++)
-                if (streq(a[1], sim_sensor_names[s]))
-                        break;
-        if (s == _SIM_SENSOR_MAX) {
-                for (int i = 0; i < _SIM_SENSOR_MAX; i++)
-                        bprintf(names, sizeof(names), &len, "%s%s", i ? ", " : "",
-                                sim_sensor_names[i]);
-                return fail(r, -EINVAL, "unknown sensor \"%s\" (%s)", a[1], names);
-        }
+        s = lookup_name(r, "sensor", a[1], sim_sensor_names, _SIM_SENSOR_MAX);
+        if (s < 0)
+                return s;
         if (!streq(a[2], "auto") && (e = parse_u64(r, a[1], a[2], UINT64_MAX, &v)) < 0)
                 return e;
         e = sim_set_sensor(r->m, bdf, (enum sim_sensor) s, v, streq(a[2], "auto"));
@@ -420,22 +427,15 @@ static int cmd_sensor(struct request *r, char **a, int n) {
 }
 
 static int cmd_limit(struct request *r, char **a, int n) {
-        char bdf[16], names[128];
-        size_t len = 0;
+        char bdf[16];
         uint64_t pct;
         int l, e;
 
         if ((e = parse_bdf(r, a[0], bdf, sizeof(bdf))) < 0)
                 return e;
-        for (l = 0; l < _SIM_LIMITER_MAX; l++)
-                if (streq(a[1], sim_limiter_names[l]))
-                        break;
-        if (l == _SIM_LIMITER_MAX) {
-                for (int i = 0; i < _SIM_LIMITER_MAX; i++)
-                        bprintf(names, sizeof(names), &len, "%s%s", i ? ", " : "",
-                                sim_limiter_names[i]);
-                return fail(r, -EINVAL, "unknown limiter \"%s\" (%s)", a[1], names);
-        }
+        l = lookup_name(r, "limiter", a[1], sim_limiter_names, _SIM_LIMITER_MAX);
+        if (l < 0)
+                return l;
         if ((e = parse_u64(r, "PERCENT", a[2], 100, &pct)) < 0)
                 return e;
         e = sim_set_limit(r->m, bdf, (enum sim_limiter) l, (unsigned) pct);
@@ -550,22 +550,15 @@ static int ras_gpu_error(struct request *r, int e, const char *bdf) {
 }
 
 static int cmd_ras_inject(struct request *r, char **a, int n) {
-        char bdf[16], names[256];
-        size_t len = 0;
+        char bdf[16];
         uint64_t count = 1;
         int b, t, e;
 
         if ((e = parse_bdf(r, a[0], bdf, sizeof(bdf))) < 0)
                 return e;
-        for (b = 0; b < _SIM_RAS_BLOCK_MAX; b++)
-                if (streq(a[1], sim_ras_block_names[b]))
-                        break;
-        if (b == _SIM_RAS_BLOCK_MAX) {
-                for (int i = 0; i < _SIM_RAS_BLOCK_MAX; i++)
-                        bprintf(names, sizeof(names), &len, "%s%s", i ? ", " : "",
-                                sim_ras_block_names[i]);
-                return fail(r, -EINVAL, "unknown RAS block \"%s\" (%s)", a[1], names);
-        }
+        b = lookup_name(r, "RAS block", a[1], sim_ras_block_names, _SIM_RAS_BLOCK_MAX);
+        if (b < 0)
+                return b;
         for (t = 0; t < _SIM_RAS_ERR_MAX; t++)
                 if (streq(a[2], sim_ras_err_names[t]))
                         break;
