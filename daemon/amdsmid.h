@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * amdsmid: the daemon's state and the interfaces between its framework (daemon/) and the
- * D-Bus glue of the feature slices (partition/, power/, sriov/).
+ * D-Bus glue of the feature slices (partition/, power/, sriov/, health/).
  *
  * Threads: everything runs on the sd-event loop of the main thread, except the body of a
  * change (struct job's run()), which runs on a worker thread with a library context of its
@@ -73,6 +73,9 @@ struct dgpu {
         char *effective_source;         /* "host", "vm", "apml", "default" or "" */
         struct dgpu_power *power;       /* power/dbus-power.c: the state file's record, what
                                            the last refresh saw, re-applies wanted */
+
+        /* org.amdsmi1.Health (health/dbus-health.c; NULL until first used) */
+        struct dgpu_health *health;
 
         /* org.amdsmi1.Sriov */
         uint32_t total_vfs;
@@ -353,7 +356,15 @@ struct slice {
          * @return 0 and the array in *ret, or a negative errno (reported). */
         int (*document_gpus)(struct daemon *d, const struct doc_query *q, json_object **ret);
 };
-extern const struct slice partition_slice, power_slice, sriov_slice;
+extern const struct slice partition_slice, power_slice, sriov_slice, health_slice;
+
+/* health/dbus-health.c: the Health interface's state of a GPU (g->health), and what the event
+ * stream (health/dbus-health-events.c) hands to it. health_daemon_event() emits
+ * org.amdsmi1.Health.Event(@kind, @json) on @g's object; health_daemon_reset_seen() records a
+ * GPU reset (CLOCK_BOOTTIME µs, the kernel's cause or NULL) for the verdict's reset window. */
+struct dgpu_health;
+void health_daemon_event(struct dgpu *g, const char *kind, const char *json);
+void health_daemon_reset_seen(struct dgpu *g, uint64_t boottime_usec, const char *cause);
 extern const sd_bus_vtable gpu_vtable[], manager_vtable[];
 /* daemon/document.c: Manager.GetDocument() */
 extern const sd_bus_vtable document_manager_vtable[];

@@ -20,7 +20,8 @@
 #include "history.h"
 #include "select.h"
 
-static const struct slice *const slices[] = { &partition_slice, &power_slice, &sriov_slice };
+static const struct slice *const slices[] = { &partition_slice, &power_slice, &sriov_slice,
+                                              &health_slice };
 
 struct dgpu *manager_find_gpu(struct daemon *d, const char *bdf) {
         for (size_t i = 0; i < d->n_gpus; i++)
