@@ -365,6 +365,9 @@ extern const struct slice partition_slice, power_slice, sriov_slice, health_slic
 struct dgpu_health;
 void health_daemon_event(struct dgpu *g, const char *kind, const char *json);
 void health_daemon_reset_seen(struct dgpu *g, uint64_t boottime_usec, const char *cause);
+/* The event stream of @g is followed (@on) or not any more, since @boottime_usec: resets are
+ * known to the verdict only over a window the stream was followed for. */
+void health_daemon_following(struct dgpu *g, bool on, uint64_t boottime_usec);
 extern const sd_bus_vtable gpu_vtable[], manager_vtable[];
 /* daemon/document.c: Manager.GetDocument() */
 extern const sd_bus_vtable document_manager_vtable[];

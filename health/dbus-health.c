@@ -8,6 +8,7 @@
  * health_daemon_event() and health_daemon_reset_seen().
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
@@ -20,6 +21,9 @@ struct dgpu_health {
         /* the last GPU reset amdsmid saw (CLOCK_BOOTTIME µs; 0: none) and its cause */
         uint64_t last_reset_usec;
         char *last_reset_cause;
+        /* the event stream of this GPU is followed now (resets are known while it is) */
+        bool following;
+        uint64_t following_since_usec; /* CLOCK_BOOTTIME µs */
 };
 
 static struct dgpu_health *dgpu_health_get(struct dgpu *g) {
@@ -47,6 +51,15 @@ void health_daemon_reset_seen(struct dgpu *g, uint64_t boottime_usec, const char
         h->last_reset_usec = boottime_usec;
         free(h->last_reset_cause);
         h->last_reset_cause = cause ? strdup(cause) : NULL;
+}
+
+void health_daemon_following(struct dgpu *g, bool on, uint64_t boottime_usec) {
+        struct dgpu_health *h = dgpu_health_get(g);
+
+        if (!h || h->following == on)
+                return;
+        h->following = on;
+        h->following_since_usec = on ? boottime_usec : 0;
 }
 
 static void health_free_gpu(struct dgpu *g) {
