@@ -211,6 +211,16 @@ if command -v rocm-smi >/dev/null && [ "$(id -u)" = 0 ] && unshare -m true 2>/de
         peer_ratio "$SPX" "rocm-smi / amdsmi power" "power --json" \
                 "rocm-smi --showpower --showmaxpower --json" \
                 STATE_DIRECTORY="$PW/state" RUNTIME_DIRECTORY="$PW/run"
+        # what an operator's `amdsmi metric --json` does where amdsmid runs: the CLI names the
+        # tree amdsmid reads (so that it asks amdsmid), rocm-smi reads it over /sys
+        if command -v dbus-daemon >/dev/null; then
+                amdsmid_start "$B/daemon/amdsmid" "$PW/rocm-tree"
+                peer_ratio "$PW/rocm-tree" \
+                        "rocm-smi / amdsmi metric through amdsmid (tree with rocm-smi's labels)" \
+                        "metric --json" "rocm-smi --showuse --showtemp --showpower --json" \
+                        RUNTIME_DIRECTORY="$bus_dir/run" AMDSMI_SYSFS_ROOT="$PW/rocm-tree"
+                amdsmid_stop
+        fi
 else
         echo "== peers skipped (need root, unshare -m and the rocm-smi package)"
 fi
