@@ -412,7 +412,7 @@ static int method_list_vfs(sd_bus_message *m, void *userdata, sd_bus_error *erro
         r = gpu_set_attach(&set, g->d->ctx, NULL);
         if (r < 0)
                 return bus_error_errno(error, r, "out of memory");
-        o = sriov_pf_json(&report, &set, g->index, gpu, true);
+        o = sriov_pf_state_json(&report, &set, g->index, gpu);
         gpu_set_clear(&set);
         report_clear(&report); /* problems with single values: none for root, else null values */
         if (!o)

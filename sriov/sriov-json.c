@@ -235,13 +235,20 @@ json_object *sriov_pf_json(struct report *rep, const struct gpu_set *set, size_t
 struct pf_read {
         struct report *rep;
         const struct gpu_set *set;
-        const bool *all_vfs;
+        const bool *all_vfs; /* per GPU index; NULL: all VFs of every PF */
 };
 
 static json_object *pf_read_gpu(void *userdata, size_t index, struct amdsmi_gpu *gpu) {
         struct pf_read *p = userdata;
 
-        return sriov_pf_json(p->rep, p->set, index, gpu, p->all_vfs[index]);
+        return sriov_pf_json(p->rep, p->set, index, gpu, !p->all_vfs || p->all_vfs[index]);
+}
+
+json_object *sriov_pf_state_json(struct report *rep, const struct gpu_set *set, size_t index,
+                                 struct amdsmi_gpu *gpu) {
+        struct pf_read p = { rep, set, NULL };
+
+        return gpu_state_collect(rep, set->ctx, index, gpu, pf_read_gpu, &p);
 }
 
 int sriov_document_gpus(struct report *rep, const struct gpu_set *set, bool guest_note,

@@ -69,6 +69,10 @@ int sriov_run_fail(int *result, int r);
  * selected in @c). Problems with single values go to @c's errors. NULL on -ENOMEM. */
 json_object *sriov_pf_json(struct report *rep, const struct gpu_set *set, size_t index,
                            struct amdsmi_gpu *gpu, bool all_vfs);
+/* The same with all its VFs and its "state", as `amdsmi sriov` shows a PF (a PF in reset or
+ * without a driver: null values and one errors entry). NULL on -ENOMEM. */
+json_object *sriov_pf_state_json(struct report *rep, const struct gpu_set *set, size_t index,
+                                 struct amdsmi_gpu *gpu);
 
 /*
  * The "gpus" of `amdsmi sriov`: one object per PF the selection of @set concerns, in

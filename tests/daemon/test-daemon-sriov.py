@@ -355,6 +355,8 @@ class Case(unittest.TestCase):
             self.assertEqual(self.driver(m, vf), "vfio-pci")
             doc = self.reply(d, P0, "ListVfs", "")
             self.assertEqual([v["driver"] for v in doc["vfs"]], ["none", "vfio-pci"])
+            # the PF's state, as `amdsmi sriov` shows it
+            self.assertEqual(doc["state"], "ok")
             r = self.reply(d, P0, "BindVf", "st", vf, 0)
             self.assertEqual(r["messages"],
                              ["%s: vfio-pci (bound to vfio-pci already, nothing to do)" % vf])
