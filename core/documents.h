@@ -7,6 +7,7 @@
  */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,6 +30,10 @@ struct doc_query {
         /* metric: what the power limiter ran against (the power slice's; NULL: unknown) */
         int (*power_limit)(void *userdata, struct amdsmi_gpu *gpu, struct power_limit *ret);
         void *power_limit_userdata;
+        /* health: the caller may not read root-only data (CPER records, the bad-page
+         * threshold): amdsmid reads them as root, and says them as needing root (-EACCES) to
+         * a caller polkit did not allow org.amdsmi1.health.read-privileged */
+        bool unprivileged;
 };
 
 typedef json_object *(*doc_gpu_fn)(const struct doc_query *q, size_t index,

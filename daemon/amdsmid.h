@@ -158,6 +158,10 @@ struct daemon {
 void log_setup(void);
 void log_full(int priority, const char *gpu, const char *change, const char *format, ...)
         _printf_(4, 5);
+/* log_gpu() with one more journal field @field ("KEY=value", e.g. "HEALTH=warning"; on stderr
+ * only the message shows) */
+void log_gpu_field(int priority, const char *gpu, const char *field, const char *format, ...)
+        _printf_(4, 5);
 #define log_debug(...) log_full(LOG_DEBUG, NULL, NULL, __VA_ARGS__)
 #define log_info(...) log_full(LOG_INFO, NULL, NULL, __VA_ARGS__)
 #define log_notice(...) log_full(LOG_NOTICE, NULL, NULL, __VA_ARGS__)
@@ -381,6 +385,9 @@ void note_moved_indexes(struct daemon *d, const struct selection *sel, struct re
 int partition_daemon_document(struct daemon *d, const struct doc_query *q, json_object **ret);
 int power_daemon_document(struct daemon *d, const struct doc_query *q, json_object **ret);
 int sriov_daemon_document(struct daemon *d, const struct doc_query *q, json_object **ret);
+/* health/dbus-health.c: `amdsmi health` with amdsmid's thresholds, CE-rate window and known
+ * resets (a fresh sample of each GPU, which the properties follow) */
+int health_daemon_document(struct daemon *d, const struct doc_query *q, json_object **ret);
 
 /* power/dbus-power.c, for the VM provisioning of sriov/dbus-vm.c: on a worker thread (a job
  * holding @pf), sets (@uw) or clears (@uw AMDSMI_NA) the vm source @vm (VF @vf, may be NULL)

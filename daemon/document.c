@@ -4,7 +4,8 @@
  * verbs, so that `amdsmi VERB` asks amdsmid instead of reading the GPUs again (ARCHITECTURE §4:
  * every gpu_metrics read costs the SMU time, a partition file may wake the GPU).
  *
- *   verb     list, static, metric, partition, power or sriov
+ *   verb     list, static, metric, partition, power, sriov, ras, ras-cper (`amdsmi ras
+ *            --cper`), bad-pages or health
  *   options  "gpus" (as): the -g selectors as amdsmi(1) takes them ("0", "0.3",
  *            "0000:c1:00.0", "all"); none: every GPU
  *
@@ -27,10 +28,13 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
+#include <syslog.h>
 
 #include "amdsmid.h"
 #include "documents.h"
+#include "health-json.h"
 #include "gpu-set.h"
 #include "json-util.h"
 #include "report.h"
@@ -125,6 +129,7 @@ void note_moved_indexes(struct daemon *d, const struct selection *sel, struct re
 enum {
         DOC_SAMPLES = 1u << 0, /* the sampler's samples must be fresh first (limiters) */
         DOC_SKIP_CHANGING = 1u << 1,
+        DOC_PRIVILEGED = 1u << 2, /* has root-only parts (HEALTH_READ_PRIVILEGED_ACTION) */
 };
 
 struct doc_verb {
@@ -132,6 +137,7 @@ struct doc_verb {
         unsigned flags;
         doc_gpu_fn gpu_fn;         /* core/'s documents */
         const struct slice *slice; /* else the slice's document_gpus */
+        const char *command;       /* the document's "command" (NULL: @verb) */
 };
 
 static const struct doc_verb doc_verbs[] = {
@@ -141,7 +147,100 @@ static const struct doc_verb doc_verbs[] = {
         { "partition", DOC_SKIP_CHANGING, NULL, &partition_slice },
         { "power", DOC_SAMPLES, NULL, &power_slice },
         { "sriov", DOC_SKIP_CHANGING, NULL, &sriov_slice },
+        { "ras", 0, ras_gpu, NULL },
+        { "ras-cper", DOC_PRIVILEGED, cper_gpu, NULL, "ras" }, /* amdsmi ras --cper */
+        { "bad-pages", DOC_PRIVILEGED, bad_pages_gpu, NULL },
+        { "health", 0, NULL, &health_slice },
 };
+
+/*
+ * The root-only parts of a document (CPER records, the bad-page threshold): amdsmid reads them
+ * as root; a caller other than root gets them when polkit allows it
+ * HEALTH_READ_PRIVILEGED_ACTION, else the rest of the document with those parts said as
+ * needing root, as amdsmi(1) says them without root. polkit answers later: the answer waits
+ * here for the call's replay (main thread only).
+ */
+#define HEALTH_READ_PRIVILEGED_ACTION "org.amdsmi1.health.read-privileged"
+
+struct privileged_answer {
+        sd_bus_message *call;
+        bool allowed;
+        struct privileged_answer *next;
+};
+
+static struct privileged_answer *privileged_answers;
+
+/* The answer for @m, removed (-ENOENT: none yet). @return 1 allowed, 0 not. */
+static int privileged_answer_take(sd_bus_message *m) {
+        for (struct privileged_answer **a = &privileged_answers; *a; a = &(*a)->next)
+                if ((*a)->call == m) {
+                        struct privileged_answer *x = *a;
+                        int r = x->allowed;
+
+                        *a = x->next;
+                        sd_bus_message_unref(x->call);
+                        free(x);
+                        return r;
+                }
+        return -ENOENT;
+}
+
+struct privileged_query {
+        struct daemon *d;
+        sampler_reply_fn again;
+};
+
+static void privileged_done(sd_bus_message *call, int r, const char *why, void *userdata) {
+        struct privileged_query *pq = userdata;
+        struct privileged_answer *a = calloc(1, sizeof(*a));
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+
+        if (!a) {
+                (void) sd_bus_reply_method_errno(call, ENOMEM, NULL);
+                return;
+        }
+        if (r < 0)
+                log_debug("polkit check of %s: %s", HEALTH_READ_PRIVILEGED_ACTION, strerror(-r));
+        a->call = sd_bus_message_ref(call);
+        a->allowed = r == 1;
+        a->next = privileged_answers;
+        privileged_answers = a;
+        r = pq->again(call, pq->d, &error);
+        if (r < 0 || sd_bus_error_is_set(&error))
+                (void) sd_bus_reply_method_error(call, &error);
+        sd_bus_error_free(&error);
+        (void) privileged_answer_take(call); /* when the replay failed before taking it */
+}
+
+/* 1: @m's caller may read the root-only parts, 0: not, 2: polkit is asked (@again follows
+ * with @m), or a negative errno. */
+static int privileged_allowed(struct daemon *d, sd_bus_message *m, sampler_reply_fn again) {
+        _cleanup_(sd_bus_creds_unrefp) sd_bus_creds *creds = NULL;
+        struct privileged_query *pq;
+        uid_t uid;
+        int r;
+
+        r = privileged_answer_take(m);
+        if (r >= 0)
+                return r;
+        r = sd_bus_query_sender_creds(m, SD_BUS_CREDS_EUID | SD_BUS_CREDS_AUGMENT, &creds);
+        if (r >= 0)
+                r = sd_bus_creds_get_euid(creds, &uid);
+        if (r < 0)
+                return r;
+        if (uid == 0)
+                return 1;
+        pq = malloc(sizeof(*pq));
+        if (!pq)
+                return -ENOMEM;
+        *pq = (struct privileged_query){ d, again };
+        r = polkit_check(d, m, HEALTH_READ_PRIVILEGED_ACTION, privileged_done, pq, free);
+        if (r < 0) {
+                free(pq);
+                return r;
+        }
+        return 2;
+}
 
 static const struct doc_verb *find_verb(const char *verb) {
         for (size_t i = 0; i < ELEMENTSOF(doc_verbs); i++)
@@ -209,7 +308,8 @@ static int build_document(struct daemon *d, sd_bus_message *m, sampler_reply_fn 
         if (!v)
                 return bus_error_errno(error, -EINVAL,
                                        "%s: unknown verb '%s' (verbs: list, static, metric, "
-                                       "partition, power, sriov)",
+                                       "partition, power, sriov, ras, ras-cper, bad-pages, "
+                                       "health)",
                                        sd_bus_message_get_member(m), verb);
         r = bus_read_options(m, read_option, &sel, error);
         if (r < 0)
@@ -231,7 +331,17 @@ static int build_document(struct daemon *d, sd_bus_message *m, sampler_reply_fn 
                 q.power_limit_userdata = d;
         }
 
-        rep.command = v->verb;
+        if (v->flags & DOC_PRIVILEGED) {
+                r = privileged_allowed(d, m, again);
+                if (r < 0)
+                        return bus_error_errno(error, r, "cannot check the caller: %s",
+                                               strerror(-r));
+                if (r == 2)
+                        return 1;
+                q.unprivileged = r == 0;
+        }
+
+        rep.command = v->command ?: v->verb;
         snprintf(rep.hostname, sizeof(rep.hostname), "%s", d->hostname);
         report_begin_sample(&rep);
         note_moved_indexes(d, &sel, &rep);

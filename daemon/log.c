@@ -2,7 +2,8 @@
 /*
  * The daemon's log: structured journal entries when stderr is connected to the journal
  * (systemd sets JOURNAL_STREAM), plain lines with a priority prefix on stderr otherwise.
- * Every change carries the fields GPU= and CHANGE=, so `journalctl GPU=0000:05:00.0` finds them.
+ * Every change carries the fields GPU= and CHANGE=, so `journalctl GPU=0000:05:00.0` finds them;
+ * a health change GPU= and HEALTH= (log_gpu_field()).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -53,16 +54,33 @@ void log_capture_end(void) {
         capture_size = 0;
 }
 
+static void log_fieldv(int priority, const char *gpu, const char *change, const char *field,
+                       const char *format, va_list ap) _printf_(5, 0);
+
 void log_full(int priority, const char *gpu, const char *change, const char *format, ...) {
-        char msg[2048];
         va_list ap;
+
+        va_start(ap, format);
+        log_fieldv(priority, gpu, change, NULL, format, ap);
+        va_end(ap);
+}
+
+void log_gpu_field(int priority, const char *gpu, const char *field, const char *format, ...) {
+        va_list ap;
+
+        va_start(ap, format);
+        log_fieldv(priority, gpu, NULL, field, format, ap);
+        va_end(ap);
+}
+
+static void log_fieldv(int priority, const char *gpu, const char *change, const char *field,
+                       const char *format, va_list ap) {
+        char msg[2048];
         int saved = errno;
 
         if (priority > max_priority && !(capture_buf && priority <= LOG_NOTICE))
                 return;
-        va_start(ap, format);
         (void) vsnprintf(msg, sizeof(msg), format, ap);
-        va_end(ap);
         if (capture_buf && priority <= LOG_NOTICE) {
                 size_t n = strlen(capture_buf);
 
@@ -75,7 +93,7 @@ void log_full(int priority, const char *gpu, const char *change, const char *for
 
         if (use_journal) {
                 char m[2100], p[16], g[32], c[64];
-                struct iovec iov[5];
+                struct iovec iov[6];
                 int n = 0;
 
                 snprintf(m, sizeof(m), "MESSAGE=%s%s%s", gpu ? gpu : "", gpu ? ": " : "", msg);
@@ -91,6 +109,8 @@ void log_full(int priority, const char *gpu, const char *change, const char *for
                         snprintf(c, sizeof(c), "CHANGE=%s", change);
                         iov[n++] = (struct iovec){ c, strlen(c) };
                 }
+                if (field)
+                        iov[n++] = (struct iovec){ (char *) field, strlen(field) };
                 (void) sd_journal_sendv(iov, n);
         } else {
                 static const char *const level[] = {

@@ -8,14 +8,34 @@
  * health_daemon_event() and health_daemon_reset_seen().
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
 #include <time.h>
 
 #include "amdsmid.h"
+#include "documents.h"
+#include "gpu-set.h"
 #include "health-json.h"
+
+/*
+ * Sampling: every periodic check (poll_interval_ms, 2 s by default) samples each GPU: the RAS
+ * counts of every block (one ras/ listing and about 10 small sysfs reads), the retired pages
+ * (one sysfs file) and the CPER ring from a cursor (one debugfs read; only the records after
+ * the cursor are handed on, so each new record is an Event once). The bad-page threshold
+ * (debugfs) changes only with the driver's parameters: read once a minute, and at every check
+ * while it fails. One such sample of the eight GPUs of the simulated mi300x-8 costs about
+ * 1.2 ms of CPU (bench-health "sample 8 GPUs, all parts", median): cheap enough for every
+ * check, so that a new UE or fatal CPER record shows within one period.
+ */
+#define HEALTH_THRESHOLD_REREAD_USEC (60 * 1000000ULL)
+/* The CE rate is measured over at least this long once amdsmid has run for it: the sample
+ * that starts the window is replaced by a newer one only when that one is this old (one CE a
+ * second after the previous sample is no rate of 3600 an hour). */
+#define HEALTH_CE_WINDOW_USEC (5 * 60 * 1000000ULL)
 
 struct dgpu_health {
         /* the last GPU reset amdsmid saw (CLOCK_BOOTTIME µs; 0: none) and its cause */
@@ -24,6 +44,20 @@ struct dgpu_health {
         /* the event stream of this GPU is followed now (resets are known while it is) */
         bool following;
         uint64_t following_since_usec; /* CLOCK_BOOTTIME µs */
+
+        /* the last sample (in.previous is set only while judging) */
+        bool sampled;
+        struct health_input in;
+        /* the CE rate's window: it starts at @base; @mid becomes the base once old enough */
+        bool have_base, have_mid;
+        struct health_sample base, mid;
+        uint64_t threshold_usec;             /* the last threshold read (CLOCK_MONOTONIC) */
+        struct amdsmi_cper_cursor cper_cursor;
+        bool cper_primed;                    /* the records held at start were read */
+        /* what the properties say */
+        bool judged;
+        struct health_verdict verdict;
+        uint64_t ue, ce, de;                 /* AMDSMI_NA: unknown */
 };
 
 static struct dgpu_health *dgpu_health_get(struct dgpu *g) {
@@ -62,6 +96,330 @@ void health_daemon_following(struct dgpu *g, bool on, uint64_t boottime_usec) {
         h->following_since_usec = on ? boottime_usec : 0;
 }
 
+/* The totals over the readable blocks (AMDSMI_NA when none is; de also when no block
+ * counts deferred errors), as health_ecc_json() sums them. */
+static void ras_totals(const struct health_sample *smp, uint64_t *ue, uint64_t *ce, uint64_t *de) {
+        bool any = false, any_de = false;
+
+        *ue = *ce = *de = 0;
+        for (size_t b = 0; smp->error == 0 && b < _AMDSMI_RAS_BLOCK_MAX; b++) {
+                const struct amdsmi_ras_count *k = &smp->ras.blocks[b];
+
+                if (k->error != 0)
+                        continue;
+                any = true;
+                *ue += k->ue;
+                *ce += k->ce;
+                if (k->de != AMDSMI_NA) {
+                        *de += k->de;
+                        any_de = true;
+                }
+        }
+        if (!any)
+                *ue = *ce = AMDSMI_NA;
+        if (!any_de)
+                *de = AMDSMI_NA;
+}
+
+/* A count that went back since the last sample (the driver was reloaded): said in the log,
+ * and the CE rate's window starts again at @now (never a negative delta). */
+static bool counts_went_back(struct dgpu *g, const struct health_sample *before,
+                             const struct health_sample *now) {
+        bool back = false;
+
+        if (before->error != 0 || now->error != 0)
+                return false;
+        for (size_t b = 0; b < _AMDSMI_RAS_BLOCK_MAX; b++) {
+                const struct amdsmi_ras_count *p = &before->ras.blocks[b], *k = &now->ras.blocks[b];
+                uint64_t d;
+
+                if (p->error != 0 || k->error != 0)
+                        continue;
+                if (amdsmi_ras_count_delta(p->ue, k->ue, &d) == 1 ||
+                    amdsmi_ras_count_delta(p->ce, k->ce, &d) == 1) {
+                        log_gpu(LOG_NOTICE, g->bdf,
+                                "RAS counts of block %s went back (UE %" PRIu64 " -> %" PRIu64
+                                ", CE %" PRIu64 " -> %" PRIu64 "): the driver was reloaded; "
+                                "counting again from the reload",
+                                amdsmi_ras_block_to_string((enum amdsmi_ras_block) b), p->ue,
+                                k->ue, p->ce, k->ce);
+                        back = true;
+                }
+        }
+        return back;
+}
+
+static void emit_json(struct dgpu *g, const char *kind, json_object *o) {
+        if (!o)
+                return;
+        json_object_object_add(o, "bdf", json_object_new_string(g->bdf));
+        health_daemon_event(g, kind, json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+        json_object_put(o);
+}
+
+/* Reads the CPER records after the cursor: each new one is an Event("cper") (not the records
+ * the ring held when amdsmid started); the fatal ones count for the verdict. */
+static void sample_cper(struct dgpu *g, struct dgpu_health *h, struct amdsmi_gpu *gpu) {
+        struct amdsmi_cper_batch *batch = NULL;
+        int r;
+
+        r = amdsmi_gpu_read_cper(gpu, &h->cper_cursor, &batch);
+        if (r < 0) {
+                if (r != h->in.cper_error && r != -ENODATA)
+                        log_gpu(LOG_DEBUG, g->bdf, "cannot read the CPER ring: %s", strerror(-r));
+                h->in.cper_error = r;
+                return;
+        }
+        h->in.cper_error = 0;
+        if (batch->reloaded) {
+                log_gpu(LOG_NOTICE, g->bdf,
+                        "the CPER record counters went back: the driver was reloaded");
+                h->in.n_cper_fatal = 0;
+        }
+        if (batch->lost > 0 && h->cper_primed)
+                log_gpu(LOG_WARNING, g->bdf,
+                        "%" PRIu64 " CPER records were overwritten in the ring before amdsmid "
+                        "read them",
+                        batch->lost);
+        for (size_t i = 0; i < batch->n_records; i++) {
+                const struct amdsmi_cper_record *rec = &batch->records[i];
+
+                if (rec->severity == AMDSMI_CPER_SEVERITY_FATAL) {
+                        h->in.n_cper_fatal++;
+                        snprintf(h->in.cper_fatal_id, sizeof(h->in.cper_fatal_id), "%s",
+                                 rec->record_id);
+                }
+                if (h->cper_primed) {
+                        log_gpu(rec->severity == AMDSMI_CPER_SEVERITY_FATAL ? LOG_WARNING
+                                                                            : LOG_NOTICE,
+                                g->bdf, "CPER record %s (%s)", rec->record_id,
+                                amdsmi_cper_severity_to_string(rec->severity));
+                        emit_json(g, "cper", health_cper_record_json(rec));
+                }
+        }
+        h->cper_primed = true;
+        amdsmi_cper_batch_free(batch);
+}
+
+static void sample_bad_pages(struct dgpu_health *h, struct amdsmi_gpu *gpu) {
+        struct amdsmi_bad_page *pages = NULL;
+        uint64_t now = now_usec(CLOCK_MONOTONIC);
+        int n;
+
+        h->in.n_bad_pages = h->in.n_pending = h->in.n_unreservable = 0;
+        n = amdsmi_gpu_read_bad_pages(gpu, &pages);
+        h->in.bad_pages_error = n < 0 ? n : 0;
+        for (int i = 0; i < n; i++)
+                if (pages[i].status == AMDSMI_BAD_PAGE_STATUS_PENDING)
+                        h->in.n_pending++;
+                else if (pages[i].status == AMDSMI_BAD_PAGE_STATUS_UNRESERVABLE)
+                        h->in.n_unreservable++;
+        if (n > 0)
+                h->in.n_bad_pages = (size_t) n;
+        free(pages);
+        if (h->threshold_usec == 0 || h->in.threshold_error != 0 ||
+            now - h->threshold_usec >= HEALTH_THRESHOLD_REREAD_USEC) {
+                h->in.threshold_error = amdsmi_gpu_read_bad_page_threshold(gpu, &h->in.threshold);
+                h->threshold_usec = now;
+        }
+}
+
+/* The input of the verdict: the last sample, the CE rate's window, the resets known. */
+static void judge_input(struct dgpu *g, struct dgpu_health *h, struct health_input *ret) {
+        struct health_thresholds t;
+        uint64_t now = now_usec(CLOCK_BOOTTIME), window;
+
+        health_thresholds_from_config(g->d->config, &t);
+        window = (uint64_t) t.reset_window_minutes * 60u * 1000000u;
+        *ret = h->in;
+        ret->previous = h->have_base ? &h->base : NULL;
+        /* resets are known when the event stream was followed over the whole window, or saw
+         * one since it is followed */
+        ret->resets_known = h->following && (now - h->following_since_usec >= window ||
+                                             h->last_reset_usec >= h->following_since_usec);
+        ret->last_reset_age_usec = h->last_reset_usec > 0 && h->last_reset_usec <= now
+                                           ? now - h->last_reset_usec
+                                           : UINT64_MAX;
+}
+
+static bool verdict_differs(const struct health_verdict *a, const struct health_verdict *b) {
+        if (a->state != b->state || a->n_reasons != b->n_reasons)
+                return true;
+        for (size_t i = 0; i < a->n_reasons; i++)
+                if (strcmp(a->reasons[i].code, b->reasons[i].code) != 0 ||
+                    a->reasons[i].severity != b->reasons[i].severity)
+                        return true;
+        return false;
+}
+
+/* Samples @g and judges it: the properties that changed are appended to @names, a health
+ * change is logged (GPU=, HEALTH=) and signalled. @return 0 or -ENOMEM. */
+static int health_update(struct dgpu *g, struct amdsmi_gpu *gpu, char ***names) {
+        struct dgpu_health *h = dgpu_health_get(g);
+        struct health_sample smp;
+        struct health_input in;
+        struct health_verdict v;
+        uint64_t ue, ce, de;
+        int r = 0;
+
+        if (!h)
+                return -ENOMEM;
+        (void) health_sample_read(gpu, &smp);
+        if (h->sampled && counts_went_back(g, &h->in.now, &smp))
+                h->have_base = h->have_mid = false;
+        h->in.now = smp;
+        h->in.previous = NULL;
+        if (smp.error == 0) {
+                if (!h->have_base) {
+                        h->base = smp;
+                        h->have_base = true;
+                } else if (!h->have_mid) {
+                        h->mid = smp;
+                        h->have_mid = true;
+                } else if (smp.usec - h->mid.usec >= HEALTH_CE_WINDOW_USEC) {
+                        h->base = h->mid;
+                        h->mid = smp;
+                }
+        }
+        sample_bad_pages(h, gpu);
+        sample_cper(g, h, gpu);
+        h->sampled = true;
+
+        ras_totals(&smp, &ue, &ce, &de);
+        if (ue != h->ue || !h->judged)
+                r = r < 0 ? r : strv_extend(names, "UncorrectableErrors");
+        if (ce != h->ce || !h->judged)
+                r = r < 0 ? r : strv_extend(names, "CorrectableErrors");
+        if (de != h->de || !h->judged)
+                r = r < 0 ? r : strv_extend(names, "DeferredErrors");
+        h->ue = ue;
+        h->ce = ce;
+        h->de = de;
+
+        judge_input(g, h, &in);
+        {
+                struct health_thresholds t;
+
+                health_thresholds_from_config(g->d->config, &t);
+                health_judge(&t, &in, &v);
+        }
+        if (!h->judged || verdict_differs(&h->verdict, &v)) {
+                const char *was = h->judged ? health_state_to_string(h->verdict.state) : NULL;
+                const char *is = health_state_to_string(v.state);
+                char field[32], why[512] = "";
+                size_t n = 0;
+
+                for (size_t i = 0; i < v.n_reasons && n < sizeof(why); i++)
+                        if (v.reasons[i].severity != HEALTH_SEVERITY_INFO)
+                                n += (size_t) snprintf(why + n, sizeof(why) - n, "%s%s",
+                                                       n ? "; " : "", v.reasons[i].text);
+                snprintf(field, sizeof(field), "HEALTH=%s", is);
+                if (was || v.state != HEALTH_OK)
+                        log_gpu_field(v.state == HEALTH_CRITICAL  ? LOG_CRIT
+                                      : v.state == HEALTH_WARNING ? LOG_WARNING
+                                                                  : LOG_NOTICE,
+                                      g->bdf, field, "health %s%s%s%s%s", was ? was : "",
+                                      was ? " -> " : "", is, why[0] ? ": " : "", why);
+                if (h->judged && v.state != h->verdict.state)
+                        r = r < 0 ? r : strv_extend(names, "State");
+                if (h->judged)
+                        r = r < 0 ? r : strv_extend(names, "Reasons");
+                if (h->judged)
+                        emit_json(g, "health", health_verdict_json(&v));
+                h->verdict = v;
+                h->judged = true;
+        }
+        return r;
+}
+
+static char **health_refresh(struct dgpu *g, struct amdsmi_gpu *gpu) {
+        char **names = NULL;
+
+        if (health_update(g, gpu, &names) < 0)
+                log_gpu(LOG_WARNING, g->bdf, "health: out of memory");
+        /* at the first sample nobody can have read the properties yet */
+        return names;
+}
+
+/* ---- properties -------------------------------------------------------------------------- */
+
+static int property_state(sd_bus *bus, const char *path, const char *interface,
+                          const char *property, sd_bus_message *reply, void *userdata,
+                          sd_bus_error *error) {
+        struct dgpu *g = userdata;
+
+        return sd_bus_message_append(reply, "s",
+                                     g->health && g->health->judged
+                                             ? health_state_to_string(g->health->verdict.state)
+                                             : "unknown");
+}
+
+static int property_reasons(sd_bus *bus, const char *path, const char *interface,
+                            const char *property, sd_bus_message *reply, void *userdata,
+                            sd_bus_error *error) {
+        struct dgpu *g = userdata;
+        const struct health_verdict *v = g->health && g->health->judged ? &g->health->verdict
+                                                                        : NULL;
+        int r;
+
+        r = sd_bus_message_open_container(reply, 'a', "(sss)");
+        for (size_t i = 0; r >= 0 && v && i < v->n_reasons; i++)
+                r = sd_bus_message_append(reply, "(sss)", v->reasons[i].code,
+                                          health_severity_to_string(v->reasons[i].severity),
+                                          v->reasons[i].text);
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        return r;
+}
+
+static int property_count(sd_bus *bus, const char *path, const char *interface,
+                          const char *property, sd_bus_message *reply, void *userdata,
+                          sd_bus_error *error) {
+        struct dgpu *g = userdata;
+        const struct dgpu_health *h = g->health;
+        uint64_t v = AMDSMI_NA;
+
+        if (h && h->judged)
+                v = strcmp(property, "UncorrectableErrors") == 0 ? h->ue
+                    : strcmp(property, "CorrectableErrors") == 0 ? h->ce
+                                                                 : h->de;
+        return sd_bus_message_append(reply, "t", v);
+}
+
+/* ---- documents ---------------------------------------------------------------------------- */
+
+struct health_doc {
+        struct daemon *d;
+        const struct doc_query *q;
+        struct health_thresholds t;
+};
+
+static json_object *health_doc_gpu(void *userdata, size_t index, struct amdsmi_gpu *gpu) {
+        struct health_doc *k = userdata;
+        struct dgpu *g = manager_find_gpu(k->d, amdsmi_gpu_get_bdf(gpu));
+        _cleanup_strv_free_ char **names = NULL;
+        struct health_input in;
+
+        if (!g || !g->present) {
+                /* a GPU amdsmid has no object for (yet): what the GPU says alone */
+                health_input_read(gpu, &in);
+                return health_gpu_with(k->q, index, gpu, &k->t, &in);
+        }
+        /* a fresh sample: the document says what the properties say from now on */
+        if (health_update(g, gpu, &names) < 0)
+                return NULL;
+        dgpu_emit_changed(g, AMDSMI_BUS_IFACE_HEALTH, names);
+        judge_input(g, g->health, &in);
+        return health_gpu_with(k->q, index, gpu, &k->t, &in);
+}
+
+int health_daemon_document(struct daemon *d, const struct doc_query *q, json_object **ret) {
+        struct health_doc k = { d, q };
+
+        health_thresholds_from_config(d->config, &k.t);
+        return gpu_set_collect(q->set, q->report, health_doc_gpu, &k, ret);
+}
+
 static void health_free_gpu(struct dgpu *g) {
         if (!g->health)
                 return;
@@ -72,6 +430,15 @@ static void health_free_gpu(struct dgpu *g) {
 
 static const sd_bus_vtable health_vtable[] = {
         SD_BUS_VTABLE_START(0),
+        SD_BUS_PROPERTY("State", "s", property_state, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("Reasons", "a(sss)", property_reasons, 0,
+                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("UncorrectableErrors", "t", property_count, 0,
+                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("CorrectableErrors", "t", property_count, 0,
+                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("DeferredErrors", "t", property_count, 0,
+                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_SIGNAL_WITH_ARGS("Event", SD_BUS_ARGS("s", kind, "s", json), 0),
         SD_BUS_VTABLE_END,
 };
@@ -79,5 +446,8 @@ static const sd_bus_vtable health_vtable[] = {
 const struct slice health_slice = {
         .interface = AMDSMI_BUS_IFACE_HEALTH,
         .vtable = health_vtable,
+        .refresh = health_refresh,
+        .refresh_often = true,
         .free_gpu = health_free_gpu,
+        .document_gpus = health_daemon_document,
 };

@@ -232,7 +232,7 @@ json_object *bad_pages_gpu(const struct doc_query *q, size_t index, struct amdsm
         json_set(bp, "count", json_object_new_uint64((uint64_t) n));
         json_set(bp, "pending", json_object_new_uint64(pending));
         json_set(bp, "unreservable", json_object_new_uint64(unres));
-        r = amdsmi_gpu_read_bad_page_threshold(gpu, &threshold);
+        r = q->unprivileged ? -EACCES : amdsmi_gpu_read_bad_page_threshold(gpu, &threshold);
         json_set(bp, "threshold", r < 0 ? NULL : json_object_new_uint64(threshold));
         if (r < 0) {
                 const char *m = debugfs_message(r);
@@ -300,7 +300,7 @@ json_object *cper_gpu(const struct doc_query *q, size_t index, struct amdsmi_gpu
         if (!o)
                 return NULL;
         add_partitions_selected(q, index, o);
-        r = amdsmi_gpu_read_cper(gpu, NULL, &batch);
+        r = q->unprivileged ? -EACCES : amdsmi_gpu_read_cper(gpu, NULL, &batch);
         if (r < 0) {
                 report_field_error_msg(q->report, idx, "cper", r, debugfs_message(r));
                 json_set(o, "cper", NULL);
