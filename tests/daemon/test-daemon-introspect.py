@@ -43,6 +43,12 @@ CONTRACT = {
                     "ReleaseVf": ("st", None)},
         "properties": {"TotalVfs": "u", "NumVfs": "u"},
     },
+    "org.amdsmi1.Health": {
+        "methods": {},
+        "properties": {"State": "s", "Reasons": "a(sss)", "UncorrectableErrors": "t",
+                       "CorrectableErrors": "t"},
+        "signals": {"Event": "ss"},
+    },
 }
 
 
@@ -93,6 +99,10 @@ class Introspect(unittest.TestCase):
                          for p in node.findall("property")}
                 for name, sig in want["properties"].items():
                     self.assertEqual(props.get(name), (sig, "read"), name)
+                signals = {s.get("name"): "".join(a.get("type") for a in s.findall("arg"))
+                           for s in node.findall("signal")}
+                for name, sig in want.get("signals", {}).items():
+                    self.assertEqual(signals.get(name), sig, name)
 
     def test_all_and_unknown(self):
         root = ET.fromstring(introspect("all"))
