@@ -145,11 +145,26 @@ static const struct column_def ras_columns[] = {
         { "de", "DE", "e.de", 0 },
 };
 
+/* A read verb's GPUs: from amdsmid's GetDocument(@verb) when it runs (cli_open_run()), else
+ * read here with @fn. @return 0 (*ret set) or as cli_collect_gpus(). */
+static int collect_gpus(struct cli *c, const char *verb, doc_gpu_fn fn, json_object **ret) {
+        int r = cli_read_document(c, verb, ret);
+
+        if (r < 0)
+                return r;
+        if (r > 0)
+                return 0;
+        return cli_collect_gpus(c, fn, ret);
+}
+
 static int ras_sample(struct cli *c) {
         json_object *gpus;
         int r;
 
-        r = cli_collect_gpus(c, ras_gpu, &gpus);
+        r = cli_print_daemon_text(c, "ras");
+        if (r != 0)
+                return r < 0 ? r : 0;
+        r = collect_gpus(c, "ras", ras_gpu, &gpus);
         if (r != 0)
                 return r;
         if (c->format == OUTPUT_JSON)
@@ -360,7 +375,13 @@ static int cper_sample(struct cli *c) {
         json_object *gpus;
         int r;
 
-        r = cli_collect_gpus(c, cper_gpu, &gpus);
+        /* --cper-dir writes what it reads: read here (verb_ras() opened the GPUs) */
+        if (!c->health.cper_dir) {
+                r = cli_print_daemon_text(c, "ras-cper");
+                if (r != 0)
+                        return r < 0 ? r : 0;
+        }
+        r = collect_gpus(c, "ras-cper", cper_gpu, &gpus);
         if (r != 0)
                 return r;
         if (c->health.cper_dir) {
@@ -538,12 +559,15 @@ int verb_ras(struct cli *c) {
                                 "--cper-dir needs --cper: amdsmi ras --cper --cper-dir DIR");
         if (c->health.follow && c->interval_ns > 0)
                 return cli_fail(c, -EINVAL, "--follow and --watch are mutually exclusive");
+        /* --follow and --cper-dir read the ring here; the rest asks amdsmid when it runs */
+        if (!c->health.follow && !c->health.cper_dir)
+                return cli_open_run(c, c->health.cper ? cper_sample : ras_sample);
         r = cli_open(c);
         if (r < 0)
                 return r;
         if (c->health.follow)
                 return cper_follow(c);
-        return cli_run(c, c->health.cper ? cper_sample : ras_sample);
+        return cli_run(c, cper_sample);
 }
 
 /* ---- amdsmi bad-pages ------------------------------------------------------------------- */
@@ -558,7 +582,10 @@ static int bad_pages_sample(struct cli *c) {
         json_object *gpus;
         int r;
 
-        r = cli_collect_gpus(c, bad_pages_gpu, &gpus);
+        r = cli_print_daemon_text(c, "bad-pages");
+        if (r != 0)
+                return r < 0 ? r : 0;
+        r = collect_gpus(c, "bad-pages", bad_pages_gpu, &gpus);
         if (r != 0)
                 return r;
         if (c->format == OUTPUT_JSON)
@@ -588,11 +615,7 @@ static int bad_pages_sample(struct cli *c) {
 }
 
 int verb_bad_pages(struct cli *c) {
-        int r = cli_open(c);
-
-        if (r < 0)
-                return r;
-        return cli_run(c, bad_pages_sample);
+        return cli_open_run(c, bad_pages_sample);
 }
 
 /* ---- amdsmi health ---------------------------------------------------------------------- */
@@ -635,7 +658,9 @@ static int health_sample(struct cli *c) {
         json_object *gpus;
         int r;
 
-        r = cli_collect_gpus(c, health_gpu_cli, &gpus);
+        /* through amdsmid: its thresholds, CE-rate window and known resets (the exit status
+         * needs the document: no GetDocumentText) */
+        r = collect_gpus(c, "health", health_gpu_cli, &gpus);
         if (r != 0)
                 return r;
         for (size_t i = 0; i < json_object_array_length(gpus); i++)
@@ -693,10 +718,7 @@ int verb_health(struct cli *c) {
         if (r < 0)
                 fprintf(stderr, "amdsmi: %s: using the default health thresholds\n", err);
         health_thresholds_from_config(r < 0 ? NULL : conf, &cli_thresholds);
-        r = cli_open(c);
-        if (r < 0)
-                return r;
-        return cli_run(c, health_sample);
+        return cli_open_run(c, health_sample);
 }
 
 /* ---- amdsmi events ---------------------------------------------------------------------- */

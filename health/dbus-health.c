@@ -242,14 +242,37 @@ static void judge_input(struct dgpu *g, struct dgpu_health *h, struct health_inp
                                            : UINT64_MAX;
 }
 
-static bool verdict_differs(const struct health_verdict *a, const struct health_verdict *b) {
-        if (a->state != b->state || a->n_reasons != b->n_reasons)
+/* A reason's text that says a time ("reset 40 s ago", "3 CEs in 120 s"): it changes at every
+ * check without anything happening, so it is no change of Reasons. */
+static bool text_says_time(const char *code) {
+        return strcmp(code, "recent_reset") == 0 || strcmp(code, "ce_rate") == 0;
+}
+
+/* Whether the verdicts differ in state or in their reasons' codes and severities; with
+ * @notes (what Reasons says) also in the info reasons and in the texts (but for the texts that
+ * say a time). */
+static bool verdict_differs(const struct health_verdict *a, const struct health_verdict *b,
+                            bool notes) {
+        size_t i = 0, k = 0;
+
+        if (a->state != b->state)
                 return true;
-        for (size_t i = 0; i < a->n_reasons; i++)
-                if (strcmp(a->reasons[i].code, b->reasons[i].code) != 0 ||
-                    a->reasons[i].severity != b->reasons[i].severity)
+        for (;;) {
+                while (!notes && i < a->n_reasons && a->reasons[i].severity == HEALTH_SEVERITY_INFO)
+                        i++;
+                while (!notes && k < b->n_reasons && b->reasons[k].severity == HEALTH_SEVERITY_INFO)
+                        k++;
+                if (i == a->n_reasons || k == b->n_reasons)
+                        return i != a->n_reasons || k != b->n_reasons;
+                if (strcmp(a->reasons[i].code, b->reasons[k].code) != 0 ||
+                    a->reasons[i].severity != b->reasons[k].severity)
                         return true;
-        return false;
+                if (notes && !text_says_time(a->reasons[i].code) &&
+                    strcmp(a->reasons[i].text, b->reasons[k].text) != 0)
+                        return true;
+                i++;
+                k++;
+        }
 }
 
 /* Samples @g and judges it: the properties that changed are appended to @names, a health
@@ -303,8 +326,8 @@ static int health_update(struct dgpu *g, struct amdsmi_gpu *gpu, char ***names) 
                 health_thresholds_from_config(g->d->config, &t);
                 health_judge(&t, &in, &v);
         }
-        if (!h->judged || verdict_differs(&h->verdict, &v)) {
-                const char *was = h->judged ? health_state_to_string(h->verdict.state) : NULL;
+        /* a health change (the state, or a finding that is no note): logged and signalled */
+        if (h->judged ? verdict_differs(&h->verdict, &v, false) : v.state != HEALTH_OK) {
                 const char *is = health_state_to_string(v.state);
                 char field[32], why[512] = "";
                 size_t n = 0;
@@ -314,18 +337,27 @@ static int health_update(struct dgpu *g, struct amdsmi_gpu *gpu, char ***names) 
                                 n += (size_t) snprintf(why + n, sizeof(why) - n, "%s%s",
                                                        n ? "; " : "", v.reasons[i].text);
                 snprintf(field, sizeof(field), "HEALTH=%s", is);
-                if (was || v.state != HEALTH_OK)
+                if (h->judged && h->verdict.state != v.state)
                         log_gpu_field(v.state == HEALTH_CRITICAL  ? LOG_CRIT
                                       : v.state == HEALTH_WARNING ? LOG_WARNING
                                                                   : LOG_NOTICE,
-                                      g->bdf, field, "health %s%s%s%s%s", was ? was : "",
-                                      was ? " -> " : "", is, why[0] ? ": " : "", why);
+                                      g->bdf, field, "health %s -> %s%s%s",
+                                      health_state_to_string(h->verdict.state), is,
+                                      why[0] ? ": " : "", why);
+                else
+                        log_gpu_field(v.state == HEALTH_CRITICAL  ? LOG_CRIT
+                                      : v.state == HEALTH_WARNING ? LOG_WARNING
+                                                                  : LOG_NOTICE,
+                                      g->bdf, field, "health %s%s%s", is, why[0] ? ": " : "",
+                                      why);
+                if (h->judged)
+                        emit_json(g, "health", health_verdict_json(&v));
+        }
+        if (!h->judged || verdict_differs(&h->verdict, &v, true)) {
                 if (h->judged && v.state != h->verdict.state)
                         r = r < 0 ? r : strv_extend(names, "State");
                 if (h->judged)
                         r = r < 0 ? r : strv_extend(names, "Reasons");
-                if (h->judged)
-                        emit_json(g, "health", health_verdict_json(&v));
                 h->verdict = v;
                 h->judged = true;
         }
