@@ -1,0 +1,346 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""amdsmid's org.amdsmi1.Health (issue 19, "4. amdsmid").
+
+Each injection of the simulator (a UE, CEs, a retired page pending or failed, a fatal CPER
+record) must change the GPU's properties, emit PropertiesChanged for what changed and the
+Event signals ("health" with the verdict, "cper" with the new record), and be logged with
+the GPU; the CE rate is judged against amdsmid.conf's threshold on both sides; a caller
+other than root reads counts and verdicts, and the CPER records and the bad-page threshold
+only when polkit allows org.amdsmi1.health.read-privileged; `amdsmi ras|bad-pages|ras --cper`
+print through amdsmid what they print in-process, byte for byte.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from daemontest import (MANAGER, MI300X_BDFS, NOBODY, ROOT, SIM, BusError,  # noqa: E402
+                        Daemon, gpu_path, require_daemon)
+
+HEALTH = "org.amdsmi1.Health"
+PRIVILEGED = "org.amdsmi1.health.read-privileged"
+FAST = "[daemon]\npoll_interval_ms = 200\n"
+STAMP = re.compile(r'"timestamp": ?"[^"]*"')
+
+
+def ctl(d, *args):
+    subprocess.run([SIM, "ctl", "--mount", d.mount.root] + [str(a) for a in args],
+                   check=True, capture_output=True, timeout=60)
+
+
+def wait_until(what, fn, timeout=15):
+    deadline = time.monotonic() + timeout
+    while True:
+        v = fn()
+        if v:
+            return v
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out waiting for " + what)
+        time.sleep(0.1)
+
+
+class Monitor:
+    """busctl monitor of amdsmid's messages; messages() parses what it printed so far."""
+
+    def __init__(self, d):
+        self.d = d
+
+    def __enter__(self):
+        self.out = open(os.path.join(self.d.tmp, "monitor.json"), "w+")
+        self.proc = subprocess.Popen(["busctl", "--system", "monitor", "--json=short",
+                                      "org.amdsmi1"], env=self.d.env(), stdout=self.out,
+                                     stderr=subprocess.DEVNULL)
+        time.sleep(0.5)  # monitoring is set up
+        return self
+
+    def __exit__(self, *exc):
+        self.proc.terminate()
+        self.proc.wait(10)
+        self.out.close()
+
+    def messages(self):
+        self.out.flush()
+        with open(self.out.name) as f:
+            lines = f.read().splitlines()
+        msgs = []
+        for line in lines:
+            try:
+                msgs.append(json.loads(line))
+            except ValueError:
+                pass  # a line being written
+        return msgs
+
+    def signals(self, path, interface, member):
+        return [m for m in self.messages()
+                if m.get("type") == "signal" and m.get("path") == path
+                and m.get("interface") == interface and m.get("member") == member]
+
+    def changed(self, path):
+        """The Health properties each PropertiesChanged of @path named, in order."""
+        out = []
+        for m in self.signals(path, "org.freedesktop.DBus.Properties", "PropertiesChanged"):
+            data = m["payload"]["data"]
+            if data[0] == HEALTH:
+                out.append(set(data[1]) | set(data[2]))
+        return out
+
+    def events(self, path, kind):
+        return [json.loads(m["payload"]["data"][1])
+                for m in self.signals(path, HEALTH, "Event")
+                if m["payload"]["data"][0] == kind]
+
+
+class Health(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        require_daemon()
+
+    def prop(self, d, bdf, name, user=None):
+        return d.get(gpu_path(bdf), HEALTH, name, user=user)
+
+    def document(self, d, verb, user=None, gpus=None):
+        if gpus is None:
+            out = d.call(ROOT, MANAGER, "GetDocument", "sa{sv}", verb, 0, user=user)
+        else:
+            out = d.call(ROOT, MANAGER, "GetDocument", "sa{sv}", verb, 1, "gpus", "as",
+                         len(gpus), *gpus, user=user)
+        return json.loads(out[0])
+
+    def test_initial_properties(self):
+        with Daemon() as d:
+            for bdf in MI300X_BDFS:
+                self.assertEqual(self.prop(d, bdf, "State"), "ok")
+                self.assertEqual(self.prop(d, bdf, "UncorrectableErrors"), 0)
+                self.assertEqual(self.prop(d, bdf, "CorrectableErrors"), 0)
+                codes = [r[0] for r in self.prop(d, bdf, "Reasons")]
+                # no event stream is followed here: resets are not evaluated, and said so
+                self.assertIn("reset_not_evaluated", codes)
+                # a caller other than root reads them too
+                self.assertEqual(self.prop(d, bdf, "State", user=NOBODY), "ok")
+
+    def test_ue_injection(self):
+        bdf = MI300X_BDFS[1]
+        with Daemon(config=FAST) as d, Monitor(d) as mon:
+            ctl(d, "ras-inject", bdf, "umc", "ue", 2)
+            wait_until("State critical", lambda: self.prop(d, bdf, "State") == "critical")
+            self.assertEqual(self.prop(d, bdf, "UncorrectableErrors"), 2)
+            reasons = self.prop(d, bdf, "Reasons")
+            ue = [r for r in reasons if r[0] == "uncorrectable_errors"]
+            self.assertEqual(len(ue), 1, reasons)
+            self.assertEqual(ue[0][1], "critical")
+            self.assertIn("2 uncorrectable errors", ue[0][2])
+            self.assertIn("umc 2", ue[0][2])
+            # the other GPUs are untouched
+            self.assertEqual(self.prop(d, MI300X_BDFS[0], "State"), "ok")
+
+            path = gpu_path(bdf)
+            changed = wait_until("PropertiesChanged", lambda: mon.changed(path))
+            every = set().union(*changed)
+            self.assertLessEqual({"State", "Reasons", "UncorrectableErrors"}, every)
+            # only what changed: the CE count did not
+            self.assertNotIn("CorrectableErrors", every)
+            events = wait_until("Event(health)", lambda: mon.events(path, "health"))
+            self.assertEqual(events[-1]["bdf"], bdf)
+            self.assertEqual(events[-1]["state"], "critical")
+            self.assertIn("uncorrectable_errors", [r["code"] for r in events[-1]["reasons"]])
+            self.assertEqual(mon.events(gpu_path(MI300X_BDFS[0]), "health"), [])
+            # the log says it with the GPU (HEALTH= is a journal field: not on stderr)
+            log = d.log()
+            self.assertIn("amdsmid: crit: %s: health ok -> critical: 2 uncorrectable errors"
+                          % bdf, log)
+
+    def test_ce_injection_counts(self):
+        bdf = MI300X_BDFS[2]
+        with Daemon(config=FAST) as d, Monitor(d) as mon:
+            ctl(d, "ras-inject", bdf, "gfx", "ce", 3)
+            wait_until("CorrectableErrors 3",
+                       lambda: self.prop(d, bdf, "CorrectableErrors") == 3)
+            self.assertEqual(self.prop(d, bdf, "UncorrectableErrors"), 0)
+            changed = wait_until("PropertiesChanged", lambda: mon.changed(gpu_path(bdf)))
+            self.assertIn("CorrectableErrors", set().union(*changed))
+            self.assertNotIn("UncorrectableErrors", set().union(*changed))
+
+    def test_retired_pages(self):
+        bdf = MI300X_BDFS[3]
+        with Daemon(config=FAST) as d, Monitor(d) as mon:
+            path = gpu_path(bdf)
+            ctl(d, "retire-page", bdf, "0x1000", "P")
+            wait_until("State warning", lambda: self.prop(d, bdf, "State") == "warning")
+            self.assertIn(["bad_pages_pending", "warning", "1 page pending retirement"],
+                          self.prop(d, bdf, "Reasons"))
+            ctl(d, "retire-page", bdf, "0x2000", "F")
+            wait_until("State critical", lambda: self.prop(d, bdf, "State") == "critical")
+            codes = [r[0] for r in self.prop(d, bdf, "Reasons")]
+            self.assertIn("bad_pages_unreservable", codes)
+            events = wait_until("two Event(health)",
+                                lambda: len(mon.events(path, "health")) >= 2 and
+                                mon.events(path, "health"))
+            self.assertEqual([e["state"] for e in events[:2]], ["warning", "critical"])
+            self.assertTrue(all(e["bdf"] == bdf for e in events))
+            log = d.log()
+            self.assertIn("%s: health ok -> warning: 1 page pending retirement" % bdf, log)
+            self.assertIn("%s: health warning -> critical" % bdf, log)
+
+    def test_cper_fatal(self):
+        bdf = MI300X_BDFS[4]
+        with Daemon(config=FAST) as d, Monitor(d) as mon:
+            path = gpu_path(bdf)
+            ctl(d, "cper", bdf, "fatal")
+            records = wait_until("Event(cper)", lambda: mon.events(path, "cper"))
+            self.assertEqual(len(records), 1)
+            rec = records[0]
+            self.assertEqual(rec["bdf"], bdf)
+            self.assertEqual(rec["severity"], "fatal")
+            # the record as `amdsmi ras --cper` shows it
+            doc = self.document(d, "ras-cper", gpus=[bdf])
+            self.assertEqual(doc["command"], "ras")
+            held = doc["gpus"][0]["cper"]["records"]
+            self.assertEqual(len(held), 1)
+            self.assertEqual(dict(rec, bdf=None), dict(held[0], bdf=None))
+            wait_until("State critical", lambda: self.prop(d, bdf, "State") == "critical")
+            codes = [r[0] for r in self.prop(d, bdf, "Reasons")]
+            self.assertIn("cper_fatal", codes)
+            # a record is handed on once: a corrected one later is the second and last
+            ctl(d, "cper", bdf, "corrected")
+            wait_until("second Event(cper)", lambda: len(mon.events(path, "cper")) == 2)
+            time.sleep(1)  # five more checks
+            self.assertEqual([e["severity"] for e in mon.events(path, "cper")],
+                             ["fatal", "non_fatal_corrected"])
+
+    def test_cper_held_at_start_is_no_event(self):
+        bdf = MI300X_BDFS[5]
+        with Daemon(config=FAST, start=False) as d:
+            ctl(d, "cper", bdf, "fatal")
+            d.start()
+            with Monitor(d) as mon:
+                time.sleep(1)
+                self.assertEqual(mon.events(gpu_path(bdf), "cper"), [])
+            # ... but its verdict counts it
+            self.assertEqual(self.prop(d, bdf, "State"), "critical")
+
+    def test_ce_rate_both_sides(self):
+        bdf = MI300X_BDFS[6]
+        # 100000 CEs an hour: one CE in the seconds amdsmid has run is below, 2000 above
+        conf = FAST + "[health]\nce_rate_warning_per_hour = 100000\n"
+        with Daemon(config=conf) as d:
+            ctl(d, "ras-inject", bdf, "umc", "ce", 1)
+            wait_until("CorrectableErrors 1", lambda: self.prop(d, bdf, "CorrectableErrors") == 1)
+            time.sleep(0.5)
+            self.assertEqual(self.prop(d, bdf, "State"), "ok")
+            codes = [r[0] for r in self.prop(d, bdf, "Reasons")]
+            self.assertNotIn("ce_rate", codes)
+            self.assertNotIn("ce_rate_not_evaluated", codes)  # amdsmid has two samples
+            doc = self.document(d, "health", gpus=[bdf])
+            self.assertEqual(doc["gpus"][0]["health"]["state"], "ok")
+
+            ctl(d, "ras-inject", bdf, "umc", "ce", 2000)
+            wait_until("State warning", lambda: self.prop(d, bdf, "State") == "warning")
+            reasons = self.prop(d, bdf, "Reasons")
+            rate = [r for r in reasons if r[0] == "ce_rate"]
+            self.assertEqual(len(rate), 1, reasons)
+            self.assertIn("above 100000 per hour", rate[0][2])
+            doc = self.document(d, "health", gpus=[bdf])
+            self.assertEqual(doc["gpus"][0]["health"]["state"], "warning")
+            self.assertIn("%s: health ok -> warning: 2001 correctable errors" % bdf, d.log())
+            # amdsmi health through amdsmid: exit status 1 (WARNING)
+            p = d.cli("health", "-g", bdf, "--json", status=1)
+            self.assertEqual(json.loads(p.stdout)["gpus"][0]["health"]["state"], "warning")
+            # in-process it cannot say (one sample): ok, rate not evaluated
+            p = d.cli("--direct", "health", "-g", bdf, "--json", status=0)
+            codes = [r["code"] for r in json.loads(p.stdout)["gpus"][0]["health"]["reasons"]]
+            self.assertIn("ce_rate_not_evaluated", codes)
+
+    def test_privileged_parts(self):
+        bdf = MI300X_BDFS[0]
+        with Daemon() as d:
+            ctl(d, "cper", bdf, "corrected")
+            ctl(d, "retire-page", bdf, "0x3000", "R")
+            # root: everything, without polkit
+            bp = self.document(d, "bad-pages", gpus=[bdf])["gpus"][0]["bad_pages"]
+            self.assertIsInstance(bp["threshold"], int)
+            self.assertIsNone(bp["threshold_error"])
+            self.assertEqual(len(self.document(d, "ras-cper", gpus=[bdf])["gpus"][0]["cper"]
+                                 ["records"]), 1)
+
+            # nobody, polkit allows nothing: the rest of the document, those parts said
+            doc = self.document(d, "bad-pages", user=NOBODY, gpus=[bdf])
+            bp = doc["gpus"][0]["bad_pages"]
+            self.assertEqual(bp["count"], 1)
+            self.assertIsNone(bp["threshold"])
+            self.assertEqual(bp["threshold_error"], "needs root (debugfs)")
+            self.assertIn("needs root (debugfs)", json.dumps(doc["errors"]))
+            doc = self.document(d, "ras-cper", user=NOBODY, gpus=[bdf])
+            self.assertIsNone(doc["gpus"][0]["cper"])
+            self.assertIn("needs root (debugfs)", json.dumps(doc["errors"]))
+            # counts and verdicts need nothing
+            self.assertEqual(self.document(d, "ras", user=NOBODY)["gpus"][0]["ecc"]
+                             ["correctable_total"], 1)
+            self.assertIn(self.document(d, "health", user=NOBODY)["gpus"][0]["health"]
+                          ["state"], ("ok", "warning"))
+            self.assertEqual(self.prop(d, bdf, "CorrectableErrors", user=NOBODY), 1)
+
+            # polkit allows the action: the records and the threshold
+            d.allow(PRIVILEGED)
+            bp = self.document(d, "bad-pages", user=NOBODY, gpus=[bdf])["gpus"][0]["bad_pages"]
+            self.assertIsInstance(bp["threshold"], int)
+            records = self.document(d, "ras-cper", user=NOBODY, gpus=[bdf])["gpus"][0]["cper"]
+            self.assertEqual([r["severity"] for r in records["records"]],
+                             ["non_fatal_corrected"])
+            # and the CLI as nobody through amdsmid
+            p = d.cli("ras", "--cper", "-g", bdf, "--json", user=NOBODY)
+            self.assertEqual(len(json.loads(p.stdout)["gpus"][0]["cper"]["records"]), 1)
+
+            # another action allowed is not this one
+            d.allow("org.amdsmi1.power.configure")
+            bp = self.document(d, "bad-pages", user=NOBODY, gpus=[bdf])["gpus"][0]["bad_pages"]
+            self.assertIsNone(bp["threshold"])
+
+    def test_unknown_verb_lists_health_verbs(self):
+        with Daemon() as d:
+            with self.assertRaises(BusError) as cm:
+                d.call(ROOT, MANAGER, "GetDocument", "sa{sv}", "nope", 0)
+            self.assertIn("unknown verb 'nope'", str(cm.exception.args))
+            self.assertIn("ras, ras-cper, bad-pages, health", str(cm.exception.args))
+
+    def test_documents_as_direct(self):
+        """ras, ras --cper, bad-pages: through amdsmid as in-process, byte for byte; as root
+        and as nobody (polkit denying: the same "needs root" as in-process)."""
+        blind = __import__("test-daemon-documents").blind
+        cases = [("ras",), ("ras", "-g", "1"), ("ras", "--cper"), ("ras", "--cper", "-g", "0"),
+                 ("bad-pages",), ("bad-pages", "-g", "0")]
+        with Daemon(sim_args=("--frozen",), start=False) as d:
+            # before amdsmid starts: its first sample has them (no CE rate from them)
+            ctl(d, "ras-inject", MI300X_BDFS[0], "umc", "ce", 5)
+            ctl(d, "retire-page", MI300X_BDFS[0], "0x4000", "R")
+            ctl(d, "cper", MI300X_BDFS[0], "corrected")
+            d.start()
+            for user in (None, NOBODY):
+                for case in cases:
+                    for fmt in ((), ("--json",), ("--csv",)):
+                        args = case + fmt
+                        with self.subTest(user=user, args=" ".join(args)):
+                            via = d.cli(*args, user=blind(d, user), status=None)
+                            direct = d.cli("--direct", *args, user=user, status=None)
+                            self.assertEqual(via.returncode, direct.returncode, via.stderr)
+                            self.assertEqual(STAMP.sub("T", via.stdout),
+                                             STAMP.sub("T", direct.stdout))
+                            self.assertEqual(via.stderr, direct.stderr)
+                            self.assertNotEqual(via.stdout, "")
+            # health: the same document but for what only amdsmid evaluates (the CE rate)
+            via = json.loads(d.cli("health", "--json", user=blind(d), status=None).stdout)
+            direct = json.loads(d.cli("--direct", "health", "--json", status=None).stdout)
+            for doc in (via, direct):
+                doc["timestamp"] = "T"
+                for g in doc["gpus"]:
+                    g["health"]["reasons"] = [r for r in g["health"]["reasons"]
+                                              if r["code"] != "ce_rate_not_evaluated"]
+            self.assertEqual(via, direct)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
