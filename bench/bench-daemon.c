@@ -106,6 +106,16 @@ static int call_manager_metrics(sd_bus *bus) {
         return r;
 }
 
+/* GetDocument("ras", {}): `amdsmi ras --json` of every GPU through amdsmid */
+static int call_document(sd_bus *bus, const char *verb) {
+        sd_bus_message *reply = NULL;
+        int r = sd_bus_call_method(bus, BUS_NAME, "/org/amdsmi1", "org.amdsmi1.Manager",
+                                   "GetDocument", NULL, &reply, "sa{sv}", verb, 0);
+
+        sd_bus_message_unref(reply);
+        return r;
+}
+
 static int cmp_double(const void *a, const void *b) {
         double x = *(const double *) a, y = *(const double *) b;
         return x < y ? -1 : (x > y);
@@ -230,6 +240,26 @@ int main(int argc, char *argv[]) {
         }
         printf("GetMetrics(), %u rounds over %zu GPUs: median %.1f us, p90 %.1f us\n", rounds / 4,
                n_paths, median_us(t, rounds / 4), pct_us(t, rounds / 4, 0.9));
+        /* 2b. one RAS sample of every GPU (all blocks) through amdsmid: GetDocument("ras") */
+        {
+                unsigned n = rounds / 8 ? rounds / 8 : 1;
+
+                for (unsigned i = 0; i < n; i++) {
+                        uint64_t s = now_ns();
+
+                        if (call_document(bus, "ras") < 0) {
+                                n = i;
+                                break;
+                        }
+                        t[i] = now_ns() - s;
+                }
+                if (n > 0)
+                        printf("GetDocument(\"ras\") of every GPU, %u rounds: median %.1f us, "
+                               "p90 %.1f us\n",
+                               n, median_us(t, n), pct_us(t, n, 0.9));
+                else
+                        printf("GetDocument(\"ras\"): not served (an amdsmid without health)\n");
+        }
         /* after 60 ms of quiet (older than the reuse window: a fresh document each time);
          * every process on the path is cold then, so the same quiet before an amdsmid
          * property read and before dbus-daemon's own property shows what waking costs */

@@ -48,6 +48,10 @@ echo "== in-process"
 AMDSMI_SYSFS_ROOT=$SPX "$B/bench/bench-discovery" 500 | sed 's/^/mi300x-8-spx: /'
 AMDSMI_SYSFS_ROOT=$CPX "$B/bench/bench-discovery" 200 | sed 's/^/mi300x-8-cpx: /'
 AMDSMI_SYSFS_ROOT=$SPX "$B/bench/bench-telemetry" 500 | sed 's/^/mi300x-8-spx: /'
+# the fixture trees have no RAS files: a plain snapshot of the simulator's mi300x-8 has them,
+# the bad-page table and the CPER ring
+"$B/sim/amdsmi-sim" snapshot --frozen -m mi300x-8 "$PW/ras" >/dev/null
+AMDSMI_SYSFS_ROOT=$PW/ras "$B/bench/bench-health" 500 | sed 's/^/mi300x-8 (sim snapshot): /'
 cp -a "$SPX" "$PW/tree-bench"
 AMDSMI_SYSFS_ROOT=$PW/tree-bench "$B/bench/bench-power" | sed 's/^/mi300x-8-spx: /'
 
@@ -251,6 +255,10 @@ fi
 if command -v dbus-daemon >/dev/null; then
         echo "== amdsmid on a private bus (plain mi300x-8 SPX tree), against dbus-daemon's own round trip"
         amdsmid_start "$B/daemon/amdsmid" "$SPX"
+        "$B/bench/bench-daemon" "$daemon_pid" "${DAEMON_ROUNDS:-2000}" || echo "bench-daemon failed"
+        amdsmid_stop
+        echo "== amdsmid with health sampling (plain snapshot of the simulated mi300x-8: RAS, bad pages, CPER)"
+        amdsmid_start "$B/daemon/amdsmid" "$PW/ras"
         "$B/bench/bench-daemon" "$daemon_pid" "${DAEMON_ROUNDS:-2000}" || echo "bench-daemon failed"
         amdsmid_stop
 else

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 """The read verbs through amdsmid (Manager.GetDocument, ARCHITECTURE §4).
 
-With amdsmid running, `amdsmi list|static|metric|partition|power|sriov|ras|health` ask it for their
+With amdsmid running, `amdsmi list|static|metric|partition|power|sriov|ras` ask it for their
 document and read nothing under /sys themselves: the CLI runs here blind, in a private mount
 namespace where the simulated tree's path holds an empty tmpfs (blind() below). Its
 AMDSMI_SYSFS_ROOT names the tree amdsmid reads (amdsmid's PID file says which), so it asks
@@ -35,7 +35,7 @@ CASES = [
     ("metric", "--throttle"), ("metric", "--throttle", "-g", "2"),
     ("metric", "-T", "-p", "--fields", "gpu_metrics.pcie.width"),
     ("partition",), ("partition", "-g", "0.0"), ("power",), ("power", "-g", "7"),
-    ("sriov",), ("ras",), ("ras", "-g", "3"), ("health",),
+    ("sriov",), ("ras",), ("ras", "-g", "3"),
 ]
 
 
