@@ -527,51 +527,27 @@ static const struct column_def ecc_columns[] = {
         { "ecc_deferred_total", "DE", "ecc.deferred_total", 0 },
 };
 
-/* -e: each GPU's RAS totals ("ecc", null without RAS), read here (health-json.h). */
-static void add_ecc(struct cli *c, json_object *gpus) {
-        for (size_t i = 0; i < json_object_array_length(gpus); i++) {
-                struct health_sample s;
-                json_object *g = json_object_array_get_idx(gpus, i);
-                json_object *idx = NULL;
-                struct amdsmi_gpu *gpu;
-
-                json_object_object_get_ex(g, "gpu", &idx); /* borrowed */
-                gpu =
-                        idx && c->set.ctx ? amdsmi_ctx_get_gpu(c->set.ctx,
-                                                               (size_t) json_object_get_int64(idx))
-                                          : NULL;
-                if (!gpu)
-                        continue;
-                if (health_sample_read(gpu, &s) < 0) {
-                        if (s.error != -ENODATA)
-                                cli_field_error(c, (int) json_object_get_int64(idx), "ecc",
-                                                s.error);
-                        json_object_object_add(g, "ecc", NULL);
-                } else
-                        json_object_object_add(g, "ecc", health_ecc_json(&s.ras));
-        }
-}
-
 static int metric_sample(struct cli *c) {
+        /* -e: each GPU's RAS totals ("ecc") after its metrics, from amdsmid when it runs */
+        bool ecc = c->metric.groups & METRIC_GROUP_ECC;
+        const char *verb = ecc ? "metric-ecc" : "metric";
         struct columns cols = {};
         json_object *gpus;
         int r;
 
         if (!selecting(c)) {
-                r = cli_print_daemon_text(c, "metric");
+                r = cli_print_daemon_text(c, verb);
                 if (r != 0)
                         return r < 0 ? r : 0;
         }
         /* amdsmid's sampler has the samples of the limiters */
         if (c->metric.throttle && c->sample == 0 && !c->read_daemon)
                 prime_samples(c);
-        r = cli_collect_document(c, "metric", metric_gpu, &gpus);
+        r = cli_collect_document(c, verb, ecc ? metric_ecc_gpu : metric_gpu, &gpus);
         if (r != 0)
                 return r;
         if (c->format != OUTPUT_JSON)
                 add_throttle_text(gpus);
-        if (c->metric.groups & METRIC_GROUP_ECC)
-                add_ecc(c, gpus);
 
         r = columns_add_defs(&cols, metric_head_columns, ELEMENTSOF(metric_head_columns));
         if (r >= 0)
@@ -619,9 +595,6 @@ int verb_metric(struct cli *c) {
         /* the limiters need two samples: those of a watch, or --throttle's */
         if (c->interval_ns > 0 || c->metric.throttle)
                 c->samples = &c->own_samples;
-        /* amdsmid does not serve the RAS totals yet: -e reads in-process */
-        if (c->metric.groups & METRIC_GROUP_ECC)
-                c->direct = true;
         r = cli_open_run(c, metric_sample);
         c->samples = NULL;
         samples_clear(&c->own_samples);

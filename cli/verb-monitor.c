@@ -16,6 +16,7 @@
 
 #include "cli.h"
 #include "documents.h"
+#include "health-json.h"
 #include "samples.h"
 
 static const struct column_def monitor_columns[] = {
@@ -68,7 +69,7 @@ static json_object *mean_busy(json_object *part) {
 
 /* The row of a GPU, or of its partition @part (an element of gpu_metrics.partitions). */
 static json_object *monitor_row(json_object *g, json_object *part) {
-        json_object *row = json_object_new_object(), *limiters = NULL;
+        json_object *row = json_object_new_object(), *limiters = NULL, *ecc = NULL;
         char text[64];
 
         if (!row)
@@ -97,8 +98,8 @@ static json_object *monitor_row(json_object *g, json_object *part) {
         json_object_object_get_ex(g, "limiters", &limiters);
         limiters_text(limiters, text, sizeof(text));
         json_object_object_add(row, "throttle", json_object_new_string(text));
-        /* the RAS totals, when the GPU object has them (the health slice's "ecc") */
-        if (json_object_object_get_ex(g, "ecc", NULL)) {
+        /* the RAS totals, when the GPU has them (metric_ecc_gpu()'s "ecc", null without RAS) */
+        if (json_object_object_get_ex(g, "ecc", &ecc) && ecc) {
                 take(row, "ecc_uncorrectable_total", g, "ecc.uncorrectable_total");
                 take(row, "ecc_correctable_total", g, "ecc.correctable_total");
         }
@@ -138,7 +139,8 @@ static int monitor_sample(struct cli *c) {
         bool redraw;
         int r;
 
-        r = cli_collect_document(c, "metric", metric_gpu, &gpus);
+        /* with the RAS totals of each GPU (amdsmid's GetDocument("metric-ecc") when it runs) */
+        r = cli_collect_document(c, "metric-ecc", metric_ecc_gpu, &gpus);
         if (r != 0)
                 return r;
         rows = monitor_rows(c, gpus);

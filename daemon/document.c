@@ -4,8 +4,8 @@
  * verbs, so that `amdsmi VERB` asks amdsmid instead of reading the GPUs again (ARCHITECTURE §4:
  * every gpu_metrics read costs the SMU time, a partition file may wake the GPU).
  *
- *   verb     list, static, metric, partition, power, sriov, ras, ras-cper (`amdsmi ras
- *            --cper`), bad-pages or health
+ *   verb     list, static, metric, metric-ecc (`amdsmi metric -e`), partition, power,
+ *            sriov, ras, ras-cper (`amdsmi ras --cper`), bad-pages or health
  *   options  "gpus" (as): the -g selectors as amdsmi(1) takes them ("0", "0.3",
  *            "0000:c1:00.0", "all"); none: every GPU
  *
@@ -144,6 +144,7 @@ static const struct doc_verb doc_verbs[] = {
         { "list", DOC_SKIP_CHANGING, list_gpu, NULL },
         { "static", DOC_SKIP_CHANGING, static_gpu, NULL },
         { "metric", DOC_SAMPLES, metric_gpu, NULL },
+        { "metric-ecc", DOC_SAMPLES, metric_ecc_gpu, NULL, "metric" }, /* amdsmi metric -e */
         { "partition", DOC_SKIP_CHANGING, NULL, &partition_slice },
         { "power", DOC_SAMPLES, NULL, &power_slice },
         { "sriov", DOC_SKIP_CHANGING, NULL, &sriov_slice },
@@ -308,8 +309,8 @@ static int build_document(struct daemon *d, sd_bus_message *m, sampler_reply_fn 
         if (!v)
                 return bus_error_errno(error, -EINVAL,
                                        "%s: unknown verb '%s' (verbs: list, static, metric, "
-                                       "partition, power, sriov, ras, ras-cper, bad-pages, "
-                                       "health)",
+                                       "partition, power, sriov, metric-ecc, ras, ras-cper, "
+                                       "bad-pages, health)",
                                        sd_bus_message_get_member(m), verb);
         r = bus_read_options(m, read_option, &sel, error);
         if (r < 0)

@@ -145,18 +145,6 @@ static const struct column_def ras_columns[] = {
         { "de", "DE", "e.de", 0 },
 };
 
-/* A read verb's GPUs: from amdsmid's GetDocument(@verb) when it runs (cli_open_run()), else
- * read here with @fn. @return 0 (*ret set) or as cli_collect_gpus(). */
-static int collect_gpus(struct cli *c, const char *verb, doc_gpu_fn fn, json_object **ret) {
-        int r = cli_read_document(c, verb, ret);
-
-        if (r < 0)
-                return r;
-        if (r > 0)
-                return 0;
-        return cli_collect_gpus(c, fn, ret);
-}
-
 static int ras_sample(struct cli *c) {
         json_object *gpus;
         int r;
@@ -164,7 +152,7 @@ static int ras_sample(struct cli *c) {
         r = cli_print_daemon_text(c, "ras");
         if (r != 0)
                 return r < 0 ? r : 0;
-        r = collect_gpus(c, "ras", ras_gpu, &gpus);
+        r = cli_collect_document(c, "ras", ras_gpu, &gpus);
         if (r != 0)
                 return r;
         if (c->format == OUTPUT_JSON)
@@ -381,7 +369,7 @@ static int cper_sample(struct cli *c) {
                 if (r != 0)
                         return r < 0 ? r : 0;
         }
-        r = collect_gpus(c, "ras-cper", cper_gpu, &gpus);
+        r = cli_collect_document(c, "ras-cper", cper_gpu, &gpus);
         if (r != 0)
                 return r;
         if (c->health.cper_dir) {
@@ -585,7 +573,7 @@ static int bad_pages_sample(struct cli *c) {
         r = cli_print_daemon_text(c, "bad-pages");
         if (r != 0)
                 return r < 0 ? r : 0;
-        r = collect_gpus(c, "bad-pages", bad_pages_gpu, &gpus);
+        r = cli_collect_document(c, "bad-pages", bad_pages_gpu, &gpus);
         if (r != 0)
                 return r;
         if (c->format == OUTPUT_JSON)
@@ -660,7 +648,7 @@ static int health_sample(struct cli *c) {
 
         /* through amdsmid: its thresholds, CE-rate window and known resets (the exit status
          * needs the document: no GetDocumentText) */
-        r = collect_gpus(c, "health", health_gpu_cli, &gpus);
+        r = cli_collect_document(c, "health", health_gpu_cli, &gpus);
         if (r != 0)
                 return r;
         for (size_t i = 0; i < json_object_array_length(gpus); i++)

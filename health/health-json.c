@@ -172,6 +172,21 @@ json_object *ras_gpu(const struct doc_query *q, size_t index, struct amdsmi_gpu 
         return o;
 }
 
+json_object *metric_ecc_gpu(const struct doc_query *q, size_t index, struct amdsmi_gpu *gpu) {
+        json_object *o = metric_gpu(q, index, gpu);
+        struct health_sample s;
+
+        if (!o)
+                return NULL;
+        if (health_sample_read(gpu, &s) < 0) {
+                if (s.error != -ENODATA)
+                        report_field_error(q->report, (int) index, "ecc", s.error);
+                json_set(o, "ecc", NULL);
+        } else
+                json_set(o, "ecc", health_ecc_json(&s.ras));
+        return o;
+}
+
 /* ---- bad pages ------------------------------------------------------------------------- */
 
 static const char *debugfs_message(int r) {

@@ -141,6 +141,10 @@ json_object *health_gpu(const struct doc_query *q, size_t index, struct amdsmi_g
 json_object *health_gpu_with(const struct doc_query *q, size_t index, struct amdsmi_gpu *gpu,
                              const struct health_thresholds *t, const struct health_input *in);
 
+/* `amdsmi metric -e`: metric_gpu()'s object with "ecc" (health_ecc_json(), null without RAS)
+ * after it: GetDocument("metric-ecc") of amdsmid and the in-process reading. */
+json_object *metric_ecc_gpu(const struct doc_query *q, size_t index, struct amdsmi_gpu *gpu);
+
 /* The "ecc" object of a RAS reading (totals over the readable blocks; null when none is). */
 json_object *health_ecc_json(const struct amdsmi_ras_info *ras);
 

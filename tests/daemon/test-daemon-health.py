@@ -305,20 +305,27 @@ class Health(unittest.TestCase):
             with self.assertRaises(BusError) as cm:
                 d.call(ROOT, MANAGER, "GetDocument", "sa{sv}", "nope", 0)
             self.assertIn("unknown verb 'nope'", str(cm.exception.args))
-            self.assertIn("ras, ras-cper, bad-pages, health", str(cm.exception.args))
+            self.assertIn("metric-ecc, ras, ras-cper, bad-pages, health", str(cm.exception.args))
 
     def test_documents_as_direct(self):
-        """ras, ras --cper, bad-pages: through amdsmid as in-process, byte for byte; as root
-        and as nobody (polkit denying: the same "needs root" as in-process)."""
+        """ras, ras --cper, bad-pages, metric -e, monitor (its ECC columns): through amdsmid as
+        in-process, byte for byte; as root and as nobody (polkit denying: the same "needs
+        root" as in-process)."""
         blind = __import__("test-daemon-documents").blind
         cases = [("ras",), ("ras", "-g", "1"), ("ras", "--cper"), ("ras", "--cper", "-g", "0"),
-                 ("bad-pages",), ("bad-pages", "-g", "0")]
+                 ("bad-pages",), ("bad-pages", "-g", "0"), ("metric", "-e"),
+                 ("metric", "-e", "-g", "0"), ("monitor",)]
         with Daemon(sim_args=("--frozen",), start=False) as d:
             # before amdsmid starts: its first sample has them (no CE rate from them)
             ctl(d, "ras-inject", MI300X_BDFS[0], "umc", "ce", 5)
             ctl(d, "retire-page", MI300X_BDFS[0], "0x4000", "R")
             ctl(d, "cper", MI300X_BDFS[0], "corrected")
             d.start()
+            # the ECC columns are there, and say the injected CEs
+            self.assertIn("UE  CE", d.cli("monitor", user=blind(d)).stdout)
+            doc = json.loads(d.cli("metric", "-e", "--json", "-g", "0", user=blind(d)).stdout)
+            self.assertEqual(doc["command"], "metric")
+            self.assertEqual(doc["gpus"][0]["ecc"]["correctable_total"], 5)
             for user in (None, NOBODY):
                 for case in cases:
                     for fmt in ((), ("--json",), ("--csv",)):
