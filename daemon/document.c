@@ -34,8 +34,8 @@
 
 #include "amdsmid.h"
 #include "documents.h"
-#include "health-json.h"
 #include "gpu-set.h"
+#include "health-json.h"
 #include "json-util.h"
 #include "report.h"
 #include "select.h"

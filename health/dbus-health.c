@@ -52,13 +52,13 @@ struct dgpu_health {
         /* the CE rate's window: it starts at @base; @mid becomes the base once old enough */
         bool have_base, have_mid;
         struct health_sample base, mid;
-        uint64_t threshold_usec;             /* the last threshold read (CLOCK_MONOTONIC) */
+        uint64_t threshold_usec; /* the last threshold read (CLOCK_MONOTONIC) */
         struct amdsmi_cper_cursor cper_cursor;
-        bool cper_primed;                    /* the records held at start were read */
+        bool cper_primed; /* the records held at start were read */
         /* what the properties say */
         bool judged;
         struct health_verdict verdict;
-        uint64_t ue, ce, de;                 /* AMDSMI_NA: unknown */
+        uint64_t ue, ce, de; /* AMDSMI_NA: unknown */
 };
 
 static struct dgpu_health *dgpu_health_get(struct dgpu *g) {
@@ -142,8 +142,8 @@ static bool counts_went_back(struct dgpu *g, const struct health_sample *before,
                                 "RAS counts of block %s went back (UE %" PRIu64 " -> %" PRIu64
                                 ", CE %" PRIu64 " -> %" PRIu64 "): the driver was reloaded; "
                                 "counting again from the reload",
-                                amdsmi_ras_block_to_string((enum amdsmi_ras_block) b), p->ue,
-                                k->ue, p->ce, k->ce);
+                                amdsmi_ras_block_to_string((enum amdsmi_ras_block) b), p->ue, k->ue,
+                                p->ce, k->ce);
                         back = true;
                 }
         }
@@ -349,8 +349,7 @@ static int health_update(struct dgpu *g, struct amdsmi_gpu *gpu, char ***names) 
                         log_gpu_field(v.state == HEALTH_CRITICAL  ? LOG_CRIT
                                       : v.state == HEALTH_WARNING ? LOG_WARNING
                                                                   : LOG_NOTICE,
-                                      g->bdf, field, "health %s%s%s", is, why[0] ? ": " : "",
-                                      why);
+                                      g->bdf, field, "health %s%s%s", is, why[0] ? ": " : "", why);
                 if (h->judged)
                         emit_json(g, "health", health_verdict_json(&v));
         }
@@ -391,8 +390,8 @@ static int property_reasons(sd_bus *bus, const char *path, const char *interface
                             const char *property, sd_bus_message *reply, void *userdata,
                             sd_bus_error *error) {
         struct dgpu *g = userdata;
-        const struct health_verdict *v = g->health && g->health->judged ? &g->health->verdict
-                                                                        : NULL;
+        const struct health_verdict *v =
+                g->health && g->health->judged ? &g->health->verdict : NULL;
         int r;
 
         r = sd_bus_message_open_container(reply, 'a', "(sss)");
