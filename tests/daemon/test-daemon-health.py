@@ -13,6 +13,7 @@ print through amdsmid what they print in-process, byte for byte.
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
 import time
@@ -153,6 +154,51 @@ class Health(unittest.TestCase):
             log = d.log()
             self.assertIn("amdsmid: crit: %s: health ok -> critical: 2 uncorrectable errors"
                           % bdf, log)
+
+    def test_journal_fields(self):
+        """With stderr connected to "the journal" (JOURNAL_STREAM names it), a health change is
+        an entry with GPU= and HEALTH=: amdsmid runs in a private mount namespace whose
+        /run/systemd/journal is a directory of the test, holding its datagram socket."""
+        bdf = MI300X_BDFS[7]
+        with Daemon(config=FAST, start=False) as d:
+            jdir = os.path.join(d.tmp, "journal")
+            os.mkdir(jdir)
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+            sock.bind(os.path.join(jdir, "socket"))
+            os.chmod(os.path.join(jdir, "socket"), 0o666)
+            sock.setblocking(False)
+            d.wrapper = ["unshare", "-m", "--propagation", "private", "--", "sh", "-c",
+                         'mount -t tmpfs amdsmi-test /run/systemd && '
+                         'mkdir /run/systemd/journal && mount --bind "$0" /run/systemd/journal '
+                         '&& JOURNAL_STREAM=$(stat -L -c %d:%i /proc/self/fd/2) exec "$@"',
+                         jdir]
+            d.start()
+            ctl(d, "ras-inject", bdf, "umc", "ue", 1)
+            wait_until("State critical", lambda: self.prop(d, bdf, "State") == "critical")
+            entries = []
+
+            def entry():
+                while True:
+                    try:
+                        data = sock.recv(65536).decode()
+                    except BlockingIOError:
+                        break
+                    entries.append(dict(line.split("=", 1) for line in data.split("\n")
+                                        if "=" in line))
+                return [e for e in entries if e.get("HEALTH")]
+            found = wait_until("a HEALTH= journal entry", entry)
+            self.assertEqual(len(found), 1, found)
+            e = found[0]
+            self.assertEqual(e["GPU"], bdf)
+            self.assertEqual(e["HEALTH"], "critical")
+            self.assertEqual(e["PRIORITY"], "2")
+            self.assertEqual(e["SYSLOG_IDENTIFIER"], "amdsmid")
+            self.assertIn("health ok -> critical", e["MESSAGE"])
+            self.assertNotIn("CHANGE", e)
+            # the other entries carry no HEALTH= field
+            self.assertTrue(any("ready" in x.get("MESSAGE", "") and "HEALTH" not in x
+                                for x in entries))
+            sock.close()
 
     def test_ce_injection_counts(self):
         bdf = MI300X_BDFS[2]
