@@ -600,7 +600,7 @@ const struct cli_option cli_options[] = {
         { "xgmi", 'x', no_argument, 'x', OPT_FIELDS, false, NULL,
           "the XGMI links and their counters", CLI_VALUE_NONE },
         { "ecc", 'e', no_argument, 'e', OPT_FIELDS, false, NULL,
-          "the RAS error totals (UE, CE, deferred; read in-process)", CLI_VALUE_NONE },
+          "the RAS error totals (UE, CE, deferred)", CLI_VALUE_NONE },
         { "throttle-status", 'T', no_argument, 'T', OPT_FIELDS, false, NULL,
           "what held the GPU back: THROTTLE, the throttle\n"
           "status and residencies, the limiters (as --throttle,\n"
