@@ -52,6 +52,9 @@ struct dgpu_health {
         /* the CE rate's window: it starts at @base; @mid becomes the base once old enough */
         bool have_base, have_mid;
         struct health_sample base, mid;
+        /* the last sample that could be read: a reload is seen across the unbound time */
+        bool have_last_ok;
+        struct health_sample last_ok;
         uint64_t threshold_usec; /* the last threshold read (CLOCK_MONOTONIC) */
         struct amdsmi_cper_cursor cper_cursor;
         bool cper_primed; /* the records held at start were read */
@@ -289,8 +292,12 @@ static int health_update(struct dgpu *g, struct amdsmi_gpu *gpu, char ***names) 
         if (!h)
                 return -ENOMEM;
         (void) health_sample_read(gpu, &smp);
-        if (h->sampled && counts_went_back(g, &h->in.now, &smp))
+        if (h->have_last_ok && counts_went_back(g, &h->last_ok, &smp))
                 h->have_base = h->have_mid = false;
+        if (smp.error == 0) {
+                h->last_ok = smp;
+                h->have_last_ok = true;
+        }
         h->in.now = smp;
         h->in.previous = NULL;
         if (smp.error == 0) {

@@ -269,6 +269,29 @@ class Health(unittest.TestCase):
             # ... but its verdict counts it
             self.assertEqual(self.prop(d, bdf, "State"), "critical")
 
+    def test_driver_reload_counts_back(self):
+        """A driver reload starts the counts at zero: logged, never a negative delta, and the
+        CE rate counts again from the reload (the CEs before it are no rate after it)."""
+        bdf = MI300X_BDFS[1]
+        with Daemon(config=FAST + "[health]\nce_rate_warning_per_hour = 1000000000\n") as d:
+            ctl(d, "ras-inject", bdf, "umc", "ce", 7)
+            wait_until("CorrectableErrors 7", lambda: self.prop(d, bdf, "CorrectableErrors") == 7)
+            drv = d.mount.path("bus/pci/drivers/amdgpu")
+            with open(os.path.join(drv, "unbind"), "w") as f:
+                f.write(bdf)
+            wait_until("State unknown", lambda: self.prop(d, bdf, "State") == "unknown")
+            with open(os.path.join(drv, "bind"), "w") as f:
+                f.write(bdf)
+            wait_until("CorrectableErrors 0", lambda: self.prop(d, bdf, "CorrectableErrors") == 0)
+            wait_until("State ok", lambda: self.prop(d, bdf, "State") == "ok")
+            self.assertIn("%s: RAS counts of block umc went back (UE 0 -> 0, CE 7 -> 0): the "
+                          "driver was reloaded" % bdf, d.log())
+            # one CE after the reload is one, not 1 - 7
+            ctl(d, "ras-inject", bdf, "umc", "ce", 1)
+            wait_until("CorrectableErrors 1", lambda: self.prop(d, bdf, "CorrectableErrors") == 1)
+            self.assertEqual(self.prop(d, bdf, "State"), "ok")
+            self.assertNotIn("counts_reset", [r[0] for r in self.prop(d, bdf, "Reasons")])
+
     def test_ce_rate_both_sides(self):
         bdf = MI300X_BDFS[6]
         # 100000 CEs an hour: one CE in the seconds amdsmid has run is below, 2000 above
