@@ -16,13 +16,14 @@ import json
 import os
 import queue
 import re
+import signal
 import subprocess
 import sys
 import threading
 import time
 import unittest
 
-from daemontest import (BUS, GPU0, GPU1, IFACE_PARTITION, MANAGER, ROOT, Daemon, gpu_path,
+from daemontest import (BUS, CLI, GPU0, GPU1, IFACE_PARTITION, MANAGER, ROOT, Daemon, gpu_path,
                         require_daemon)
 
 HEALTH = "org.amdsmi1.Health"
@@ -355,6 +356,109 @@ class Events(unittest.TestCase):
             # the refusal is the driver's EBUSY (on hardware the library names amdsmid)
             self.assertRegex(p.stderr, "busy")
             self.assertEqual(d.get(G1, IFACE_PARTITION, "ComputeMode").lower(), "spx")
+
+
+class Cli(unittest.TestCase):
+    """amdsmi events through amdsmid: the CLI runs without the KFD shim, so what it prints can
+    only have come from amdsmid's signals."""
+
+    def start(self, d, *args):
+        p = subprocess.Popen([CLI] + list(args) + ["events"], env=d.env(),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        q = queue.Queue()
+
+        def read():
+            for line in p.stdout:
+                q.put(line)
+            q.put(None)
+        threading.Thread(target=read, daemon=True).start()
+        wait_until("the CLI's subscription", lambda: stream(d)["subscribers"] == 1)
+        return p, q
+
+    def line(self, q, timeout=10):
+        try:
+            v = q.get(timeout=timeout)
+        except queue.Empty:
+            raise AssertionError("no line in %d s" % timeout)
+        if v is None:
+            raise AssertionError("the CLI ended")
+        return v
+
+    def stop(self, p):
+        p.send_signal(signal.SIGINT)
+        err = p.stderr.read()
+        self.assertEqual(p.wait(30), 0, err)
+        p.stdout.close()
+        p.stderr.close()
+        return err
+
+    def test_stream_across_a_partition_change(self):
+        with Daemon() as d:
+            p, q = self.start(d, "-g", "1", "--json")
+            d.ctl("kfd-event", GPU0, "thermal_throttle")     # not selected
+            d.ctl("kfd-event", GPU1, "thermal_throttle")
+            j = json.loads(self.line(q))
+            self.assertEqual((j["gpu"], j["bdf"], j["kind"], j["partition"]),
+                             (1, GPU1, "thermal_throttle", 0))
+            # a partition change through amdsmid in the middle: it succeeds
+            d.call(G1, IFACE_PARTITION, "SetComputeMode", "st", "cpx", 0)
+            self.assertEqual(d.get(G1, IFACE_PARTITION, "ComputeMode").lower(), "cpx")
+            paused = json.loads(self.line(q))
+            resumed = json.loads(self.line(q))
+            self.assertEqual((paused["kind"], paused["state"]), ("stream", "paused"))
+            self.assertEqual((resumed["kind"], resumed["state"]), ("stream", "resumed"))
+            self.assertIn("missed", paused["text"])
+            # events after it still arrive, from the new partitions
+            d.ctl("kfd-event", GPU1 + ".4", "vmfault")
+            j = json.loads(self.line(q))
+            self.assertEqual((j["kind"], j["partition"]), ("vm_fault", 4))
+            self.stop(p)
+            wait_until("no subscriber", lambda: stream(d)["subscribers"] == 0)
+            wait_until("no fd", lambda: kfd_fds(d) == 0)
+
+    def test_table_kind_and_partition_filters(self):
+        with Daemon() as d:
+            d.call(G1, IFACE_PARTITION, "SetComputeMode", "st", "dpx", 0)
+            p, q = self.start(d, "-g", "1.1", "--kind", "vm_fault")
+            d.ctl("kfd-event", GPU1 + ".0", "vmfault")          # other partition
+            d.ctl("kfd-event", GPU1 + ".1", "thermal_throttle")  # other kind
+            d.ctl("kfd-event", GPU1 + ".1", "vmfault")
+            header = self.line(q)
+            for col in ("TIME", "GPU", "PARTITION", "KIND", "EVENT"):
+                self.assertIn(col, header)
+            row = self.line(q)
+            self.assertRegex(row, r"\bvm_fault\b")
+            self.assertRegex(row, r"\s1\s+1\s+vm_fault")
+            time.sleep(0.5)
+            self.assertTrue(q.empty())
+            self.stop(p)
+
+    def test_refused_with_events_no(self):
+        with Daemon(config="[health]\nevents = no\n") as d:
+            p = d.cli("events", status=None)
+            self.assertNotEqual(p.returncode, 0)
+            self.assertIn("events = no", p.stderr)
+
+    def test_direct_reads_in_process(self):
+        with Daemon() as d:
+            p = subprocess.Popen([CLI, "-g", "0", "--json", "--direct", "events"],
+                                 env=d.env(kfd=True), stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True)
+            try:
+                # its own KFD stream, not amdsmid's: amdsmid has no subscriber
+                kfd = os.path.realpath(os.path.join(d.dev_dir, "kfd"))
+                wait_until("the CLI's KFD stream",
+                           lambda: kfd in [os.readlink("/proc/%d/fd/%s" % (p.pid, fd))
+                                           for fd in os.listdir("/proc/%d/fd" % p.pid)])
+                self.assertEqual(stream(d)["subscribers"], 0)
+                d.ctl("kfd-event", GPU0, "process_start", "pid=5")
+                j = json.loads(p.stdout.readline())
+                self.assertEqual((j["kind"], j["data"]["pid"]), ("process_start", 5))
+            finally:
+                p.send_signal(signal.SIGINT)
+                self.assertEqual(p.wait(30), 0)
+                p.stdout.close()
+                p.stderr.close()
 
 
 if __name__ == "__main__":
