@@ -322,6 +322,9 @@ static int run(struct daemon *d) {
         sigaddset(&mask, SIGINT);
         sigaddset(&mask, SIGHUP);
         sigprocmask(SIG_BLOCK, &mask, NULL);
+        /* a KFD event descriptor whose other end went away must fail a write with EPIPE, not
+         * end amdsmid (as systemd's IgnoreSIGPIPE= does for the unit) */
+        (void) signal(SIGPIPE, SIG_IGN);
         r = sd_event_add_signal(d->event, NULL, SIGTERM, on_sigterm, d);
         if (r >= 0)
                 r = sd_event_add_signal(d->event, NULL, SIGINT, on_sigterm, d);
