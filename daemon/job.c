@@ -230,8 +230,9 @@ static int job_start(struct daemon *d, struct job *j) {
                 snprintf(j->intent_id, sizeof(j->intent_id), "%s", i->id);
         }
         /* amdsmid's own KFD event fds would make it a KFD user of the GPUs it changes: closed
-         * before the change begins, opened again when it ends (on_job_done()) */
-        if (j->kfd_exclusive) {
+         * before the change begins, opened again when it ends (on_job_done()). A dry run
+         * changes nothing, and its preflight does not count amdsmid itself (libamdsmi). */
+        if (j->kfd_exclusive && !(j->flags & AMDSMI_BUS_FLAG_DRY_RUN)) {
                 char reason[96];
 
                 snprintf(reason, sizeof(reason), "%s of %s", j->name,
@@ -312,7 +313,8 @@ static void jobs_schedule(struct daemon *d) {
                                         }
                                 }
                                 j->r = r;
-                                if (j->running && j->kfd_exclusive)
+                                if (j->running && j->kfd_exclusive &&
+                                    !(j->flags & AMDSMI_BUS_FLAG_DRY_RUN))
                                         health_events_resume(d);
                                 j->running = false;
                                 /* handled like a finished job, from the main loop */
@@ -441,7 +443,7 @@ static int on_job_done(sd_event_source *s, int fd, uint32_t revents, void *userd
         d->queue_tail = NULL;
         for (struct job *q = d->queue_head; q; q = q->next)
                 d->queue_tail = q;
-        bool resume = j->running && j->kfd_exclusive;
+        bool resume = j->running && j->kfd_exclusive && !(j->flags & AMDSMI_BUS_FLAG_DRY_RUN);
 
         if (j->running) {
                 d->n_running--;

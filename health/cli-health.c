@@ -753,9 +753,24 @@ static int print_event_rows(struct cli *c, struct columns *cols, json_object *ro
 /* A GPU of the selection as amdsmid enumerates it, and its partitions selected. */
 struct event_gpu {
         char bdf[16];
+        char path[64]; /* its object: /org/amdsmi1/gpu/<sd_bus_path_encode(bdf)> */
         bool all;
         uint64_t partitions;
 };
+
+/* sd_bus_path_encode() of a BDF under the GPU prefix: every byte but [A-Za-z0-9] as _xx, and
+ * a digit too when it comes first. */
+static void gpu_object_path(const char *bdf, char *buf, size_t size) {
+        size_t n = (size_t) snprintf(buf, size, "/org/amdsmi1/gpu/");
+
+        for (const char *p = bdf; *p && n + 4 < size; p++)
+                if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                    (p > bdf && *p >= '0' && *p <= '9'))
+                        buf[n++] = *p;
+                else
+                        n += (size_t) snprintf(buf + n, size - n, "_%02x", (unsigned char) *p);
+        buf[n] = '\0';
+}
 
 struct event_follow {
         struct cli *c;
@@ -802,13 +817,14 @@ static int on_daemon_event(const char *path, const char *kind, const char *text,
         enum amdsmi_event_kind k;
         bool show = false;
 
-        if (!o || !json_object_is_type(o, json_type_object) || !bdf) {
+        if (!o || !json_object_is_type(o, json_type_object)) {
                 json_object_put(o);
                 return 0; /* not one of ours */
         }
+        /* the GPU: the object's bdf, else the object path the signal came from */
         p = get_key(o, "partition");
         for (size_t i = 0; i < f->n_gpus && !show; i++)
-                if (strcmp(f->gpus[i].bdf, bdf) == 0)
+                if (bdf ? strcmp(f->gpus[i].bdf, bdf) == 0 : strcmp(f->gpus[i].path, path) == 0)
                         show = f->gpus[i].all || !json_object_is_type(p, json_type_int) ||
                                (json_object_get_int(p) >= 0 && json_object_get_int(p) < 64 &&
                                 (f->gpus[i].partitions & (UINT64_C(1) << json_object_get_int(p))));
@@ -855,6 +871,7 @@ static int events_through_daemon(struct cli *c, uint64_t mask) {
                 if (!json_object_get_string(get_key(g, "bdf")))
                         continue;
                 snprintf(e->bdf, sizeof(e->bdf), "%s", json_object_get_string(get_key(g, "bdf")));
+                gpu_object_path(e->bdf, e->path, sizeof(e->path));
                 e->all = c->selection.n_items == 0;
                 for (size_t k = 0; k < c->selection.n_items; k++) {
                         const struct selector *s = &c->selection.items[k];

@@ -366,6 +366,8 @@ static int on_track_empty(sd_bus_track *t, void *userdata) {
 
         /* sd-bus calls this for as long as the empty tracker lives (as systemd's Subscribe
          * does, it goes: the next subscriber makes a new one) */
+        if (sd_bus_track_count(t) > 0)
+                return 0; /* someone subscribed again before this ran */
         log_debug("no event subscriber left");
         if (e && e->track == t)
                 e->track = sd_bus_track_unref(e->track);
@@ -430,9 +432,10 @@ static int method_events_status(sd_bus_message *m, void *userdata, sd_bus_error 
                 json_object_put(a);
                 return bus_error_errno(error, -ENOMEM, "out of memory");
         }
-        for (size_t i = 0; e && i < e->n; i++)
-                if (i == 0 || strcmp(e->f[i - 1]->bdf, e->f[i]->bdf) != 0)
-                        json_object_array_add(a, json_object_new_string(e->f[i]->bdf));
+        /* in the order of the enumeration, each GPU once */
+        for (size_t i = 0; e && i < d->n_gpus; i++)
+                if (gpu_followed(e, d->gpus[i]->bdf))
+                        json_object_array_add(a, json_object_new_string(d->gpus[i]->bdf));
         json_object_object_add(o, "mode", json_object_new_string(events_mode_name(events_mode(d))));
         json_object_object_add(o, "subscribers", json_object_new_uint64(health_events_subscribers(d)));
         json_object_object_add(o, "following", a);

@@ -111,11 +111,14 @@ class Daemon:
     sim_args: more arguments for amdsmi-sim mount.
     wrapper: a command list amdsmid runs under (its last argument is amdsmid's path), e.g. a
              private mount namespace; it must exec amdsmid.
+    kfd: False runs amdsmid and its clients without a device root (no AMDSMI_DEV_ROOT, no
+         KFD shim), as before amdsmid followed KFD events.
     """
 
     def __init__(self, machine="mi300x-8", polkit=True, config=None, sim_args=(),
-                 start=True, env=None, wrapper=None):
+                 start=True, env=None, wrapper=None, kfd=True):
         self.machine = machine
+        self.use_kfd = kfd
         self.wrapper = list(wrapper or [])
         self.use_polkit = polkit
         self.config = config
@@ -200,6 +203,9 @@ class Daemon:
             "CONFIGURATION_DIRECTORY": self.config_dir,
             "LANG": "C.UTF-8",
         })
+        if not self.use_kfd:
+            del e["AMDSMI_DEV_ROOT"]
+            kfd = False
         if kfd:
             # as `amdsmi-sim run` does: the shim first; a sanitized binary would refuse to run
             # with it loaded before its runtime
@@ -225,7 +231,7 @@ class Daemon:
         self.log_path = os.path.join(self.tmp, "amdsmid.log")
         log = open(self.log_path, "a")
         self.proc = subprocess.Popen(self.wrapper + [AMDSMID],
-                                     env=self.env(kfd=True, NOTIFY_SOCKET=self.notify_path),
+                                     env=self.env(kfd=self.use_kfd, NOTIFY_SOCKET=self.notify_path),
                                      stdout=log, stderr=log)
         log.close()
         if wait:

@@ -317,6 +317,10 @@ class Events(unittest.TestCase):
     def test_own_partition_change_pauses_the_stream(self):
         with Daemon() as d, Subscriber(d) as s:
             self.assertEqual(stream(d)["fds"], 8)
+            # a dry run: a valid plan (amdsmid does not count itself), and no pause
+            d.call(G1, IFACE_PARTITION, "SetComputeMode", "st", "cpx", 1)
+            s.none()
+            self.assertEqual(stream(d)["fds"], 8)
             # through amdsmid: the change succeeds although a subscriber holds the stream
             d.call(G1, IFACE_PARTITION, "SetComputeMode", "st", "cpx", 0)
             self.assertEqual(d.get(G1, IFACE_PARTITION, "ComputeMode").lower(), "cpx")
