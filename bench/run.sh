@@ -240,6 +240,24 @@ else
         echo "== amdsmi-sim skipped (needs root and /dev/fuse)"
 fi
 
+# A KFD event from its injection to the Health.Event signal at a subscriber of amdsmid, which
+# follows the simulator's events through the KFD shim (as `amdsmi-sim run` runs a command).
+if [ "$(id -u)" = 0 ] && [ -e /dev/fuse ] && command -v dbus-daemon >/dev/null; then
+        echo "== KFD event -> Health.Event at a subscriber (mi300x-8 simulator, amdsmid)"
+        mnt=$PW/sim-events
+        mkdir "$mnt" "$PW/dev-events"
+        : > "$PW/dev-events/kfd"
+        "$B/sim/amdsmi-sim" mount --ctl "$PW/ctl-events.sock" "$mnt"
+        LD_PRELOAD=$B/sim/libamdsmi-sim-kfd.so AMDSMI_DEV_ROOT=$PW/dev-events \
+                AMDSMI_SIM_CTL=$PW/ctl-events.sock amdsmid_start "$B/daemon/amdsmid" "$mnt"
+        "$B/bench/bench-events" "$PW/ctl-events.sock" 0000:05:00.0 "${EVENT_RUNS:-500}" || true
+        amdsmid_stop
+        fusermount3 -u "$mnt"
+        mnt=
+else
+        echo "== KFD event latency skipped (needs root, /dev/fuse and dbus-daemon)"
+fi
+
 if [ "$(id -u)" = 0 ] && [ -e /dev/fuse ]; then
         echo "== compute-mode change on a simulator mount (mi300x-8), library against a bare write"
         mnt=$PW/sim

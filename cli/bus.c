@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -28,6 +29,8 @@ static bool streq_ptr(const char *a, const char *b) {
 }
 
 #define DEFAULT_CALL_TIMEOUT_MS (10U * 60 * 1000)
+/* SubscribeEvents and UnsubscribeEvents answer at once */
+#define READ_TIMEOUT_MS 30000U
 
 static int bus_open(struct cli *c) {
         sd_bus *bus = NULL;
@@ -393,4 +396,92 @@ int cli_bus_check_indexes(struct cli *c, char **gpus, char ***ret_notes) {
 void cli_bus_close(struct cli *c) {
         if (c->bus)
                 c->bus = sym_sd_bus_flush_close_unref(c->bus);
+}
+
+/* ---- the event stream ---------------------------------------------------------------- */
+
+struct follow_events {
+        cli_event_fn fn;
+        void *userdata;
+        int r;
+        bool gone;
+};
+
+static int on_health_event(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        struct follow_events *f = userdata;
+        const char *kind = NULL, *json = NULL;
+
+        if (f->r < 0 || sym_sd_bus_message_read(m, "ss", &kind, &json) < 0)
+                return 0;
+        f->r = f->fn(sym_sd_bus_message_get_path(m) ?: "", kind, json, f->userdata);
+        return 0;
+}
+
+/* amdsmid left the bus (NameOwnerChanged to ""): the stream ended. */
+static int on_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        struct follow_events *f = userdata;
+        const char *name = NULL, *old = NULL, *new = NULL;
+
+        if (sym_sd_bus_message_read(m, "sss", &name, &old, &new) >= 0 &&
+            streq_ptr(name, AMDSMI_BUS_NAME) && new && !new[0])
+                f->gone = true;
+        return 0;
+}
+
+int cli_bus_follow_events(struct cli *c, int stop_fd, cli_event_fn fn, void *userdata,
+                          char **ret_message) {
+        _cleanup_(sym_sd_bus_slot_unrefp) sd_bus_slot *event_slot = NULL, *owner = NULL;
+        struct follow_events f = { .fn = fn, .userdata = userdata };
+        json_object *doc = NULL;
+        int r;
+
+        *ret_message = NULL;
+        r = bus_open(c);
+        if (r < 0)
+                return r;
+        /* the matches first: no event between the subscription and them is lost */
+        r = sym_sd_bus_match_signal(c->bus, &event_slot, AMDSMI_BUS_NAME, NULL,
+                                    AMDSMI_BUS_IFACE_HEALTH, "Event", on_health_event, &f);
+        if (r >= 0)
+                r = sym_sd_bus_match_signal(c->bus, &owner, "org.freedesktop.DBus",
+                                            "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                                            "NameOwnerChanged", on_owner_changed, &f);
+        if (r < 0)
+                return r;
+        r = cli_bus_call(c, AMDSMI_BUS_PATH, NULL, AMDSMI_BUS_IFACE_MANAGER, "SubscribeEvents",
+                         READ_TIMEOUT_MS, &doc, ret_message, NULL);
+        json_object_put(doc);
+        if (r < 0)
+                return r;
+        for (;;) {
+                struct pollfd p[2];
+                int events;
+
+                r = sym_sd_bus_process(c->bus, NULL);
+                if (r < 0)
+                        return r == -ECONNRESET || r == -ENOTCONN ? -ENOTCONN : r;
+                if (f.r < 0)
+                        return f.r;
+                if (f.gone)
+                        return -ECONNRESET;
+                if (r > 0)
+                        continue;
+                events = sym_sd_bus_get_events(c->bus);
+                if (events < 0)
+                        return events;
+                p[0] = (struct pollfd){ .fd = stop_fd, .events = POLLIN };
+                p[1] = (struct pollfd){ .fd = sym_sd_bus_get_fd(c->bus), .events = (short) events };
+                if (poll(p, 2, -1) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (p[0].revents)
+                        break;
+        }
+        /* leaving the bus would end the subscription as well */
+        r = cli_bus_call(c, AMDSMI_BUS_PATH, NULL, AMDSMI_BUS_IFACE_MANAGER, "UnsubscribeEvents",
+                         READ_TIMEOUT_MS, &doc, NULL, NULL);
+        json_object_put(doc);
+        return 0;
 }

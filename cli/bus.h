@@ -83,3 +83,15 @@ int cli_bus_check_indexes(struct cli *c, char **gpus, char ***ret_notes);
 
 /* Closes the connection (main() calls it). */
 void cli_bus_close(struct cli *c);
+
+/*
+ * amdsmid's event stream: subscribes (Manager.SubscribeEvents), then calls @fn(@path, @kind,
+ * @json, @userdata) for each org.amdsmi1.Health.Event signal (@path: the GPU's object) until
+ * @stop_fd is readable (SIGINT / SIGTERM: returns 0), @fn returns a negative errno (returned),
+ * or the bus connection or amdsmid goes away (-ENOTCONN, -ECONNRESET). A refused subscription
+ * returns the errno of the D-Bus error with its message in *ret_message (malloc'd).
+ */
+typedef int (*cli_event_fn)(const char *path, const char *kind, const char *json,
+                            void *userdata);
+int cli_bus_follow_events(struct cli *c, int stop_fd, cli_event_fn fn, void *userdata,
+                          char **ret_message);

@@ -237,7 +237,10 @@ const struct verb cli_verbs[] = {
                         "Streams the KFD SMI events of the selected GPUs and partitions until\n"
                         "Ctrl-C (exit 0): GPU resets, thermal throttling, VM faults, process\n"
                         "start and end, migrations, page faults, queue evictions. --json\n"
-                        "prints one JSON object per line.",
+                        "prints one JSON object per line. When amdsmid runs, its stream\n"
+                        "(health changes and CPER records too, and a \"stream\" line when it\n"
+                        "paused for a partition change: events may be missed until resumed);\n"
+                        "else, or with --direct, read in-process (a KFD user of every GPU).",
                 .examples = "amdsmi events\n"
                             "amdsmi events -g 0 --kind gpu_pre_reset,gpu_post_reset --json",
                 .exits = EXITS_READ | CLI_EXIT(6),

@@ -45,7 +45,12 @@ int sd_bus_dl_load(void);
         X(sd_bus_message_unref) \
         X(sd_bus_message_is_method_error) \
         X(sd_bus_message_get_error) \
-        X(sd_bus_message_get_signature)
+        X(sd_bus_message_get_signature) \
+        X(sd_bus_message_get_path) \
+        X(sd_bus_match_signal) \
+        X(sd_bus_get_fd) \
+        X(sd_bus_get_events) \
+        X(sd_bus_get_timeout)
 
 #define SD_BUS_DL_DECLARE(f) extern typeof(f) *sym_##f;
 SD_BUS_DL_SYMBOLS(SD_BUS_DL_DECLARE)

@@ -121,6 +121,7 @@ struct daemon {
         char config_error[512];         /* why the file in force is not the one on disk */
 
         struct polkit_registry *polkit;
+        struct health_events *health_events; /* health/dbus-health-events.c */
 
         /* jobs: waiting (FIFO) and running; finished jobs come back through a pipe */
         struct job *queue_head, *queue_tail;
@@ -372,6 +373,17 @@ void health_daemon_reset_seen(struct dgpu *g, uint64_t boottime_usec, const char
 /* The event stream of @g is followed (@on) or not any more, since @boottime_usec: resets are
  * known to the verdict only over a window the stream was followed for. */
 void health_daemon_following(struct dgpu *g, bool on, uint64_t boottime_usec);
+/* health/dbus-health-events.c: the KFD event stream (the SMI event fds, held while someone
+ * subscribes, [health] events of amdsmid.conf). health_events_sync() opens or closes the fds
+ * as wanted now (after a rescan, a reload, a subscriber's change); pause() closes them before
+ * a change of amdsmid's own that needs no KFD user (kfd_exclusive jobs), resume() after it. */
+struct health_events;
+extern const sd_bus_vtable health_events_manager_vtable[];
+void health_events_sync(struct daemon *d);
+void health_events_pause(struct daemon *d, const char *reason);
+void health_events_resume(struct daemon *d);
+unsigned health_events_subscribers(struct daemon *d);
+void health_events_done(struct daemon *d);
 extern const sd_bus_vtable gpu_vtable[], manager_vtable[];
 /* daemon/document.c: Manager.GetDocument() */
 extern const sd_bus_vtable document_manager_vtable[];

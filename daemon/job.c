@@ -229,6 +229,16 @@ static int job_start(struct daemon *d, struct job *j) {
                 j->has_intent = true;
                 snprintf(j->intent_id, sizeof(j->intent_id), "%s", i->id);
         }
+        /* amdsmid's own KFD event fds would make it a KFD user of the GPUs it changes: closed
+         * before the change begins, opened again when it ends (on_job_done()). A dry run
+         * changes nothing, and its preflight does not count amdsmid itself (libamdsmi). */
+        if (j->kfd_exclusive && !(j->flags & AMDSMI_BUS_FLAG_DRY_RUN)) {
+                char reason[96];
+
+                snprintf(reason, sizeof(reason), "%s of %s", j->name,
+                         j->bdfs && j->bdfs[0] ? j->bdfs[0] : "the GPUs");
+                health_events_pause(d, reason);
+        }
         j->running = true;
         j->start_usec = now_usec(CLOCK_MONOTONIC);
         for (char **b = j->bdfs; b && *b; b++) {
@@ -303,6 +313,9 @@ static void jobs_schedule(struct daemon *d) {
                                         }
                                 }
                                 j->r = r;
+                                if (j->running && j->kfd_exclusive &&
+                                    !(j->flags & AMDSMI_BUS_FLAG_DRY_RUN))
+                                        health_events_resume(d);
                                 j->running = false;
                                 /* handled like a finished job, from the main loop */
                                 (void) write(d->job_pipe[1], &j, sizeof(j));
@@ -430,6 +443,8 @@ static int on_job_done(sd_event_source *s, int fd, uint32_t revents, void *userd
         d->queue_tail = NULL;
         for (struct job *q = d->queue_head; q; q = q->next)
                 d->queue_tail = q;
+        bool resume = j->running && j->kfd_exclusive && !(j->flags & AMDSMI_BUS_FLAG_DRY_RUN);
+
         if (j->running) {
                 d->n_running--;
                 for (char **b = j->bdfs; b && *b; b++) {
@@ -446,6 +461,9 @@ static int on_job_done(sd_event_source *s, int fd, uint32_t revents, void *userd
          * back */
         if (!(j->flags & AMDSMI_BUS_FLAG_DRY_RUN))
                 (void) manager_rescan(d);
+        /* the KFD event fds again, of the partitions there are now (success or not) */
+        if (resume)
+                health_events_resume(d);
         /* Changing goes down before the caller hears back, as the properties do */
         set_changing(d, j);
         job_reply(j);

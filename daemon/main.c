@@ -165,6 +165,7 @@ static int on_sigterm(sd_event_source *s, const struct signalfd_siginfo *si, voi
                  d->n_running ? ", after the changes under way" : "");
         (void) sd_notify(false, "STOPPING=1");
         d->exiting = true;
+        health_events_sync(d); /* no KFD user left behind while the last changes end */
         return jobs_exit_when_idle(d);
 }
 
@@ -215,7 +216,9 @@ int manager_reload(struct daemon *d) {
         }
         old = d->config;
         d->config = c;
-        (void) manager_rescan(d);
+        if (old && old->health.events != c->health.events)
+                log_info("[health] events changed: the KFD event fds follow the new setting");
+        (void) manager_rescan(d); /* with health_events_sync(): [health] events in force */
         manager_apply_desired(d, NULL, true, old);
         config_free(old);
         manager_invalidate(d);
@@ -319,6 +322,9 @@ static int run(struct daemon *d) {
         sigaddset(&mask, SIGINT);
         sigaddset(&mask, SIGHUP);
         sigprocmask(SIG_BLOCK, &mask, NULL);
+        /* a KFD event descriptor whose other end went away must fail a write with EPIPE, not
+         * end amdsmid (as systemd's IgnoreSIGPIPE= does for the unit) */
+        (void) signal(SIGPIPE, SIG_IGN);
         r = sd_event_add_signal(d->event, NULL, SIGTERM, on_sigterm, d);
         if (r >= 0)
                 r = sd_event_add_signal(d->event, NULL, SIGINT, on_sigterm, d);
@@ -382,6 +388,8 @@ static int run(struct daemon *d) {
         }
 
         write_pid_file(d);
+        /* [health] events = yes: the KFD event fds from the start */
+        health_events_sync(d);
 
         r = udev_setup(d);
         if (r < 0)

@@ -322,6 +322,9 @@ int manager_rescan(struct daemon *d) {
         }
         (void) amdsmi_ctx_check_topology(d->ctx);
         manager_invalidate(d);
+        /* the KFD event fds follow the partitions there are now */
+        if (d->bus)
+                health_events_sync(d);
         return 0;
 }
 
@@ -876,6 +879,10 @@ int manager_register(struct daemon *d, sd_bus *bus) {
                                      document_manager_vtable, d);
         if (r < 0)
                 return r;
+        r = sd_bus_add_object_vtable(bus, NULL, AMDSMI_BUS_PATH, AMDSMI_BUS_IFACE_MANAGER,
+                                     health_events_manager_vtable, d);
+        if (r < 0)
+                return r;
         for (size_t i = 0; i < ELEMENTSOF(slices); i++)
                 if (slices[i]->manager_vtable) {
                         r = sd_bus_add_object_vtable(bus, NULL, AMDSMI_BUS_PATH,
@@ -905,6 +912,7 @@ int manager_register(struct daemon *d, sd_bus *bus) {
 }
 
 void manager_done(struct daemon *d) {
+        health_events_done(d);
         sampler_done(d);
         strv_free(d->index_before);
         d->index_before = NULL;

@@ -7,7 +7,9 @@
  *   amdsmi bad-pages [-g SEL]                 retired VRAM pages and the threshold
  *   amdsmi health [-g SEL]                    the verdict with its reasons; exit status
  *                                             0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN
- *   amdsmi events [-g SEL] [--kind K,K]       the KFD SMI events, in-process, until Ctrl-C
+ *   amdsmi events [-g SEL] [--kind K,K]       the KFD SMI events until Ctrl-C: amdsmid's
+ *                                             Health.Event signals when it runs (subscribed),
+ *                                             else (or --direct) read in-process
  *
  * The documents are health-json.c's (core/), so that amdsmid serves the same ones. These verbs
  * read in-process for now (amdsmid's GetDocument for them comes with its Health interface).
@@ -26,6 +28,7 @@
 #include <unistd.h>
 
 #include "amdsmid-conf.h"
+#include "bus.h"
 #include "cli.h"
 #include "documents.h"
 #include "health-json.h"
@@ -729,6 +732,195 @@ struct event_source {
         unsigned partition;
 };
 
+/* Prints @rows (event objects) as the format wants; takes @rows. */
+static int print_event_rows(struct cli *c, struct columns *cols, json_object *rows,
+                            bool *header) {
+        int r = 0;
+
+        if (!rows)
+                r = -ENOMEM;
+        else if (c->format == OUTPUT_JSON)
+                for (size_t l = 0; r >= 0 && l < json_object_array_length(rows); l++)
+                        r = output_json(stdout, json_object_array_get_idx(rows, l), true);
+        else if (c->format == OUTPUT_CSV) {
+                if (*header)
+                        r = output_csv_header(stdout, cols);
+                *header = false;
+                if (r >= 0)
+                        r = output_csv_rows(stdout, cols, rows);
+        } else if (json_object_array_length(rows) > 0) {
+                r = output_table_rows(stdout, cols, rows, *header);
+                *header = false;
+        }
+        json_object_put(rows);
+        if (r >= 0 && fflush(stdout) != 0)
+                r = -errno;
+        return r;
+}
+
+/* ---- amdsmi events through amdsmid -------------------------------------------------------- */
+
+/* A GPU of the selection as amdsmid enumerates it, and its partitions selected. */
+struct event_gpu {
+        char bdf[16];
+        char path[64]; /* its object: /org/amdsmi1/gpu/<sd_bus_path_encode(bdf)> */
+        bool all;
+        uint64_t partitions;
+};
+
+/* sd_bus_path_encode() of a BDF under the GPU prefix: every byte but [A-Za-z0-9] as _xx, and
+ * a digit too when it comes first. */
+static void gpu_object_path(const char *bdf, char *buf, size_t size) {
+        size_t n = (size_t) snprintf(buf, size, "/org/amdsmi1/gpu/");
+
+        for (const char *p = bdf; *p && n + 4 < size; p++)
+                if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                    (p > bdf && *p >= '0' && *p <= '9'))
+                        buf[n++] = *p;
+                else
+                        n += (size_t) snprintf(buf + n, size - n, "_%02x", (unsigned char) *p);
+        buf[n] = '\0';
+}
+
+struct event_follow {
+        struct cli *c;
+        struct columns *cols;
+        bool header;
+        uint64_t mask;      /* --kind, 0: every kind */
+        struct event_gpu *gpus;
+        size_t n_gpus;
+};
+
+static json_object *get_key(json_object *o, const char *key) {
+        json_object *v = NULL;
+
+        return json_object_object_get_ex(o, key, &v) ? v : NULL;
+}
+
+/* Whether a selector names GPU @g of the list document. */
+static bool selector_names(const struct selector *s, json_object *g) {
+        const char *bdf = json_object_get_string(get_key(g, "bdf"));
+        const char *uid = json_object_get_string(get_key(g, "unique_id"));
+
+        switch (s->kind) {
+        case SELECTOR_ALL:
+                return true;
+        case SELECTOR_INDEX:
+                return json_object_is_type(get_key(g, "gpu"), json_type_int) &&
+                       (uint32_t) json_object_get_int64(get_key(g, "gpu")) == s->index;
+        case SELECTOR_BDF:
+                return bdf && strcmp(bdf, s->bdf) == 0;
+        case SELECTOR_UNIQUE_ID:
+                if (uid && strncmp(uid, "0x", 2) == 0)
+                        uid += 2;
+                return uid && strcasecmp(uid, s->unique_id) == 0;
+        }
+        return false;
+}
+
+static int on_daemon_event(const char *path, const char *kind, const char *text,
+                           void *userdata) {
+        struct event_follow *f = userdata;
+        enum json_tokener_error jerr;
+        json_object *o = json_tokener_parse_verbose(text, &jerr), *rows, *p;
+        const char *bdf = json_object_get_string(get_key(o, "bdf"));
+        enum amdsmi_event_kind k;
+        bool show = false;
+
+        if (!o || !json_object_is_type(o, json_type_object)) {
+                json_object_put(o);
+                return 0; /* not one of ours */
+        }
+        /* the GPU: the object's bdf, else the object path the signal came from */
+        p = get_key(o, "partition");
+        for (size_t i = 0; i < f->n_gpus && !show; i++)
+                if (bdf ? strcmp(f->gpus[i].bdf, bdf) == 0 : strcmp(f->gpus[i].path, path) == 0)
+                        show = f->gpus[i].all || !json_object_is_type(p, json_type_int) ||
+                               (json_object_get_int(p) >= 0 && json_object_get_int(p) < 64 &&
+                                (f->gpus[i].partitions & (UINT64_C(1) << json_object_get_int(p))));
+        /* --kind keeps the kinds of the KFD it names, and what says the stream paused */
+        if (show && f->mask && strcmp(kind, "stream") != 0)
+                show = amdsmi_event_kind_from_string(kind, &k) >= 0 &&
+                       (f->mask & AMDSMI_EVENT_MASK(k));
+        if (!show) {
+                json_object_put(o);
+                return 0;
+        }
+        rows = json_object_new_array();
+        if (rows)
+                json_object_array_add(rows, o);
+        else
+                json_object_put(o);
+        return print_event_rows(f->c, f->cols, rows, &f->header);
+}
+
+static int events_through_daemon(struct cli *c, uint64_t mask) {
+        _cleanup_free_ struct event_gpu *gpus = NULL;
+        _cleanup_free_ char *message = NULL;
+        struct columns cols = {};
+        struct event_follow f = { .c = c, .cols = &cols, .header = true, .mask = mask };
+        json_object *list = NULL;
+        size_t n;
+        int r, sfd;
+
+        /* the GPUs selected, as amdsmid enumerates them (the other read verbs' rules) */
+        c->read_daemon = true;
+        r = cli_read_document(c, "list", &list);
+        if (r <= 0)
+                return r; /* 0: amdsmid has gone: read here (c->read_daemon is false) */
+        n = json_object_array_length(list);
+        gpus = calloc(n ? n : 1, sizeof(*gpus));
+        if (!gpus) {
+                json_object_put(list);
+                return cli_fail(c, -ENOMEM, "out of memory");
+        }
+        for (size_t i = 0; i < n; i++) {
+                json_object *g = json_object_array_get_idx(list, i);
+                struct event_gpu *e = &gpus[f.n_gpus];
+
+                if (!json_object_get_string(get_key(g, "bdf")))
+                        continue;
+                snprintf(e->bdf, sizeof(e->bdf), "%s", json_object_get_string(get_key(g, "bdf")));
+                gpu_object_path(e->bdf, e->path, sizeof(e->path));
+                e->all = c->selection.n_items == 0;
+                for (size_t k = 0; k < c->selection.n_items; k++) {
+                        const struct selector *s = &c->selection.items[k];
+
+                        if (!selector_names(s, g))
+                                continue;
+                        if (s->partition == SELECT_NO_PARTITION || s->partition >= 64)
+                                e->all = true;
+                        else
+                                e->partitions |= UINT64_C(1) << s->partition;
+                }
+                f.n_gpus++;
+        }
+        json_object_put(list);
+        f.gpus = gpus;
+        if (f.n_gpus == 0)
+                return cli_fail(c, -ENODEV, "no GPU among the selection: no events");
+        r = columns_add_defs(&cols, event_columns, ELEMENTSOF(event_columns));
+        if (r < 0)
+                return cli_fail(c, r, "out of memory");
+        sfd = signals_fd(c);
+        if (sfd < 0) {
+                columns_free(&cols);
+                return sfd;
+        }
+        r = cli_bus_follow_events(c, sfd, on_daemon_event, &f, &message);
+        columns_free(&cols);
+        if (r == -ECONNRESET || r == -ENOTCONN)
+                return cli_fail(c, -ENOTCONN, "amdsmid left the bus: the event stream ended");
+        if (r == -EOPNOTSUPP || (r < 0 && message))
+                return cli_fail(c, r, "amdsmid refused the event stream: %s",
+                                message ? message : strerror(-r));
+        if (r < 0)
+                return cli_fail(c, r, "cannot print: %s", strerror(-r));
+        return 0;
+}
+
+/* ---- amdsmi events, in-process ----------------------------------------------------------- */
+
 int verb_events(struct cli *c) {
         _cleanup_free_ struct event_source *src = NULL;
         _cleanup_free_ struct pollfd *pfd = NULL;
@@ -736,12 +928,21 @@ int verb_events(struct cli *c) {
         struct columns cols = {};
         uint64_t mask = c->health.kinds ? c->health.kinds : EVENT_MASK_ALL_KINDS;
         size_t n = 0, max = 0;
-        bool header = true;
+        bool header = true, other_roots = false;
         int r;
 
-        r = cli_open(c);
-        if (r < 0)
-                return r;
+        /* through amdsmid when it runs on these GPUs (its stream: no KFD user here) */
+        if (!c->direct && cli_daemon_may_run(&other_roots) && !other_roots &&
+            cli_daemon_running(c)) {
+                r = events_through_daemon(c, c->health.kinds);
+                if (r != 0 || c->read_daemon)
+                        return r;
+        }
+        if (!c->set.ctx) { /* a fallback above opened it already */
+                r = cli_open(c);
+                if (r < 0)
+                        return r;
+        }
         FOREACH_SELECTED_GPU(c, i, gpu)
         max += amdsmi_gpu_get_partition_count(gpu);
         src = calloc(max ? max : 1, sizeof(*src));
@@ -827,28 +1028,7 @@ int verb_events(struct cli *c) {
                                                                   amdsmi_gpu_get_bdf(src[k].gpu),
                                                                   &ev[e]));
                                 }
-                                r = 0;
-                                if (!rows)
-                                        r = -ENOMEM;
-                                else if (c->format == OUTPUT_JSON)
-                                        for (size_t l = 0;
-                                             r >= 0 && l < json_object_array_length(rows); l++)
-                                                r = output_json(stdout,
-                                                                json_object_array_get_idx(rows, l),
-                                                                true);
-                                else if (c->format == OUTPUT_CSV) {
-                                        if (header)
-                                                r = output_csv_header(stdout, &cols);
-                                        header = false;
-                                        if (r >= 0)
-                                                r = output_csv_rows(stdout, &cols, rows);
-                                } else if (json_object_array_length(rows) > 0) {
-                                        r = output_table_rows(stdout, &cols, rows, header);
-                                        header = false;
-                                }
-                                json_object_put(rows);
-                                if (r >= 0 && fflush(stdout) != 0)
-                                        r = -errno;
+                                r = print_event_rows(c, &cols, rows, &header);
                                 if (r < 0) {
                                         r = cli_fail(c, r, "cannot print: %s", strerror(-r));
                                         goto finish;

@@ -711,7 +711,7 @@ _public_ int amdsmi_gpu_reload_driver(struct amdsmi_gpu *gpu, uint64_t flags, un
 
         /* Preflight: a reload tears KFD down under its users. */
         for (unsigned i = 0; i < n; i++) {
-                r = change_add_blockers(c, hive[i]);
+                r = change_add_blockers(c, hive[i], false);
                 if (r < 0) {
                         snprintf(c->message, sizeof(c->message),
                                  "cannot tell which processes use %s through KFD: %s", hive[i]->bdf,

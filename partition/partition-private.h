@@ -29,8 +29,13 @@ unsigned partition_hive_members(struct amdsmi_gpu *gpu, struct amdsmi_gpu **ret,
 int change_init(struct amdsmi_partition_change *c);
 /* Ends a report: error and stage, and the return value r. */
 int change_finish(struct amdsmi_partition_change *c, int r, enum amdsmi_change_stage stage);
-/* Adds the KFD users of gpu to c->blockers. @return how many it has, or a negative errno. */
-int change_add_blockers(struct amdsmi_partition_change *c, struct amdsmi_gpu *gpu);
+/* Adds the KFD users of @gpu to the report's blockers. The preflight leaves this process out
+ * (@include_self false): a process changing partitions lets go of its own KFD descriptors
+ * first (amdsmid closes its event stream), and what class/kfd/kfd/proc still shows of it then
+ * is not what blocks the change; a refused write lists it too, in case the driver still
+ * counts it. @return how many it has, or a negative errno. */
+int change_add_blockers(struct amdsmi_partition_change *c, struct amdsmi_gpu *gpu,
+                        bool include_self);
 
 /* partition-gim.c: gim hosts. Same returns as the public functions they stand in for. */
 int gim_read_compute_mode(struct amdsmi_gpu *gpu, enum amdsmi_compute_mode *ret);

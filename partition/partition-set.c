@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "parse-util.h"
 #include "partition-private.h"
@@ -157,8 +158,11 @@ static int read_process(struct amdsmi_gpu *gpu, const char *name, int32_t pid,
         return 1;
 }
 
-/* The KFD users of gpu, sorted by PID, in a new array. Returns their number. */
-static int list_users(struct amdsmi_gpu *gpu, struct amdsmi_kfd_process **ret) {
+/* The KFD users of gpu, sorted by PID, in a new array, without this process unless
+ * @include_self. Returns their number. */
+static int list_users(struct amdsmi_gpu *gpu, bool include_self,
+                      struct amdsmi_kfd_process **ret) {
+        pid_t self = getpid();
         struct amdsmi_ctx *ctx = gpu->ctx;
         _cleanup_strv_free_ char **names = NULL;
         _cleanup_free_ struct amdsmi_kfd_process *procs = NULL;
@@ -187,6 +191,8 @@ static int list_users(struct amdsmi_gpu *gpu, struct amdsmi_kfd_process **ret) {
 
                 if (parse_int(names[i], &pid) < 0 || pid <= 0)
                         continue;
+                if (!include_self && pid == (int) self)
+                        continue;
                 r = read_process(gpu, names[i], pid, &procs[n_procs]);
                 if (r < 0)
                         return r;
@@ -204,7 +210,7 @@ _public_ int amdsmi_gpu_list_kfd_processes(struct amdsmi_gpu *gpu, struct amdsmi
 
         if (max > 0 && !ret)
                 return -EINVAL;
-        n = list_users(gpu, &procs);
+        n = list_users(gpu, true, &procs);
         if (n < 0)
                 return n;
         for (size_t i = 0; i < (size_t) n && i < max; i++)
@@ -212,11 +218,12 @@ _public_ int amdsmi_gpu_list_kfd_processes(struct amdsmi_gpu *gpu, struct amdsmi
         return n;
 }
 
-int change_add_blockers(struct amdsmi_partition_change *c, struct amdsmi_gpu *gpu) {
+int change_add_blockers(struct amdsmi_partition_change *c, struct amdsmi_gpu *gpu,
+                        bool include_self) {
         _cleanup_free_ struct amdsmi_kfd_process *procs = NULL;
         int n;
 
-        n = list_users(gpu, &procs);
+        n = list_users(gpu, include_self, &procs);
         if (n < 0)
                 return n;
         for (int i = 0; i < n; i++) {
@@ -425,9 +432,10 @@ static int refused_write(struct amdsmi_partition_change *c, struct amdsmi_gpu *g
                 change_message(c, "changing the compute partition of GPU %s needs root", gpu->bdf);
                 return -EACCES;
         case -EBUSY:
-                /* a KFD user that came after the preflight, or one we cannot see */
+                /* a KFD user that came after the preflight, or one we cannot see; this
+                 * process too, if the driver still counts it (see change_add_blockers()) */
                 c->n_blockers = 0;
-                n = change_add_blockers(c, gpu);
+                n = change_add_blockers(c, gpu, false);
                 if (n > 0)
                         message_blockers(c, gpu, (unsigned) n);
                 else
@@ -623,7 +631,7 @@ _public_ int amdsmi_gpu_set_compute_mode(struct amdsmi_gpu *gpu, enum amdsmi_com
                 return finish_unchanged(c, 0, AMDSMI_STAGE_DONE);
 
         /* Who would make the driver answer EBUSY. */
-        n = change_add_blockers(c, gpu);
+        n = change_add_blockers(c, gpu, false);
         if (n < 0) {
                 change_message(c, "cannot list the KFD processes of GPU %s: %s", gpu->bdf,
                                strerror(-n));

@@ -649,7 +649,8 @@ bool sim_kfd_users_prune(struct sim_machine *m) {
                 return false;
         lock(m);
         prune_locked(m);
-        left = m->control->n_procs > 0;
+        /* SMI event clients too: their processes' proc/<pid>/ go with their last stream */
+        left = m->control->n_procs > 0 || sim_smi_clients(m) > 0;
         unlock(m);
         return left;
 }

@@ -16,9 +16,14 @@
  * that process's clients, and to a superuser's whose mask has KFD_SMI_EVENT_ALL_PROCESS.
  *
  * A client goes when its process no longer holds its end (looked up in /proc/PID/fd at each
- * event and count), when its GPU goes (unbind, unplug) or when the simulator ends. While it
- * lives, its process holds /dev/kfd, which makes it a KFD user of every GPU (the kernel's
- * process has a device of each): partition switches fail with EBUSY.
+ * event and count, and by the control thread's periodic prune), when its GPU goes (unbind,
+ * unplug) or when the simulator ends. While it lives, its process holds /dev/kfd, which makes
+ * it a KFD user of every GPU (the kernel's process has a device of each, kfd_init_apertures()):
+ * partition switches fail with EBUSY, and the process shows in class/kfd/kfd/proc/<pid>/ with
+ * pasid, queues/ and vram_<gpu_id> / sdma_<gpu_id> (0) of every KFD node, as KFD makes it at
+ * open (unless `kfd-users add` made that directory already). The directory goes with the
+ * process's last client. (The kernel keeps a process's KFD data until the process exits;
+ * here it goes with the streams, the model the KFD-user rule above follows.)
  *
  * Everything here runs with the fs lock held.
  */
@@ -56,13 +61,82 @@ struct smi_client {
         uint64_t mask;
         uint8_t mbuf[8];
         size_t mlen;
+        /* the descriptor reaches the process after sim_smi_open() returns: until it was seen
+         * there once, a client younger than HANDOVER_NS is not taken for gone */
+        uint64_t born_ns;
+        bool seen;
 };
+
+#define HANDOVER_NS (5 * 1000000000ULL)
 
 struct sim_smi {
         struct smi_client *c;
         size_t n, cap;
         uint64_t throttle_count;
+        /* the processes whose class/kfd/kfd/proc/<pid>/ this file made */
+        pid_t *procs;
+        size_t n_procs;
 };
+
+#define KFD_PROC "devices/virtual/kfd/kfd/proc"
+#define SMI_PASID_FIRST 49152 /* apart from control.c's kfd-users (32768 on) */
+
+static bool pid_has_client(const struct sim_smi *s, pid_t pid) {
+        for (size_t i = 0; i < s->n; i++)
+                if (s->c[i].pid == pid)
+                        return true;
+        return false;
+}
+
+/* class/kfd/kfd/proc/<pid>/ of a process that opened /dev/kfd: every node's files. */
+static void proc_build(struct sim_machine *m, pid_t pid) {
+        struct sim_smi *s = m->smi;
+        struct sim_node *root, *d;
+        char name[32];
+        pid_t *v;
+
+        if (!m->fs)
+                return;
+        root = sim_lookup(m->fs, KFD_PROC);
+        snprintf(name, sizeof(name), KFD_PROC "/%d", (int) pid);
+        if (!root || sim_lookup(m->fs, name))
+                return; /* kfd-users add made it: theirs */
+        v = realloc(s->procs, (s->n_procs + 1) * sizeof(*v));
+        if (!v)
+                return;
+        s->procs = v;
+        d = sim_mkdirf(root, "%d", (int) pid);
+        if (!d)
+                return;
+        s->procs[s->n_procs++] = pid;
+        sim_text(d, "pasid", 0444, "%u", SMI_PASID_FIRST + (unsigned) s->n_procs);
+        sim_mkdir(d, "queues");
+        for (size_t i = 0; i < m->n_kfd; i++) {
+                if (!m->kfd[i].gpu->attached)
+                        continue;
+                snprintf(name, sizeof(name), "vram_%u", m->kfd[i].gpu_id);
+                sim_text(d, name, 0444, "0");
+                snprintf(name, sizeof(name), "sdma_%u", m->kfd[i].gpu_id);
+                sim_text(d, name, 0444, "0");
+        }
+}
+
+/* The directories of processes with no client left go. */
+static void procs_prune(struct sim_machine *m) {
+        struct sim_smi *s = m->smi;
+
+        for (size_t i = s ? s->n_procs : 0; i > 0; i--) {
+                char path[64];
+
+                if (pid_has_client(s, s->procs[i - 1]))
+                        continue;
+                if (m->fs) {
+                        snprintf(path, sizeof(path), KFD_PROC "/%d", (int) s->procs[i - 1]);
+                        sim_remove(sim_lookup(m->fs, path));
+                }
+                s->procs[i - 1] = s->procs[--s->n_procs];
+        }
+}
 
 static void client_drop(struct sim_smi *s, size_t i) {
         (void) close(s->c[i].fd);
@@ -70,8 +144,20 @@ static void client_drop(struct sim_smi *s, size_t i) {
         s->c[i] = s->c[--s->n];
 }
 
-/* Whether the process still holds the client's end. */
-static bool client_alive(const struct smi_client *c) {
+static uint64_t boottime_ns(void);
+
+static bool holds_end(const struct smi_client *c);
+
+/* Whether the process still holds the client's end (or has not received it yet). */
+static bool client_alive(struct smi_client *c) {
+        if (holds_end(c)) {
+                c->seen = true;
+                return true;
+        }
+        return !c->seen && boottime_ns() - c->born_ns < HANDOVER_NS;
+}
+
+static bool holds_end(const struct smi_client *c) {
         _cleanup_(closedirp) DIR *d = NULL;
         char path[64], want[64];
         struct dirent *de;
@@ -103,6 +189,7 @@ static void prune(struct sim_machine *m) {
         for (size_t i = s ? s->n : 0; i > 0; i--)
                 if (!client_alive(&s->c[i - 1]))
                         client_drop(s, i - 1);
+        procs_prune(m);
 }
 
 /* The masks written since: the last whole one counts (kfd_smi_ev_write()). */
@@ -174,11 +261,13 @@ int sim_smi_open(struct sim_machine *m, uint32_t gpu_id, pid_t pid, bool suser, 
                 goto out;
         }
         c.ino = st.st_ino;
+        c.born_ns = boottime_ns();
         s->c[s->n++] = c;
+        proc_build(m, pid);
         r = 0;
 out:
         if (m->fs)
-                sim_fs_unlock(m->fs);
+                sim_fs_unlock_sync(m->fs); /* class/kfd/kfd/proc/<pid>/ may be new */
         return r;
 }
 
@@ -203,6 +292,7 @@ void sim_smi_event(struct sim_gpu *g, int part, unsigned event, pid_t pid, const
                         continue;
                 if (!client_alive(c)) {
                         client_drop(s, i - 1);
+                        procs_prune(g->m);
                         continue;
                 }
                 drain_mask(c);
@@ -225,6 +315,7 @@ void sim_smi_forget_gpu(struct sim_gpu *g) {
         for (size_t i = s ? s->n : 0; i > 0; i--)
                 if (s->c[i - 1].gpu == g)
                         client_drop(s, i - 1);
+        procs_prune(g->m);
 }
 
 void sim_smi_free(struct sim_machine *m) {
@@ -234,6 +325,7 @@ void sim_smi_free(struct sim_machine *m) {
                 return;
         while (s->n)
                 client_drop(s, s->n - 1);
+        free(s->procs);
         free(s->c);
         free(s);
         m->smi = NULL;

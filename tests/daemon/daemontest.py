@@ -1,11 +1,18 @@
 # SPDX-License-Identifier: MIT
 """Shared helpers of the amdsmid tests (suite 'daemon').
 
-A test starts, in this order: the simulator (tests/sim/simtest.py Mount), a private
-dbus-daemon with a system-bus-like policy, python-dbusmock's polkitd template on it (unless
-polkit=False), and amdsmid with AMDSMI_SYSFS_ROOT at the mount and its state, runtime and
-configuration directories in a temporary directory. It waits for READY=1 on a NOTIFY_SOCKET
-of its own. Everything is stopped and removed on exit, also when the test fails.
+A test starts, in this order: the simulator (tests/sim/simtest.py CtlMount: a mount with its
+control socket), a private dbus-daemon with a system-bus-like policy, python-dbusmock's
+polkitd template on it (unless polkit=False), and amdsmid with AMDSMI_SYSFS_ROOT at the mount
+and its state, runtime and configuration directories in a temporary directory. It waits for
+READY=1 on a NOTIFY_SOCKET of its own. Everything is stopped and removed on exit, also when the
+test fails.
+
+KFD: amdsmid runs as `amdsmi-sim run` runs a command, with the simulator's KFD shim
+(libamdsmi-sim-kfd.so, LD_PRELOAD), AMDSMI_DEV_ROOT at a directory holding an empty kfd file
+and AMDSMI_SIM_CTL at the control socket, so that it can follow the KFD SMI events. Clients get
+AMDSMI_DEV_ROOT and AMDSMI_SIM_CTL too (the CLI reads through amdsmid only when its roots are
+amdsmid's); env(kfd=True) adds the shim for a client that opens /dev/kfd itself.
 
 Clients: busctl (call/get-property with --json=short) and the amdsmi CLI, both pointed at the
 private bus with DBUS_SYSTEM_BUS_ADDRESS; unprivileged calls run under setpriv as nobody.
@@ -26,8 +33,11 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "sim"))
-from simtest import (CLI, GPU0, GPU1, MI300X_BDFS, NOBODY, SIM, Mount, vf_bdf,  # noqa: E402,F401
-                     mkdtemp, remove_tree, require_fuse, tmpdir)
+from simtest import (CLI, GPU0, GPU1, MI300X_BDFS, NOBODY, SIM, CtlMount, Mount,  # noqa: E402,F401
+                     vf_bdf, mkdtemp, remove_tree, require_fuse, tmpdir)
+
+# the KFD shim, next to amdsmi-sim in the build directory
+SHIM = os.path.join(os.path.dirname(SIM), "libamdsmi-sim-kfd.so") if SIM else ""
 
 AMDSMID = os.environ.get("AMDSMID", "")
 BUS = "org.amdsmi1"
@@ -102,11 +112,14 @@ class Daemon:
     sim_args: more arguments for amdsmi-sim mount.
     wrapper: a command list amdsmid runs under (its last argument is amdsmid's path), e.g. a
              private mount namespace; it must exec amdsmid.
+    kfd: False runs amdsmid and its clients without a device root (no AMDSMI_DEV_ROOT, no
+         KFD shim), as before amdsmid followed KFD events.
     """
 
     def __init__(self, machine="mi300x-8", polkit=True, config=None, sim_args=(),
-                 start=True, env=None, wrapper=None):
+                 start=True, env=None, wrapper=None, kfd=True):
         self.machine = machine
+        self.use_kfd = kfd
         self.wrapper = list(wrapper or [])
         self.use_polkit = polkit
         self.config = config
@@ -133,15 +146,20 @@ class Daemon:
 
     def _setup(self):
         self.tmp = mkdtemp("amdsmid-test.", 0o755)
-        for sub in ("state", "run", "etc"):
+        for sub in ("state", "run", "etc", "dev"):
             os.mkdir(os.path.join(self.tmp, sub))
             os.chmod(os.path.join(self.tmp, sub), 0o755)
         self.state_dir = os.path.join(self.tmp, "state")
         self.runtime_dir = os.path.join(self.tmp, "run")
         self.config_dir = os.path.join(self.tmp, "etc")
+        # the device root: the kfd file whose descriptors the KFD shim answers
+        self.dev_dir = os.path.join(self.tmp, "dev")
+        with open(os.path.join(self.dev_dir, "kfd"), "w"):
+            pass
+        os.chmod(os.path.join(self.dev_dir, "kfd"), 0o666)
         if self.config is not None:
             self.write_config(self.config)
-        self.mount = Mount("--machine", self.machine, "--seed", "1", *self.sim_args)
+        self.mount = CtlMount("--machine", self.machine, "--seed", "1", *self.sim_args)
         self.mount.__enter__()
         self._start_bus()
         if self.use_polkit:
@@ -172,20 +190,38 @@ class Daemon:
             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         self.wait_for_name("org.freedesktop.PolicyKit1")
 
-    def env(self, **more):
+    def env(self, kfd=False, **more):
+        """The environment of amdsmid and its clients; @kfd: with the KFD shim preloaded (what
+        opens /dev/kfd: amdsmid, amdsmi events --direct)."""
         e = dict(os.environ)
         e.update({
             "DBUS_SYSTEM_BUS_ADDRESS": self.address,
             "AMDSMI_SYSFS_ROOT": self.mount.root,
+            "AMDSMI_DEV_ROOT": self.dev_dir,
+            "AMDSMI_SIM_CTL": self.mount.sock,
             "STATE_DIRECTORY": self.state_dir,
             "RUNTIME_DIRECTORY": self.runtime_dir,
             "CONFIGURATION_DIRECTORY": self.config_dir,
             "LANG": "C.UTF-8",
         })
-        e.pop("AMDSMI_DEV_ROOT", None)
+        if not self.use_kfd:
+            del e["AMDSMI_DEV_ROOT"]
+            kfd = False
+        if kfd:
+            # as `amdsmi-sim run` does: the shim first; a sanitized binary would refuse to run
+            # with it loaded before its runtime
+            old = e.get("LD_PRELOAD", "")
+            e["LD_PRELOAD"] = SHIM + (" " + old if old else "")
+            asan = e.get("ASAN_OPTIONS", "")
+            if "verify_asan_link_order" not in asan:
+                e["ASAN_OPTIONS"] = (asan + ":" if asan else "") + "verify_asan_link_order=0"
         e.update(self.extra_env)
         e.update(more)
         return e
+
+    def ctl(self, *args, check=True):
+        """amdsmi-sim ctl on the simulator's control socket."""
+        return self.mount.ctl(*args, check=check)
 
     def start(self, wait=True):
         """Starts amdsmid and waits for READY=1 (30 s)."""
@@ -196,7 +232,7 @@ class Daemon:
         self.log_path = os.path.join(self.tmp, "amdsmid.log")
         log = open(self.log_path, "a")
         self.proc = subprocess.Popen(self.wrapper + [AMDSMID],
-                                     env=self.env(NOTIFY_SOCKET=self.notify_path),
+                                     env=self.env(kfd=self.use_kfd, NOTIFY_SOCKET=self.notify_path),
                                      stdout=log, stderr=log)
         log.close()
         if wait:

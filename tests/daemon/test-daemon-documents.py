@@ -161,7 +161,8 @@ class Documents(unittest.TestCase):
 
     def test_other_root_reads_here(self):
         # amdsmid reads 8 MI300X; the CLI is pointed at a tree of 4 MI300A: it shows those
-        with Daemon(sim_args=("--frozen",)) as d:
+        # (no device root on either side: the messages say "(unset)" and "none")
+        with Daemon(sim_args=("--frozen",), kfd=False) as d:
             other = snapshot(d, "mi300a-4", "other")
             env = {"AMDSMI_SYSFS_ROOT": other}
             for args in (("list", "--json"), ("static", "-g", "1", "--csv"),
@@ -225,7 +226,8 @@ class Documents(unittest.TestCase):
                     self.assertEqual(p.stderr, "")
 
     def test_pid_file_formats(self):
-        with Daemon(sim_args=("--frozen",)) as d:
+        # no device root: the files below say dev_root= (none), as amdsmid's does
+        with Daemon(sim_args=("--frozen",), kfd=False) as d:
             path = os.path.join(d.runtime_dir, "amdsmid.pid")
             with open(path) as f:
                 text = f.read()

@@ -547,6 +547,14 @@ class Events(unittest.TestCase):
             # the client holds /dev/kfd: a KFD user of every GPU
             self.assertEqual(m.write(m.gpu(GPU1, "current_compute_partition"), "CPX"),
                              errno.EBUSY)
+            # ... listed as KFD makes it at open: a device of every node
+            proc = "class/kfd/kfd/proc/%d" % p.pid
+            files = os.listdir(m.path(proc))
+            nodes = [n[2] for n in m.gpu_nodes(GPU0) + m.gpu_nodes(GPU1)]
+            for gid in nodes:
+                self.assertIn("vram_%d" % gid, files)
+                self.assertEqual(m.text(proc + "/vram_%d" % gid).strip(), "0")
+            self.assertIn("pasid", files)
             m.ctl("kfd-event", GPU0, "vmfault")
             m.ctl("kfd-event", GPU0, "thermal_throttle")
             m.ctl("reset", GPU0, "begin")
@@ -556,8 +564,9 @@ class Events(unittest.TestCase):
             got = self.finish(p)
             self.assertEqual(got.decode().splitlines(),
                              ["2 1:1", "3 1 user trigger", "4 1 ", "4 5 RAS error"])
-            # the client is gone: the switch goes through
+            # the client is gone: the switch goes through, its proc/<pid>/ went with it
             self.assertEqual(m.write(m.gpu(GPU1, "current_compute_partition"), "CPX"), 0)
+            self.assertFalse(os.path.exists(m.path(proc)))
 
     def test_every_kind_and_overflow(self):
         with tempfile.TemporaryDirectory() as dev, Health("--dev-root", dev) as m:

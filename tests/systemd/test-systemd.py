@@ -493,6 +493,9 @@ class Install(unittest.TestCase):
         if value(u, s, "DevicePolicy") in ("closed", "strict"):
             self.assertIn("char-drm rw", values(u, s, "DeviceAllow"),
                           "DevicePolicy= without DeviceAllow=char-drm rw")
+            # the KFD SMI event stream ([health] events)
+            self.assertIn("/dev/kfd rw", values(u, s, "DeviceAllow"),
+                          "DevicePolicy= without DeviceAllow=/dev/kfd rw")
         # /proc/PID/fd of every process (who holds a GPU or a VF)
         self.assertIn(value(u, s, "ProtectProc"), (None, "default"),
                       "ProtectProc= hides other processes' /proc/PID/fd")
