@@ -81,8 +81,13 @@ struct health_options {
         bool cper;             /* ras --cper */
         bool follow;           /* ras --cper --follow */
         const char *cper_dir;  /* ras --cper --cper-dir DIR (NULL: none) */
-        uint64_t kinds;        /* events --kind: AMDSMI_EVENT_MASK() bits, 0: all */
+        uint64_t kinds;        /* events --kind: AMDSMI_EVENT_MASK() bits and
+                                  CLI_EVENT_HEALTH / CLI_EVENT_CPER, 0: all */
 };
+
+/* events --kind health / cper: amdsmid's own kinds (Health.Event), not the KFD's */
+#define CLI_EVENT_HEALTH (UINT64_C(1) << 62)
+#define CLI_EVENT_CPER (UINT64_C(1) << 63)
 
 struct cli {
         /* what the run says (the envelope, errors, outcome) and the GPUs it concerns */

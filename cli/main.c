@@ -242,7 +242,8 @@ const struct verb cli_verbs[] = {
                         "paused for a partition change: events may be missed until resumed);\n"
                         "else, or with --direct, read in-process (a KFD user of every GPU).",
                 .examples = "amdsmi events\n"
-                            "amdsmi events -g 0 --kind gpu_pre_reset,gpu_post_reset --json",
+                            "amdsmi events -g 0 --kind gpu_pre_reset,gpu_post_reset --json\n"
+                            "amdsmi events --kind health,cper",
                 .exits = EXITS_READ | CLI_EXIT(6),
         },
         {
@@ -757,9 +758,15 @@ static int parse_event_kinds(const char *s, uint64_t *ret) {
                         return -EINVAL;
                 memcpy(name, s, n);
                 name[n] = '\0';
-                if (amdsmi_event_kind_from_string(name, &k) < 0 || k == AMDSMI_EVENT_UNKNOWN)
+                if (strcmp(name, "health") == 0)
+                        mask |= CLI_EVENT_HEALTH;
+                else if (strcmp(name, "cper") == 0)
+                        mask |= CLI_EVENT_CPER;
+                else if (amdsmi_event_kind_from_string(name, &k) < 0 ||
+                         k == AMDSMI_EVENT_UNKNOWN)
                         return -EINVAL;
-                mask |= AMDSMI_EVENT_MASK(k);
+                else
+                        mask |= AMDSMI_EVENT_MASK(k);
                 if (s[n] == '\0')
                         break;
                 s += n + 1;
@@ -922,7 +929,8 @@ static int parse_argv(struct cli *c, int argc, char **argv, const struct verb **
                                       "thermal_throttle, gpu_pre_reset, gpu_post_reset, "
                                       "migrate_start, migrate_end, page_fault_start, "
                                       "page_fault_end, queue_eviction, queue_restore, "
-                                      "unmap_from_gpu, process_start, process_end)",
+                                      "unmap_from_gpu, process_start, process_end; "
+                                      "through amdsmid also health, cper)",
                                       optarg);
                         break;
                 }

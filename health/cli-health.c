@@ -839,7 +839,11 @@ static int on_daemon_event(const char *path, const char *kind, const char *text,
                                (json_object_get_int(p) >= 0 && json_object_get_int(p) < 64 &&
                                 (f->gpus[i].partitions & (UINT64_C(1) << json_object_get_int(p))));
         /* --kind keeps the kinds of the KFD it names, and what says the stream paused */
-        if (show && f->mask && strcmp(kind, "stream") != 0)
+        if (show && f->mask && strcmp(kind, "health") == 0)
+                show = f->mask & CLI_EVENT_HEALTH;
+        else if (show && f->mask && strcmp(kind, "cper") == 0)
+                show = f->mask & CLI_EVENT_CPER;
+        else if (show && f->mask && strcmp(kind, "stream") != 0)
                 show = amdsmi_event_kind_from_string(kind, &k) >= 0 &&
                        (f->mask & AMDSMI_EVENT_MASK(k));
         if (!show) {
@@ -926,7 +930,8 @@ int verb_events(struct cli *c) {
         _cleanup_free_ struct pollfd *pfd = NULL;
         int sfd;
         struct columns cols = {};
-        uint64_t mask = c->health.kinds ? c->health.kinds : EVENT_MASK_ALL_KINDS;
+        uint64_t mask = c->health.kinds ? c->health.kinds & EVENT_MASK_ALL_KINDS
+                                        : EVENT_MASK_ALL_KINDS;
         size_t n = 0, max = 0;
         bool header = true, other_roots = false;
         int r;
@@ -938,6 +943,10 @@ int verb_events(struct cli *c) {
                 if (r != 0 || c->read_daemon)
                         return r;
         }
+        /* health changes and CPER records are amdsmid's (its Health.Event), not the KFD's */
+        if (c->health.kinds && mask == 0)
+                return cli_fail(c, -EINVAL, "--kind health and cper are amdsmid's events: "
+                                            "without amdsmid (or with --direct) there are none");
         if (!c->set.ctx) { /* a fallback above opened it already */
                 r = cli_open(c);
                 if (r < 0)

@@ -20,6 +20,7 @@
 #include "documents.h"
 #include "gpu-set.h"
 #include "health-json.h"
+#include "json-util.h"
 
 /*
  * Sampling: every periodic check (poll_interval_ms, 2 s by default) samples each GPU: the RAS
@@ -153,10 +154,44 @@ static bool counts_went_back(struct dgpu *g, const struct health_sample *before,
         return back;
 }
 
+/* An Event's JSON reads like a KFD event's (health_event_json()): when, which GPU, the kind
+ * and one line of text, then what is particular to the kind. */
+static const char *event_text(const char *kind, json_object *o, char *buf, size_t size) {
+        json_object *v = NULL, *r = NULL, *t = NULL;
+
+        if (strcmp(kind, "health") == 0) {
+                json_object_object_get_ex(o, "state", &v);
+                json_object_object_get_ex(o, "reasons", &r);
+                if (json_object_is_type(r, json_type_array) && json_object_array_length(r) > 0)
+                        json_object_object_get_ex(json_object_array_get_idx(r, 0), "text", &t);
+                snprintf(buf, size, "health %s%s%s", json_object_get_string(v) ?: "unknown",
+                         t ? ": " : "", t ? json_object_get_string(t) : "");
+        } else {
+                json_object_object_get_ex(o, "severity", &v);
+                json_object_object_get_ex(o, "record_id", &r);
+                snprintf(buf, size, "CPER record %s (%s)", json_object_get_string(r) ?: "?",
+                         json_object_get_string(v) ?: "unknown severity");
+        }
+        return buf;
+}
+
 static void emit_json(struct dgpu *g, const char *kind, json_object *o) {
+        struct timespec now;
+        char ts[40], text[256];
+
         if (!o)
                 return;
+        clock_gettime(CLOCK_REALTIME, &now);
+        format_timestamp(&now, ts, sizeof(ts));
+        /* a CPER record keeps its own time; else when amdsmid saw it */
+        if (!json_object_is_type(json_object_object_get(o, "timestamp"), json_type_string))
+                json_object_object_add(o, "timestamp", json_object_new_string(ts));
+        json_object_object_add(o, "gpu", json_object_new_int((int) g->index));
         json_object_object_add(o, "bdf", json_object_new_string(g->bdf));
+        json_object_object_add(o, "partition", NULL);
+        json_object_object_add(o, "kind", json_object_new_string(kind));
+        json_object_object_add(o, "text",
+                               json_object_new_string(event_text(kind, o, text, sizeof(text))));
         health_daemon_event(g, kind, json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
         json_object_put(o);
 }

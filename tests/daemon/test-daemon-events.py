@@ -438,6 +438,36 @@ class Cli(unittest.TestCase):
             self.assertTrue(q.empty())
             self.stop(p)
 
+    def test_health_and_cper_kinds(self):
+        """--kind health,cper keeps amdsmid's own kinds: a health change and a CPER record,
+        each line with its GPU, kind and text like a KFD event's; a KFD event is left out."""
+        with Daemon() as d:
+            p, q = self.start(d, "-g", "1", "--json", "--kind", "health,cper")
+            d.ctl("kfd-event", GPU1, "thermal_throttle")     # another kind
+            d.ctl("cper", GPU1, "fatal")
+            seen = {}
+            while set(seen) != {"health", "cper"}:
+                j = json.loads(self.line(q, timeout=20))
+                self.assertIn(j["kind"], ("health", "cper"))
+                seen[j["kind"]] = j
+            for j in seen.values():
+                self.assertEqual((j["gpu"], j["bdf"]), (1, GPU1))
+                self.assertTrue(j["timestamp"])
+            self.assertRegex(seen["health"]["text"], r"^health critical: ")
+            self.assertEqual(seen["health"]["state"], "critical")
+            self.assertRegex(seen["cper"]["text"], r"^CPER record \S+ \(fatal\)$")
+            # amdsmi/1: each line is one of the schema's documents
+            import jsonschema
+            with open(os.environ["AMDSMI_SCHEMA"]) as f:
+                validator = jsonschema.Draft202012Validator(json.load(f))
+            for j in seen.values():
+                self.assertEqual([e.message[:200] for e in validator.iter_errors(j)], [])
+            self.stop(p)
+            # without amdsmid's stream there are none: said, not an empty wait
+            r = d.cli("--direct", "events", "--kind", "health", status=None)
+            self.assertNotEqual(r.returncode, 0)
+            self.assertIn("amdsmid's events", r.stderr)
+
     def test_refused_with_events_no(self):
         with Daemon(config="[health]\nevents = no\n") as d:
             p = d.cli("events", status=None)

@@ -149,6 +149,8 @@ class Health(unittest.TestCase):
             self.assertEqual(events[-1]["bdf"], bdf)
             self.assertEqual(events[-1]["state"], "critical")
             self.assertIn("uncorrectable_errors", [r["code"] for r in events[-1]["reasons"]])
+            self.assertEqual((events[-1]["kind"], events[-1]["partition"]), ("health", None))
+            self.assertRegex(events[-1]["text"], r"^health critical: .*uncorrectable")
             self.assertEqual(mon.events(gpu_path(MI300X_BDFS[0]), "health"), [])
             # the log says it with the GPU (HEALTH= is a journal field: not on stderr)
             log = d.log()
@@ -247,7 +249,12 @@ class Health(unittest.TestCase):
             self.assertEqual(doc["command"], "ras")
             held = doc["gpus"][0]["cper"]["records"]
             self.assertEqual(len(held), 1)
-            self.assertEqual(dict(rec, bdf=None), dict(held[0], bdf=None))
+            # plus the fields every events line has (the record keeps its own timestamp)
+            event_keys = ("gpu", "bdf", "partition", "kind", "text")
+            self.assertEqual((rec["gpu"], rec["partition"], rec["kind"]), (4, None, "cper"))
+            self.assertEqual(rec["text"], "CPER record %s (fatal)" % held[0]["record_id"])
+            self.assertEqual({k: v for k, v in rec.items() if k not in event_keys},
+                             {k: v for k, v in held[0].items() if k not in event_keys})
             wait_until("State critical", lambda: self.prop(d, bdf, "State") == "critical")
             codes = [r[0] for r in self.prop(d, bdf, "Reasons")]
             self.assertIn("cper_fatal", codes)
