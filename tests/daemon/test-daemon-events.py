@@ -154,18 +154,23 @@ def stream(d):
     return json.loads(d.call(ROOT, MANAGER, "GetEventStream")[0])
 
 
+def fd_targets(pid):
+    """What the descriptors of @pid name now (one closed meanwhile is left out: a process
+    opens and closes files as it starts)."""
+    base = "/proc/%d/fd" % pid
+    out = []
+    for fd in os.listdir(base):
+        try:
+            out.append(os.readlink(os.path.join(base, fd)))
+        except OSError:
+            pass
+    return out
+
+
 def kfd_fds(d):
     """amdsmid's descriptors of the kfd file (the shim's /dev/kfd)."""
     want = os.path.realpath(os.path.join(d.dev_dir, "kfd"))
-    n = 0
-    base = "/proc/%d/fd" % d.proc.pid
-    for fd in os.listdir(base):
-        try:
-            if os.readlink(os.path.join(base, fd)) == want:
-                n += 1
-        except OSError:
-            pass
-    return n
+    return fd_targets(d.proc.pid).count(want)
 
 
 def raw_write(d, bdf, mode):
@@ -482,9 +487,7 @@ class Cli(unittest.TestCase):
             try:
                 # its own KFD stream, not amdsmid's: amdsmid has no subscriber
                 kfd = os.path.realpath(os.path.join(d.dev_dir, "kfd"))
-                wait_until("the CLI's KFD stream",
-                           lambda: kfd in [os.readlink("/proc/%d/fd/%s" % (p.pid, fd))
-                                           for fd in os.listdir("/proc/%d/fd" % p.pid)])
+                wait_until("the CLI's KFD stream", lambda: kfd in fd_targets(p.pid))
                 self.assertEqual(stream(d)["subscribers"], 0)
                 d.ctl("kfd-event", GPU0, "process_start", "pid=5")
                 j = json.loads(p.stdout.readline())
