@@ -104,6 +104,18 @@ class BusError(Exception):
         self.returncode = returncode
 
 
+
+def wait_until(what, fn, timeout=15):
+    """fn()'s first true value, asked every 50 ms; AssertionError naming WHAT after TIMEOUT s."""
+    deadline = time.monotonic() + timeout
+    while True:
+        v = fn()
+        if v:
+            return v
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out waiting for " + what)
+        time.sleep(0.05)
+
 class Daemon:
     """`with Daemon(machine="mi300x-8") as d:` a simulator, a bus, polkit and amdsmid.
 

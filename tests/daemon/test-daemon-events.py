@@ -15,16 +15,14 @@ import errno
 import json
 import os
 import queue
-import re
 import signal
 import subprocess
-import sys
 import threading
 import time
 import unittest
 
-from daemontest import (BUS, CLI, GPU0, GPU1, IFACE_PARTITION, MANAGER, ROOT, Daemon, gpu_path,
-                        require_daemon)
+from daemontest import (CLI, GPU0, GPU1, IFACE_PARTITION, MANAGER, ROOT, Daemon, gpu_path,
+                        require_daemon, wait_until)
 
 HEALTH = "org.amdsmi1.Health"
 G0 = gpu_path(GPU0)
@@ -181,16 +179,6 @@ def raw_write(d, bdf, mode):
         return 0
     except OSError as e:
         return e.errno
-
-
-def wait_until(what, fn, timeout=15):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        v = fn()
-        if v:
-            return v
-        time.sleep(0.05)
-    raise AssertionError("timed out waiting for " + what)
 
 
 def of(path, kind):

@@ -20,8 +20,8 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from daemontest import (MANAGER, MI300X_BDFS, NOBODY, ROOT, SIM, BusError,  # noqa: E402
-                        Daemon, gpu_path, require_daemon)
+from daemontest import (MANAGER, MI300X_BDFS, NOBODY, ROOT, BusError,  # noqa: E402
+                        Daemon, gpu_path, require_daemon, wait_until)
 
 HEALTH = "org.amdsmi1.Health"
 PRIVILEGED = "org.amdsmi1.health.read-privileged"
@@ -30,19 +30,7 @@ STAMP = re.compile(r'"timestamp": ?"[^"]*"')
 
 
 def ctl(d, *args):
-    subprocess.run([SIM, "ctl", "--mount", d.mount.root] + [str(a) for a in args],
-                   check=True, capture_output=True, timeout=60)
-
-
-def wait_until(what, fn, timeout=15):
-    deadline = time.monotonic() + timeout
-    while True:
-        v = fn()
-        if v:
-            return v
-        if time.monotonic() > deadline:
-            raise AssertionError("timed out waiting for " + what)
-        time.sleep(0.1)
+    d.ctl(*[str(a) for a in args])
 
 
 class Monitor:
