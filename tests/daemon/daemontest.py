@@ -105,7 +105,7 @@ class BusError(Exception):
 
 
 
-def wait_until(what, fn, timeout=15):
+def wait_until(what, fn, timeout=30):
     """fn()'s first true value, asked every 50 ms; AssertionError naming WHAT after TIMEOUT s."""
     deadline = time.monotonic() + timeout
     while True:

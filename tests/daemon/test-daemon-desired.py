@@ -13,7 +13,7 @@ import time
 import unittest
 
 from daemontest import (CLI, GPU0, GPU1, IFACE_GPU, IFACE_PARTITION, MANAGER, NOBODY, ROOT, SIM,
-                        Daemon, gpu_path, require_daemon)
+                        Daemon, gpu_path, require_daemon, wait_until)
 
 IFACE = IFACE_PARTITION
 
@@ -24,16 +24,6 @@ def ctl(d, *args):
     if p.returncode != 0:
         raise AssertionError("amdsmi-sim ctl %s: %s" % (" ".join(map(str, args)), p.stderr))
     return p.stdout
-
-
-def wait_for(what, fn, timeout=30):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        v = fn()
-        if v:
-            return v
-        time.sleep(0.2)
-    raise AssertionError("timed out waiting for " + what)
 
 
 class Desired(unittest.TestCase):
@@ -58,7 +48,7 @@ class Desired(unittest.TestCase):
             # fixed on disk; Reload takes it
             d.write_config("[gpu %s]\ncompute_mode = DPX\n" % GPU1)
             d.call(ROOT, MANAGER, "Reload")
-            wait_for("DPX on GPU 1",
+            wait_until("DPX on GPU 1",
                      lambda: d.get(gpu_path(GPU1), IFACE, "ComputeMode") == "DPX")
             self.assertIsNone(d.describe()["daemon"]["config_error"])
             # broken again: Reload answers the error, the previous file stays in force
@@ -96,13 +86,13 @@ class Desired(unittest.TestCase):
             self.assertEqual(d.get(gpu_path(GPU0), IFACE, "ComputeMode"), "QPX")
             d.write_config(conf + "[gpu %s]\ncompute_mode = CPX\n" % GPU1)
             d.proc.send_signal(signal.SIGHUP)
-            wait_for("CPX on GPU 1",
+            wait_until("CPX on GPU 1",
                      lambda: d.get(gpu_path(GPU1), IFACE, "ComputeMode") == "CPX")
             self.assertEqual(d.get(gpu_path(GPU0), IFACE, "ComputeMode"), "QPX")
             # amdsmi apply: the whole file, now (root; then nobody allowed by polkit)
             p = d.cli("apply")
             self.assertIn("amdsmid applies amdsmid.conf", p.stdout)
-            wait_for("DPX on GPU 0 again",
+            wait_until("DPX on GPU 0 again",
                      lambda: d.get(gpu_path(GPU0), IFACE, "ComputeMode") == "DPX")
             p = d.cli("apply", user=NOBODY, status=6)
             self.assertIn("not authorised", p.stderr)
@@ -149,11 +139,11 @@ class Desired(unittest.TestCase):
         with Daemon(config=conf) as d:
             self.assertEqual(d.get(gpu_path(GPU1), IFACE, "ComputeMode"), "CPX")
             ctl(d, "unplug", GPU1)
-            wait_for("GPU 1 removed", lambda: gpu_path(GPU1) not in
+            wait_until("GPU 1 removed", lambda: gpu_path(GPU1) not in
                      d.call(ROOT, "org.freedesktop.DBus.ObjectManager", "GetManagedObjects")[0])
             ctl(d, "replug", GPU1)
             # back with the driver's default mode, then the desired one
-            wait_for("GPU 1 back in CPX", lambda: self._mode(d, GPU1) == "CPX", timeout=40)
+            wait_until("GPU 1 back in CPX", lambda: self._mode(d, GPU1) == "CPX", timeout=40)
 
     @staticmethod
     def _mode(d, bdf):
@@ -169,7 +159,7 @@ class Desired(unittest.TestCase):
                    "SetComputeMode", "st"]
             first = subprocess.Popen(cmd + ["CPX", "0"], env=d.env(), stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True)
-            wait_for("the first change running",
+            wait_until("the first change running",
                      lambda: d.get(path, IFACE_GPU, "Changing") is True)
             second = subprocess.Popen(cmd + ["DPX", "0"], env=d.env(), stdout=subprocess.PIPE,
                                       stderr=subprocess.PIPE, text=True)
@@ -191,7 +181,7 @@ class Desired(unittest.TestCase):
             d.start(wait=False)
             # the switch is under way (an intent record exists): kill the daemon
             intent_dir = os.path.join(d.state_dir, "intent")
-            wait_for("an intent record", lambda: os.path.isdir(intent_dir) and
+            wait_until("an intent record", lambda: os.path.isdir(intent_dir) and
                      os.listdir(intent_dir), timeout=20)
             d.proc.send_signal(signal.SIGKILL)
             d.proc.wait(10)

@@ -22,7 +22,7 @@ import time
 import unittest
 
 from daemontest import (BUS, GPU0, GPU1, IFACE_GPU, IFACE_PARTITION, MANAGER, MI300X_BDFS,
-                        NOBODY, ROOT, Daemon, gpu_path, require_daemon)
+                        NOBODY, ROOT, Daemon, gpu_path, require_daemon, wait_until)
 from simtest import SCHEMA, SIM
 
 import jsonschema
@@ -47,16 +47,6 @@ def ctl(d, *args):
     if p.returncode != 0:
         raise AssertionError("amdsmi-sim ctl %s: %s" % (" ".join(map(str, args)), p.stderr))
     return p.stdout
-
-
-def wait_for(what, fn, timeout=30):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        v = fn()
-        if v:
-            return v
-        time.sleep(0.1)
-    raise AssertionError("timed out waiting for " + what)
 
 
 def no_kfd_nodes(d, bdf):
@@ -301,8 +291,8 @@ class Partition(unittest.TestCase):
         with Daemon(config=FAST_POLL) as d:
             d.kill_during("bus/pci/drivers/amdgpu/bind", G0, P, "ReloadDriver", "t", 0)
             for bdf in MI300X_BDFS:
-                wait_for("amdgpu on " + bdf, lambda: d.driver(bdf) == "amdgpu", timeout=90)
-                wait_for("Driver of " + bdf,
+                wait_until("amdgpu on " + bdf, lambda: d.driver(bdf) == "amdgpu", timeout=90)
+                wait_until("Driver of " + bdf,
                          lambda: d.get(gpu_path(bdf), IFACE_GPU, "Driver") == "amdgpu")
             r = d.recoveries()
             self.assertEqual(len(r), 1, r)
@@ -326,22 +316,22 @@ class Partition(unittest.TestCase):
             self.assertIn("amdsmi reset --reload-driver -g %s" % GPU0, msg)
             for bdf in MI300X_BDFS:
                 self.assertIsNone(d.driver(bdf))
-                wait_for("Driver none on " + bdf,
+                wait_until("Driver none on " + bdf,
                          lambda: d.get(gpu_path(bdf), IFACE_GPU, "Driver") == "none")
                 self.assertEqual(d.get(gpu_path(bdf), IFACE_GPU, "Role"), "baremetal")
-            wait_for("the warning", lambda: "GPU 0 has no driver: a driver reload could not "
+            wait_until("the warning", lambda: "GPU 0 has no driver: a driver reload could not "
                      "bind amdgpu to it again" in d.log())
             # tried again while the fault lasts, failing, recorded
-            wait_for("a failed try", lambda: any(
+            wait_until("a failed try", lambda: any(
                 e[4] == "EIO" for e in self.history(d, "driver_bind")), timeout=60)
             ctl(d, "clear-faults")
             for bdf in MI300X_BDFS:
-                wait_for("amdgpu on " + bdf,
+                wait_until("amdgpu on " + bdf,
                          lambda: d.get(gpu_path(bdf), IFACE_GPU, "Driver") == "amdgpu",
                          timeout=90)
                 self.assertEqual(d.driver(bdf), "amdgpu")
-                wait_for("KFD nodes of " + bdf, lambda: len(d.mount.gpu_nodes(bdf)) == 1)
-            wait_for("SPX on GPU 0", lambda: mode(d, GPU0) == "SPX")
+                wait_until("KFD nodes of " + bdf, lambda: len(d.mount.gpu_nodes(bdf)) == 1)
+            wait_until("SPX on GPU 0", lambda: mode(d, GPU0) == "SPX")
             hist = self.history(d, "driver_bind")
             self.assertEqual(sorted(e[0] for e in hist if e[4] == "ok"), MI300X_BDFS)
             self.assertEqual({(e[2], e[3], e[5]) for e in hist}, {("none", "amdgpu", "amdsmid")})
@@ -354,9 +344,9 @@ class Partition(unittest.TestCase):
             # an admin's unbind: said, never undone
             n = len(self.history(d, "driver_bind"))
             self.assertEqual(d.mount.write("bus/pci/drivers/amdgpu/unbind", GPU1), 0)
-            wait_for("Driver none on GPU 1",
+            wait_until("Driver none on GPU 1",
                      lambda: d.get(G1, IFACE_GPU, "Driver") == "none")
-            wait_for("the notice", lambda: "GPU 1 has no driver (not a reload of amdsmi: left "
+            wait_until("the notice", lambda: "GPU 1 has no driver (not a reload of amdsmi: left "
                      "as it is" in d.log())
             time.sleep(2)
             self.assertIsNone(d.driver(GPU1))
@@ -382,7 +372,7 @@ class Partition(unittest.TestCase):
             def gpu0_tries():
                 return [t for t in self.history(d, "driver_bind") if t[0] == GPU0]
 
-            wait_for("amdsmid to give up on GPU 0", lambda: "GPU 0 still has no driver: "
+            wait_until("amdsmid to give up on GPU 0", lambda: "GPU 0 still has no driver: "
                      "binding amdgpu failed 5 times" in d.log(), timeout=180)
             self.assertIn("amdsmid gives up", d.log())
             self.assertEqual(gpu0_tries(),
@@ -402,13 +392,13 @@ class Partition(unittest.TestCase):
         with Daemon() as d:
             ctl(d, "switch-time", GPU0, 8000)
             first = busctl_async(d, G0, "SetComputeMode", "st", "cpx", 0)
-            wait_for("Changing", lambda: d.get(G0, IFACE_GPU, "Changing"))
+            wait_until("Changing", lambda: d.get(G0, IFACE_GPU, "Changing"))
             second = busctl_async(d, G0, "SetComputeMode", "st", "dpx", 0)
             # the reload of the hive waits for GPU 0 and holds every GPU meanwhile (sent well
             # after the second switch, so that it arrives after it)
             time.sleep(1)
             reload = busctl_async(d, G1, "ReloadDriver", "t", 0)
-            wait_for("GPU 7 changing", lambda: d.get(gpu_path(MI300X_BDFS[7]), IFACE_GPU,
+            wait_until("GPU 7 changing", lambda: d.get(gpu_path(MI300X_BDFS[7]), IFACE_GPU,
                                                      "Changing"))
             # reads answer at once, with the modes before the change, also after the
             # periodic check has re-enumerated the GPUs
@@ -575,7 +565,7 @@ class Partition(unittest.TestCase):
             d.cli("set", "-g", "1", "-C", "dpx", "--direct", "--force", user=NOBODY, status=6)
             d.cli("set", "-g", "1", "-C", "dpx", "--direct", "--force")
             # amdsmid sees the in-process change at its next check
-            wait_for("DPX on GPU 1", lambda: mode(d, GPU1) == "DPX")
+            wait_until("DPX on GPU 1", lambda: mode(d, GPU1) == "DPX")
             d.cli("reset", "-g", "1", "--reload-driver", "--direct", "--force", "--dry-run")
             self.assertEqual(self.history(d), [
                 (GPU0, "compute_mode", "SPX", "CPX", "ok", "amdsmid", 65534),
@@ -632,8 +622,8 @@ class Partition(unittest.TestCase):
             d.write_config(conf.replace("compute_mode = cpx", "compute_mode = QPX") +
                            "compute_mode = CPX\n")
             d.call(ROOT, MANAGER, "Reload")
-            wait_for("QPX on GPU 0", lambda: mode(d, GPU0) == "QPX")
-            wait_for("CPX on GPU 1", lambda: mode(d, GPU1) == "CPX")
+            wait_until("QPX on GPU 0", lambda: mode(d, GPU0) == "QPX")
+            wait_until("CPX on GPU 1", lambda: mode(d, GPU1) == "CPX")
             self.assertEqual(len(self.history(d, "memory_mode")), 8)
             # an unchanged file: nothing is applied again
             d.cli("set", "-g", "0", "-C", "spx")
@@ -646,7 +636,7 @@ class Partition(unittest.TestCase):
             back = {g["bdf"]: g["compute_mode"]
                     for g in json.loads(p.stdout)["gpus"][0]["reports"][0]["gpus"]}
             self.assertEqual(set(back.values()), {"CPX"})
-            wait_for("QPX on GPU 0", lambda: mode(d, GPU0) == "QPX")
+            wait_until("QPX on GPU 0", lambda: mode(d, GPU0) == "QPX")
             self.assertEqual([mode(d, b, "MemoryMode") for b in MI300X_BDFS], ["NPS4"] * 8)
             self.assertEqual(mode(d, GPU1), "CPX")
             self.assertEqual(self.history(d, "compute_mode")[-1],
@@ -668,7 +658,7 @@ class Partition(unittest.TestCase):
                 self.assertEqual(len(self.history(d, "compute_mode")), 1)
                 ctl(d, "kfd-users", "remove", GPU1, sleeper.pid)
                 t = time.monotonic()
-                wait_for("CPX on GPU 1", lambda: mode(d, GPU1) == "CPX", timeout=45)
+                wait_until("CPX on GPU 1", lambda: mode(d, GPU1) == "CPX", timeout=45)
                 self.assertGreater(time.monotonic() - t, 20)
                 self.assertEqual(self.history(d, "compute_mode"), [
                     (GPU1, "compute_mode", "SPX", "CPX", "EBUSY", "amdsmid", 0),
@@ -724,10 +714,10 @@ class Partition(unittest.TestCase):
             ctl(d, "switch-time", GPU1, 3000)
             call = busctl_async(d, G1, "SetComputeMode", "st", "qpx", 0)
             intents = os.path.join(d.state_dir, "intent")
-            wait_for("an intent record",
+            wait_until("an intent record",
                      lambda: os.path.isdir(intents) and os.listdir(intents), timeout=20)
             # the switch is under way in the driver (its KFD nodes are gone meanwhile)
-            wait_for("the switch", lambda: no_kfd_nodes(d, GPU1), timeout=20)
+            wait_until("the switch", lambda: no_kfd_nodes(d, GPU1), timeout=20)
             d.proc.send_signal(signal.SIGKILL)
             d.proc.wait(10)
             call.communicate(timeout=60)

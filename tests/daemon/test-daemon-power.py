@@ -18,7 +18,7 @@ import time
 import unittest
 
 from daemontest import (BUS, CLI, GPU0, GPU1, IFACE_GPU, IFACE_POWER, MANAGER, MI300X_BDFS,
-                        NOBODY, ROOT, Daemon, gpu_path, require_daemon)
+                        NOBODY, ROOT, Daemon, gpu_path, require_daemon, wait_until)
 
 W = 1000000
 HOST = "org.amdsmi1.power.configure"
@@ -42,18 +42,6 @@ def strip(o, keys=VOLATILE):
     if isinstance(o, list):
         return [strip(v, keys) for v in o]
     return o
-
-
-def wait_for(what, fn, timeout=10, interval=0.1):
-    """Polls @fn until it returns something true; its value, or AssertionError."""
-    deadline = time.monotonic() + timeout
-    while True:
-        v = fn()
-        if v:
-            return v
-        if time.monotonic() > deadline:
-            raise AssertionError("timed out after %d s waiting for %s" % (timeout, what))
-        time.sleep(interval)
 
 
 class Monitor:
@@ -201,7 +189,7 @@ class Power(unittest.TestCase):
             self.assertIn({"CapUw": 600 * W, "EffectiveSource": "host"},
                           mon.changed(path, IFACE_POWER))
             # Changing went up and down around the change
-            wait_for("Changing back to false", lambda: [
+            wait_until("Changing back to false", lambda: [
                 c["Changing"] for c in mon.changed(path, IFACE_GPU) if "Changing" in c
             ] == [True, False])
             # the other GPUs are untouched
@@ -301,7 +289,7 @@ class Power(unittest.TestCase):
                 self.set_source(d, "host", "", 600 * W, bdf=bdfs[0])
                 self.set_source(d, "vm", "web1", 580 * W, bdf=bdfs[1])
                 self.apml_file(d, bdfs[1], "560W\n")
-                wait_for("the APML file applied",
+                wait_until("the APML file applied",
                          lambda: self.device_cap(d, bdfs[1]) == 560 * W)
                 direct, _ = self.doc(d, "power", "--direct")
                 # the limiters need two samples: amdsmid's sampler has them, one read
@@ -500,8 +488,9 @@ class Power(unittest.TestCase):
             n = len(self.power_history(d))
             # the BMC agent writes the platform limit: no call, the cap follows within seconds
             self.apml_file(d, GPU0, "# platform limit from the BMC\n520W\n")
-            wait_for("the APML file's 520 W", lambda: self.device_cap(d) == 520 * W, timeout=5)
-            wait_for("EffectiveSource apml", lambda: self.props(d) == (520 * W, "apml"), timeout=5)
+            wait_until("the APML file's 520 W", lambda: self.device_cap(d) == 520 * W, timeout=5)
+            wait_until("EffectiveSource apml", lambda: self.props(d) == (520 * W, "apml"),
+                       timeout=5)
             e = self.explain(d)
             self.assertEqual((e["apml_file"]["state"], e["apml_file"]["used"],
                               e["apml_file"]["cap_w"]), ("valid", True, 520))
@@ -511,13 +500,13 @@ class Power(unittest.TestCase):
             self.assertIn("the APML file changed", h[0]["message"])
             # a malformed file is ignored as a source: the host binds again
             self.apml_file(d, GPU0, "520W\n500W\n")
-            wait_for("the host's 600 W", lambda: self.device_cap(d) == 600 * W, timeout=5)
+            wait_until("the host's 600 W", lambda: self.device_cap(d) == 600 * W, timeout=5)
             self.assertEqual(self.explain(d)["apml_file"]["state"], "malformed")
             # a lower limit again, then the file removed
             self.apml_file(d, GPU0, "480000000\n")
-            wait_for("480 W", lambda: self.device_cap(d) == 480 * W, timeout=5)
+            wait_until("480 W", lambda: self.device_cap(d) == 480 * W, timeout=5)
             os.unlink(os.path.join(d.runtime_dir, "apml", GPU0))
-            wait_for("600 W again", lambda: self.props(d) == (600 * W, "host"), timeout=5)
+            wait_until("600 W again", lambda: self.props(d) == (600 * W, "host"), timeout=5)
             self.assertEqual(self.device_cap(d), 600 * W)
             # files that name no GPU and the agent's temporary files change nothing
             n = len(self.power_history(d))
@@ -529,7 +518,7 @@ class Power(unittest.TestCase):
             self.assertEqual(self.device_cap(d), 600 * W)
             # another GPU's file changes that GPU only
             self.apml_file(d, GPU1, "700W\n")
-            wait_for("GPU 1 at 700 W", lambda: self.device_cap(d, GPU1) == 700 * W, timeout=5)
+            wait_until("GPU 1 at 700 W", lambda: self.device_cap(d, GPU1) == 700 * W, timeout=5)
             self.assertEqual(self.device_cap(d), 600 * W)
 
     def test_apml_directory_made_at_start(self):
@@ -539,16 +528,16 @@ class Power(unittest.TestCase):
             d.start()
             self.assertTrue(os.path.isdir(directory))
             self.apml_file(d, GPU0, "610W\n")
-            wait_for("610 W", lambda: self.device_cap(d) == 610 * W, timeout=5)
+            wait_until("610 W", lambda: self.device_cap(d) == 610 * W, timeout=5)
 
     def test_reset_and_replug_apply_again(self):
         with Daemon(machine="mi300x-8") as d:
             self.set_source(d, "host", "", 600 * W)
             # a GPU reset brings the default back: amdsmid applies the arbitrated cap again
             self.write_device_cap(d, 750 * W)
-            wait_for("600 W again", lambda: self.device_cap(d) == 600 * W, timeout=8)
+            wait_until("600 W again", lambda: self.device_cap(d) == 600 * W, timeout=8)
             first = time.monotonic()
-            wait_for("CapUw 600 W", lambda: self.props(d) == (600 * W, "host"), timeout=5)
+            wait_until("CapUw 600 W", lambda: self.props(d) == (600 * W, "host"), timeout=5)
             log = d.log()
             self.assertEqual(log.count("a GPU reset or another writer; applying the arbitrated "
                                        "cap again"), 1)
@@ -558,12 +547,12 @@ class Power(unittest.TestCase):
             time.sleep(4)
             if time.monotonic() - first < 9:
                 self.assertEqual(self.device_cap(d), 750 * W)
-            wait_for("600 W once more", lambda: self.device_cap(d) == 600 * W, timeout=20)
+            wait_until("600 W once more", lambda: self.device_cap(d) == 600 * W, timeout=20)
             self.assertGreaterEqual(time.monotonic() - first, 8.5)
             self.assertEqual(d.log().count("a GPU reset or another writer; applying the "
                                            "arbitrated cap again"), 2)
             # the record follows the write: the cap may be seen before it
-            wait_for("two power_apply records",
+            wait_until("two power_apply records",
                      lambda: len(self.power_history(d, "power_apply")) >= 2)
             applies = self.power_history(d, "power_apply")
             self.assertEqual(len(applies), 2)
@@ -574,21 +563,21 @@ class Power(unittest.TestCase):
             # never fought
             n = len(self.power_history(d))
             self.ctl(d, "platform-limit", GPU0, 500)
-            wait_for("EffectiveSource external", lambda: self.props(d) == (500 * W, "external"),
+            wait_until("EffectiveSource external", lambda: self.props(d) == (500 * W, "external"),
                      timeout=8)
             time.sleep(5)
             self.assertEqual(len(self.power_history(d)), n)
             self.assertEqual(self.explain(d)["observed"], "external")
             self.ctl(d, "platform-limit", GPU0, "none")
-            wait_for("back to the host's cap", lambda: self.props(d) == (600 * W, "host"),
+            wait_until("back to the host's cap", lambda: self.props(d) == (600 * W, "host"),
                      timeout=8)
             # another writer raised the cap (not to the default): reported, left alone
             # without amdsmid.conf's enforce = yes (test-daemon-enforce.py)
             n = len(self.power_history(d))
             self.write_device_cap(d, 700 * W)
-            wait_for("EffectiveSource outside-writer",
+            wait_until("EffectiveSource outside-writer",
                      lambda: self.props(d) == (700 * W, "outside-writer"), timeout=8)
-            wait_for("the report", lambda: "the device holds 700 W, above the arbitrated "
+            wait_until("the report", lambda: "the device holds 700 W, above the arbitrated "
                      "600 W: an outside writer; left alone" in d.log(), timeout=8)
             time.sleep(3)
             self.assertEqual(self.device_cap(d), 700 * W)
@@ -597,13 +586,13 @@ class Power(unittest.TestCase):
             # a re-plugged GPU comes back at its default: the state file's cap again
             self.set_source(d, "host", "", 620 * W, bdf=GPU1)
             self.ctl(d, "unplug", GPU1)
-            wait_for("GPU 1's object gone",
+            wait_until("GPU 1's object gone",
                      lambda: d.busctl("get-property", BUS, gpu_path(GPU1), IFACE_GPU, "Bdf",
                                       check=False).returncode != 0, timeout=10)
             self.ctl(d, "replug", GPU1)
-            wait_for("GPU 1 back at 620 W", lambda: self.device_cap(d, GPU1) == 620 * W,
+            wait_until("GPU 1 back at 620 W", lambda: self.device_cap(d, GPU1) == 620 * W,
                      timeout=15)
-            wait_for("GPU 1's CapUw", lambda: self.props(d, GPU1) == (620 * W, "host"),
+            wait_until("GPU 1's CapUw", lambda: self.props(d, GPU1) == (620 * W, "host"),
                      timeout=5)
 
     def test_state_applied_at_start(self):
@@ -620,8 +609,8 @@ class Power(unittest.TestCase):
             with open(os.path.join(d.state_dir, "state.json"), "w") as f:
                 json.dump(state, f)
             d.start()
-            wait_for("GPU 0 at 610 W", lambda: self.device_cap(d) == 610 * W, timeout=8)
-            wait_for("GPU 1 at 590 W", lambda: self.device_cap(d, GPU1) == 590 * W, timeout=8)
+            wait_until("GPU 0 at 610 W", lambda: self.device_cap(d) == 610 * W, timeout=8)
+            wait_until("GPU 1 at 590 W", lambda: self.device_cap(d, GPU1) == 590 * W, timeout=8)
             self.assertEqual(self.props(d, GPU1), (590 * W, "vm"))
             # the others had nothing to apply
             self.assertEqual(self.device_cap(d, MI300X_BDFS[2]), 750 * W)
@@ -668,17 +657,17 @@ class Power(unittest.TestCase):
             self.set_source(d, "host", "", 610 * W, bdf=GPU1)
             d.write_config("[gpu]\npower_cap = 640W\n")
             d.call(ROOT, MANAGER, "Reload")
-            wait_for("640 W", lambda: self.device_cap(d) == 640 * W, timeout=8)
+            wait_until("640 W", lambda: self.device_cap(d) == 640 * W, timeout=8)
             for bdf in MI300X_BDFS[2:]:
-                wait_for("640 W on " + bdf, lambda: self.device_cap(d, bdf) == 640 * W)
+                wait_until("640 W on " + bdf, lambda: self.device_cap(d, bdf) == 640 * W)
             time.sleep(1)
             self.assertEqual(self.device_cap(d, GPU1), 610 * W)
             # power_cap removed: the configured host sources go, the default comes back
             d.write_config("[gpu 0000:05:00.0]\npower_cap = 630W\n")
             d.call(ROOT, MANAGER, "Reload")
-            wait_for("630 W on GPU 0", lambda: self.device_cap(d) == 630 * W, timeout=8)
+            wait_until("630 W on GPU 0", lambda: self.device_cap(d) == 630 * W, timeout=8)
             for bdf in MI300X_BDFS[2:]:
-                wait_for("the default on " + bdf,
+                wait_until("the default on " + bdf,
                          lambda: self.props(d, bdf) == (750 * W, "default"), timeout=8)
             self.assertEqual(self.device_cap(d, GPU1), 610 * W)
 
@@ -709,7 +698,7 @@ class Power(unittest.TestCase):
                 with open(os.path.join(d.state_dir, "intent", ident + ".json"), "w") as f:
                     json.dump(rec, f)
             d.start()
-            wait_for("GPU 0 at 600 W", lambda: self.device_cap(d) == 600 * W, timeout=8)
+            wait_until("GPU 0 at 600 W", lambda: self.device_cap(d) == 600 * W, timeout=8)
             log = d.log()
             self.assertIn("interrupted power_source change re-applied", log)
             self.assertIn("interrupted power_apply change completed", log)
@@ -775,7 +764,7 @@ class Power(unittest.TestCase):
                                      gpu_path(GPU0), IFACE_POWER, "SetSource", "sstt", "host",
                                      "", str(600 * W), "0"],
                                     env=d.env(), stdout=subprocess.PIPE, text=True)
-            wait_for("Changing", lambda: d.get(gpu_path(GPU0), IFACE_GPU, "Changing"), timeout=3)
+            wait_until("Changing", lambda: d.get(gpu_path(GPU0), IFACE_GPU, "Changing"), timeout=3)
             # reads never wait for the change, a second change waits its turn
             t = time.monotonic()
             self.assertEqual(self.explain(d)["bdf"], GPU0)

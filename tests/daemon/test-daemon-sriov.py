@@ -25,7 +25,8 @@ import time
 import unittest
 
 from daemontest import (BUS, CLI, GPU0, GPU1, IFACE_GPU, IFACE_SRIOV, MANAGER, MI300X_BDFS,
-                        NOBODY, ROOT, SIM, Daemon, gpu_path, require_daemon, tmpdir, vf_bdf)
+                        NOBODY, ROOT, SIM, Daemon, gpu_path, require_daemon, tmpdir, vf_bdf,
+                        wait_until)
 
 DRY, FORCE, PERSIST, AUTOPROBE_OFF = 1, 2, 1 << 8, 1 << 9
 ACTION = "org.amdsmi1.sriov.configure"
@@ -35,16 +36,6 @@ MODPROBE_DIRS = ["/etc/modprobe.d", "/run/modprobe.d", "/usr/local/lib/modprobe.
                  "/lib/modprobe.d", "/usr/lib/modprobe.d"]
 GIM_HINT = "gim sets the VF count with its vf_num module parameter"
 P0, P1 = gpu_path(GPU0), gpu_path(GPU1)
-
-
-def wait_for(what, fn, timeout=30):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        v = fn()
-        if v:
-            return v
-        time.sleep(0.05)
-    raise AssertionError("timed out waiting for " + what)
 
 
 def host_modprobe_state():
@@ -208,7 +199,7 @@ class Case(unittest.TestCase):
         def comm():
             with open("/proc/%d/comm" % p.pid) as f:
                 return f.read().strip() == "sleep"
-        wait_for("the holder", comm)
+        wait_until("the holder", comm)
         return p
 
     # ---- the generic path (mi300x-sriov) ---------------------------------------------------
@@ -327,7 +318,7 @@ class Case(unittest.TestCase):
             p = subprocess.Popen(["busctl", "--system", "call", BUS, P0, IFACE_SRIOV,
                                   "SetNumVfs", "ut", "2", "0"], env=d.env(),
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            wait_for("Changing", lambda: d.get(P0, IFACE_GPU, "Changing"), timeout=10)
+            wait_until("Changing", lambda: d.get(P0, IFACE_GPU, "Changing"), timeout=10)
             # reads answer meanwhile, from the cache
             self.assertEqual(d.get(P0, IFACE_SRIOV, "NumVfs"), 0)
             self.assertEqual(d.get(P1, IFACE_GPU, "Changing"), False)
@@ -554,7 +545,7 @@ class Case(unittest.TestCase):
                              ("sriov set", False, {"exit_code": 0, "errno": None,
                                                    "message": None}))
             # amdsmid saw the in-process changes too (its periodic check)
-            wait_for("NumVfs 2", lambda: d.get(P0, IFACE_SRIOV, "NumVfs") == 2)
+            wait_until("NumVfs 2", lambda: d.get(P0, IFACE_SRIOV, "NumVfs") == 2)
             # dry runs, table and CSV
             for fmt in ([], ["--csv"], ["--json"]):
                 via = d.cli("sriov", "set", "-g", "0,1", "--num-vfs", 4, "--dry-run", *fmt)
