@@ -15,15 +15,15 @@ import time
 import unittest
 
 from daemontest import (GPU0, GPU1, IFACE_POWER, MANAGER, ROOT, Daemon, gpu_path,
-                        require_daemon)
+                        require_daemon, wait_until)
 
-# the helpers of the power suite (its Monitor of PropertiesChanged, wait_for, the cap file)
+# the helpers of the power suite (its Monitor of PropertiesChanged, the cap file)
 _spec = importlib.util.spec_from_file_location(
     "daemon_power", os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                  "test-daemon-power.py"))
 power = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(power)
-Monitor, wait_for, W = power.Monitor, power.wait_for, power.W
+Monitor, W = power.Monitor, power.W
 
 # a quick periodic check: the device's cap is read every 0.5 s
 FAST = "[daemon]\npoll_interval_ms = 500\n"
@@ -56,11 +56,11 @@ class Enforce(unittest.TestCase):
     def assert_left_alone(self, d, watts, bdf=GPU0, enforced=0):
         """An outside writer's @watts on @bdf: reported (EffectiveSource, the log), kept; the
         GPU's enforcements stay @enforced."""
-        wait_for("%s reported as an outside writer" % bdf,
+        wait_until("%s reported as an outside writer" % bdf,
                  lambda: self.props(d, bdf) == (watts * W, "outside-writer"), timeout=8)
         report = "%s: the device holds %d W, above the arbitrated 600 W: %s" % (bdf, watts,
                                                                                LEFT_ALONE)
-        wait_for("the log's report", lambda: report in d.log(), timeout=8)
+        wait_until("the log's report", lambda: report in d.log(), timeout=8)
         time.sleep(3)  # six periodic checks
         self.assertEqual(self.device_cap(d, bdf), watts * W)
         self.assertEqual(self.props(d, bdf), (watts * W, "outside-writer"))
@@ -80,11 +80,11 @@ class Enforce(unittest.TestCase):
             self.assertEqual(len(self.power_records(d)), n)
             # another value: reported again
             self.write_device_cap(d, 720 * W)
-            wait_for("720 W reported", lambda: d.log().count(LEFT_ALONE) == 2, timeout=8)
+            wait_until("720 W reported", lambda: d.log().count(LEFT_ALONE) == 2, timeout=8)
             self.assertEqual(self.device_cap(d), 720 * W)
             # a GPU reset (the default cap back) is not an outside writer: applied again
             self.write_device_cap(d, 750 * W)
-            wait_for("600 W after the reset", lambda: self.device_cap(d) == 600 * W, timeout=8)
+            wait_until("600 W after the reset", lambda: self.device_cap(d) == 600 * W, timeout=8)
             self.assertEqual(self.enforcements(d), [])
 
     def test_enforce(self):
@@ -93,10 +93,10 @@ class Enforce(unittest.TestCase):
             path = gpu_path(GPU0)
             with Monitor(d) as mon:
                 self.write_device_cap(d, 700 * W)
-                wait_for("600 W enforced", lambda: self.device_cap(d) == 600 * W, timeout=8)
+                wait_until("600 W enforced", lambda: self.device_cap(d) == 600 * W, timeout=8)
                 first = time.monotonic()
-                wait_for("CapUw 600 W", lambda: self.props(d) == (600 * W, "host"), timeout=5)
-                wait_for("the enforcement's record", lambda: self.enforcements(d), timeout=5)
+                wait_until("CapUw 600 W", lambda: self.props(d) == (600 * W, "host"), timeout=5)
+                wait_until("the enforcement's record", lambda: self.enforcements(d), timeout=5)
             # the property changes of any change: the outside writer's cap, then ours
             caps = [c["CapUw"] for c in mon.changed(path, IFACE_POWER) if "CapUw" in c]
             self.assertEqual(caps[-2:], [700 * W, 600 * W], mon.changed(path, IFACE_POWER))
@@ -113,27 +113,27 @@ class Enforce(unittest.TestCase):
 
             # the writer again at once: not fought more than once every 10 s, and said so
             self.write_device_cap(d, 710 * W)
-            wait_for("the back-off logged", lambda: BACKOFF in d.log(), timeout=8)
+            wait_until("the back-off logged", lambda: BACKOFF in d.log(), timeout=8)
             if time.monotonic() - first < 8:
                 self.assertEqual(self.device_cap(d), 710 * W)
             self.assertIn("an outside writer set power1_cap to 710 W again", d.log())
-            wait_for("600 W enforced again", lambda: self.device_cap(d) == 600 * W,
+            wait_until("600 W enforced again", lambda: self.device_cap(d) == 600 * W,
                      timeout=20)
             self.assertGreaterEqual(time.monotonic() - first, 9.0)
             self.assertEqual(d.log().count(BACKOFF), 1)
-            wait_for("two records", lambda: len(self.enforcements(d)) == 2, timeout=5)
+            wait_until("two records", lambda: len(self.enforcements(d)) == 2, timeout=5)
             self.assertEqual(self.enforcements(d)[1]["old"], "cap 710W")
 
             # lower caps are external limiters: never enforced upward
             n = len(self.power_records(d))
             self.write_device_cap(d, 550 * W)
-            wait_for("550 W external", lambda: self.props(d) == (550 * W, "external"), timeout=8)
+            wait_until("550 W external", lambda: self.props(d) == (550 * W, "external"), timeout=8)
             time.sleep(4)
             self.assertEqual(self.device_cap(d), 550 * W)
             self.assertEqual(len(self.power_records(d)), n)
             self.write_device_cap(d, 600 * W)
             self.ctl(d, "platform-limit", GPU0, 500)
-            wait_for("the BMC's 500 W", lambda: self.props(d) == (500 * W, "external"),
+            wait_until("the BMC's 500 W", lambda: self.props(d) == (500 * W, "external"),
                      timeout=8)
             time.sleep(4)
             self.assertEqual(self.props(d), (500 * W, "external"))
@@ -149,7 +149,7 @@ class Enforce(unittest.TestCase):
             self.write_device_cap(d, 700 * W)
             self.write_device_cap(d, 700 * W, GPU1)
             # [power] yes: GPU 0 enforced; [gpu GPU1] no: GPU 1 reported, left alone
-            wait_for("GPU 0 enforced", lambda: self.device_cap(d) == 600 * W, timeout=8)
+            wait_until("GPU 0 enforced", lambda: self.device_cap(d) == 600 * W, timeout=8)
             self.assert_left_alone(d, 700, GPU1)
             self.assertEqual([e["gpu"] for e in self.enforcements(d)], [GPU0])
 
@@ -157,7 +157,7 @@ class Enforce(unittest.TestCase):
             # one is left alone
             d.write_config(on1)
             d.call(ROOT, MANAGER, "Reload")
-            wait_for("GPU 1 enforced after Reload", lambda: self.device_cap(d, GPU1) == 600 * W,
+            wait_until("GPU 1 enforced after Reload", lambda: self.device_cap(d, GPU1) == 600 * W,
                      timeout=8)
             self.assertIn("enforce = yes: an outside writer's higher power cap is undone", d.log())
             self.write_device_cap(d, 690 * W)
@@ -167,7 +167,7 @@ class Enforce(unittest.TestCase):
             # SIGHUP switching it off everywhere: GPU 1's next writer stays
             d.write_config(FAST)
             d.proc.send_signal(1)
-            wait_for("the reload", lambda: "enforce = no: an outside writer's higher power cap "
+            wait_until("the reload", lambda: "enforce = no: an outside writer's higher power cap "
                      "is reported and left alone" in d.log(), timeout=8)
             self.write_device_cap(d, 680 * W, GPU1)
             self.assert_left_alone(d, 680, GPU1, enforced=1)
@@ -203,8 +203,8 @@ class Enforce(unittest.TestCase):
             # amdsmid starting finds the writer: undone where enforce says yes (a
             # "power_enforce" record), left alone on GPU 1
             d.start()
-            wait_for("GPU 0 enforced at start", lambda: self.device_cap(d) == 600 * W, timeout=8)
-            wait_for("the record", lambda: self.enforcements(d), timeout=5)
+            wait_until("GPU 0 enforced at start", lambda: self.device_cap(d) == 600 * W, timeout=8)
+            wait_until("the record", lambda: self.enforcements(d), timeout=5)
             self.assertEqual([(e["gpu"], e["old"], e["new"]) for e in self.enforcements(d)],
                              [(GPU0, "cap 700W", "cap 600W")])
             self.assert_left_alone(d, 700, GPU1)
@@ -225,7 +225,7 @@ class Enforce(unittest.TestCase):
             self.assertIn("amdsmid.conf:4: bad enforce \"on\" (yes or no)", msg)
             self.set_host(d, 600)
             self.write_device_cap(d, 700 * W)
-            wait_for("still enforced", lambda: self.device_cap(d) == 600 * W, timeout=8)
+            wait_until("still enforced", lambda: self.device_cap(d) == 600 * W, timeout=8)
 
 
 if __name__ == "__main__":

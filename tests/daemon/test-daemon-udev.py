@@ -13,7 +13,8 @@ import subprocess
 import time
 import unittest
 
-from daemontest import GPU0, GPU1, IFACE_GPU, SIM, Daemon, gpu_path, require_daemon, tmpdir
+from daemontest import (GPU0, GPU1, IFACE_GPU, SIM, Daemon, gpu_path, require_daemon, tmpdir,
+                        wait_until)
 
 NETLINK_KOBJECT_UEVENT = 15
 UDEV_GROUP = 2          # libudev's MONITOR_GROUP_UDEV (1 is the kernel's)
@@ -65,14 +66,6 @@ class Udev(unittest.TestCase):
         return d.busctl("get-property", "org.amdsmi1", gpu_path(bdf), IFACE_GPU, "Bdf",
                         check=False).returncode == 0
 
-    def wait_for(self, what, fn, timeout=10):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if fn():
-                return
-            time.sleep(0.1)
-        raise AssertionError("no %s within %d s" % (what, timeout))
-
     def test_unplug_and_replug_on_uevents(self):
         with self.daemon() as d:
             self.assertTrue(self.present(d, GPU1))
@@ -83,7 +76,7 @@ class Udev(unittest.TestCase):
             self.assertTrue(self.present(d, GPU1), "noticed without a uevent")
             # the uevent of the removal: its object goes
             self.uevent(d, "remove", GPU1)
-            self.wait_for("InterfacesRemoved", lambda: not self.present(d, GPU1))
+            wait_until("InterfacesRemoved", lambda: not self.present(d, GPU1))
             self.assertTrue(self.present(d, GPU0))
             # back, but the only uevent is of a subsystem amdsmid does not watch
             self.ctl("replug", GPU1)
@@ -93,7 +86,7 @@ class Udev(unittest.TestCase):
             self.assertFalse(self.present(d, GPU1), "a block uevent made amdsmid look")
             # its own uevent: the object is back, with the same index
             self.uevent(d, "add", GPU1)
-            self.wait_for("InterfacesAdded", lambda: self.present(d, GPU1))
+            wait_until("InterfacesAdded", lambda: self.present(d, GPU1))
             self.assertEqual(d.get(gpu_path(GPU1), IFACE_GPU, "Index"), 1)
 
 
