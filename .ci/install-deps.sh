@@ -26,6 +26,9 @@ packages=(
         libxml2-utils polkitd systemd
         # libvirt hook: domain XML (libxml2), the libvirt API
         libxml2-dev libvirt-dev
+        # amdsmid's /metrics endpoint (libmicrohttpd); its tests: promtool and a real Prometheus
+        # server and node_exporter reading the textfile (their services are kept from starting)
+        libmicrohttpd-dev prometheus prometheus-node-exporter
         # fuzzing (.ci/fuzz.sh): clang, libFuzzer and the sanitizer runtimes
         clang-14 libclang-rt-14-dev
 )
@@ -50,5 +53,14 @@ fi
 echo "install-deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
+# No package may start a service here (prometheus would listen on :9090 and :9100): a
+# policy-rc.d that refuses every start, for the time of the install, unless one exists.
+policy=
+if [ ! -e /usr/sbin/policy-rc.d ]; then
+        policy=/usr/sbin/policy-rc.d
+        printf '#!/bin/sh\nexit 101\n' | "${sudo[@]}" tee "$policy" >/dev/null
+        "${sudo[@]}" chmod 755 "$policy"
+        trap '"${sudo[@]}" rm -f "$policy"' EXIT
+fi
 "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
         apt-get install -y -q --no-install-recommends "${missing[@]}"
