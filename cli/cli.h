@@ -31,6 +31,7 @@ struct metric_options {
                           (the limiters) */
         unsigned groups; /* -p -t -c -u -m -P -x -T: METRIC_GROUP_* (0: every field) */
         char **fields;   /* --fields: dotted JSON keys (strv; NULL: none given) */
+        bool prometheus; /* --prometheus: fleet/cli-fleet.c renders the families */
 };
 
 /* metric's groups of fields, as amd-smi names them */
@@ -171,6 +172,16 @@ int verb_ras(struct cli *c);
 int verb_bad_pages(struct cli *c);
 int verb_health(struct cli *c);
 int verb_events(struct cli *c);
+/* The "gpus" of a slice's read document, through amdsmid when it runs, else read here, as
+ * its verb reads them (fleet/cli-fleet.c renders them). @return 0 or a negative errno
+ * (reported). */
+int partition_cli_collect(struct cli *c, json_object **ret);
+int power_cli_collect(struct cli *c, json_object **ret);
+int sriov_cli_collect(struct cli *c, json_object **ret);
+int health_cli_collect(struct cli *c, json_object **ret);
+int ras_cli_collect(struct cli *c, json_object **ret);
+/* fleet/cli-fleet.c: amdsmi metric --prometheus */
+int fleet_cli_prometheus(struct cli *c);
 /* partition/cli-partition.c */
 int verb_partition(struct cli *c);
 int verb_partition_set(struct cli *c);

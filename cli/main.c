@@ -52,6 +52,7 @@ enum {
         OPT_FOLLOW = 1u << 22,   /* --follow (ras --cper) */
         OPT_CPER_DIR = 1u << 23, /* --cper-dir DIR (ras --cper) */
         OPT_KIND = 1u << 24,     /* --kind K,K (events) */
+        OPT_PROMETHEUS = 1u << 30, /* --prometheus (metric) */
 };
 
 /* What getopt_long() returns for options without a short name. */
@@ -80,6 +81,7 @@ enum {
         ARG_FOLLOW,
         ARG_CPER_DIR,
         ARG_KIND,
+        ARG_PROMETHEUS,
 };
 
 /* The exit statuses (exit-codes.h) of the kinds of verbs, for struct verb.exits. */
@@ -125,20 +127,24 @@ const struct verb cli_verbs[] = {
         {
                 .name = "metric",
                 .fn = verb_metric,
-                .options = OPT_WATCH | OPT_THROTTLE | OPT_FIELDS,
+                .options = OPT_WATCH | OPT_THROTTLE | OPT_FIELDS | OPT_PROMETHEUS,
                 .help = "power, temperatures, clocks, activity, counters",
                 .synopsis = "[-g SEL]... [--json|--csv] [-w SECONDS [-n COUNT]] metric "
                             "[--throttle] [-p] [-t] [-c] [-u] [-m] [-P] [-x] [-T] [-e] "
-                            "[--fields KEY,...]",
+                            "[--fields KEY,...] [--prometheus]",
                 .description = "Telemetry: power draw and caps, temperatures, clocks, activity,\n"
                                "PCIe and XGMI counters, from hwmon and gpu_metrics. The group\n"
                                "options and --fields show only those fields, in every format.\n"
                                "-w repeats it (one JSON document per line, or CSV rows with a\n"
-                               "timestamp); --throttle says which limiter held each GPU.",
+                               "timestamp); --throttle says which limiter held each GPU.\n"
+                               "--prometheus prints every family of amdsmid's /metrics once,\n"
+                               "in the Prometheus text format (for node_exporter's textfile\n"
+                               "collector).",
                 .examples = "amdsmi metric\n"
                             "amdsmi metric -p -t -g 0,1\n"
                             "amdsmi metric -g 0 -w 0.5 -n 10 --csv --fields power.power_w\n"
-                            "amdsmi metric --throttle",
+                            "amdsmi metric --throttle\n"
+                            "amdsmi metric --prometheus > amdsmi.prom.$$ && mv amdsmi.prom.$$ amdsmi.prom",
                 .exits = EXITS_READ,
                 .option_help = OPTION_HELP(
                         "count", "with --watch: stop after COUNT samples"),
@@ -610,6 +616,10 @@ const struct cli_option cli_options[] = {
           "status and residencies, the limiters (as --throttle,\n"
           "with a first sample 100 ms early)",
           CLI_VALUE_NONE },
+        { "prometheus", 0, no_argument, ARG_PROMETHEUS, OPT_PROMETHEUS, false, NULL,
+          "the Prometheus text format: every family of amdsmid's\n"
+          "/metrics, once (amdsmid(8) METRICS)",
+          CLI_VALUE_NONE },
         { "fields", 0, required_argument, ARG_FIELDS, OPT_FIELDS, false, "KEY,...",
           "only these keys of the JSON document (dotted, e.g.\n"
           "power.cap_w,gpu_metrics.pcie), in every format",
@@ -865,6 +875,9 @@ static int parse_argv(struct cli *c, int argc, char **argv, const struct verb **
                         break;
                 case ARG_THROTTLE:
                         c->metric.throttle = true;
+                        break;
+                case ARG_PROMETHEUS:
+                        c->metric.prometheus = true;
                         break;
                 case 'p':
                         c->metric.groups |= METRIC_GROUP_POWER;
@@ -1152,6 +1165,19 @@ static int parse_argv(struct cli *c, int argc, char **argv, const struct verb **
         }
         if (count_arg && c->interval_ns == 0 && !(verb->options & OPT_COUNT))
                 return cli_fail(c, -EINVAL, "--count needs --watch");
+        if (c->metric.prometheus) {
+                if (c->format != OUTPUT_TABLE)
+                        return cli_fail(c, -EINVAL, "--prometheus prints the Prometheus text "
+                                                    "format: not with --json or --csv");
+                if (c->interval_ns > 0)
+                        return cli_fail(c, -EINVAL, "--prometheus prints one sample: not with "
+                                                    "--watch (Prometheus scrapes amdsmid's "
+                                                    "/metrics for that)");
+                if (c->metric.groups || c->metric.fields)
+                        return cli_fail(c, -EINVAL, "--prometheus prints every family: not "
+                                                    "with -p, -t, -c, -u, -m, -P, -x, -T, -e or "
+                                                    "--fields");
+        }
 
         *ret_verb = verb;
         return 0;

@@ -592,6 +592,8 @@ static int metric_sample(struct cli *c) {
 int verb_metric(struct cli *c) {
         int r;
 
+        if (c->metric.prometheus)
+                return fleet_cli_prometheus(c);
         /* the limiters need two samples: those of a watch, or --throttle's */
         if (c->interval_ns > 0 || c->metric.throttle)
                 c->samples = &c->own_samples;

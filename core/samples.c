@@ -35,6 +35,23 @@ void samples_clear(struct samples *s) {
         *s = (struct samples){};
 }
 
+/* Adds the new pair's share of each limiter to the seconds counted so far. */
+static void throttle_add(struct sample_pair *p) {
+        struct amdsmi_limiters l = { .size = sizeof(l) };
+        double interval_s;
+
+        if (!p->prev.valid || amdsmi_limiters_compute(&p->prev.m, &p->cur.m, &l) < 0)
+                return;
+        interval_s = l.interval_ns != AMDSMI_NA ? (double) l.interval_ns / 1e9
+                                                : (double) (p->cur.usec - p->prev.usec) / 1e6;
+        const uint64_t ppm[] = { l.ppt_ppm, l.socket_thermal_ppm, l.hbm_thermal_ppm,
+                                 l.vr_thermal_ppm, l.prochot_ppm };
+        for (size_t i = 0; i < sizeof(ppm) / sizeof(ppm[0]); i++)
+                if (ppm[i] != AMDSMI_NA)
+                        p->throttle_s[i] += interval_s * (double) ppm[i] / 1e6;
+        p->throttle_known = true;
+}
+
 int sample_pair_update(struct sample_pair *p, struct amdsmi_gpu *gpu, uint64_t max_age_usec) {
         uint64_t now = now_monotonic_us();
         struct sample next = { .m.size = sizeof(next.m) };
@@ -50,6 +67,7 @@ int sample_pair_update(struct sample_pair *p, struct amdsmi_gpu *gpu, uint64_t m
         next.usec = now;
         p->prev = p->cur;
         p->cur = next;
+        throttle_add(p);
         return 0;
 }
 
@@ -63,6 +81,21 @@ static json_object *pct(uint64_t ppm) {
 static const char *const shares[] = {
         "power_pct", "socket_thermal_pct", "hbm_thermal_pct", "vr_thermal_pct", "prochot_pct",
 };
+
+/* {power, socket_thermal, ...}: the seconds counted so far (ms), null before a first pair */
+static json_object *throttle_seconds(const struct sample_pair *p) {
+        static const char *const names[] = {
+                "power", "socket_thermal", "hbm_thermal", "vr_thermal", "prochot",
+        };
+        json_object *o;
+
+        if (!p || !p->throttle_known || !(o = json_object_new_object()))
+                return NULL;
+        for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+                json_object_object_add(o, names[i],
+                                       json_scaled_u64((uint64_t) (p->throttle_s[i] * 1000 + 0.5), 3));
+        return o;
+}
 
 json_object *limiters_json(const struct sample_pair *p, const struct power_limit *limit) {
         struct amdsmi_limiters l = { .size = sizeof(l) };
@@ -91,6 +124,7 @@ json_object *limiters_json(const struct sample_pair *p, const struct power_limit
                         json_object_object_add(o, shares[i], NULL);
                 json_object_object_add(o, "power_limit", NULL);
                 json_object_object_add(o, "xcc", json_object_new_array());
+                json_object_object_add(o, "throttle_seconds_total", throttle_seconds(p));
                 return o;
         }
 
@@ -143,6 +177,7 @@ json_object *limiters_json(const struct sample_pair *p, const struct power_limit
                 json_object_array_add(xcc, e);
         }
         json_object_object_add(o, "xcc", xcc);
+        json_object_object_add(o, "throttle_seconds_total", throttle_seconds(p));
         return o;
 }
 

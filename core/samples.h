@@ -27,6 +27,11 @@ struct sample_pair {
         struct sample prev, cur;
         int error;          /* of the last read (0: cur is it) */
         char reason[160];   /* of an invalid table */
+        /* the seconds each limiter held the GPU over every pair of samples measured so far
+         * (the share of each pair's interval; a gap between samples is one long pair): a
+         * counter that starts with the samples kept (amdsmid's start, a watch's start) */
+        bool throttle_known;
+        double throttle_s[5]; /* the order of limiters_json()'s shares */
 };
 
 struct samples {
@@ -58,9 +63,11 @@ struct power_limit {
  * The "limiters" object of a GPU from its pair: "status" ("measured", "one_sample",
  * "not_available" for tables without residency counters, "restarted", "too_close"),
  * "interval_s", "ticks", the shares in percent (power_pct, socket_thermal_pct,
- * hbm_thermal_pct, vr_thermal_pct, prochot_pct), "power_limit" (@limit, NULL: null) and
+ * hbm_thermal_pct, vr_thermal_pct, prochot_pct), "power_limit" (@limit, NULL: null),
  * "xcc" (one entry per XCC with below_host_limit_{ppt,thm,total}_pct and
- * low_utilization_pct), null where unknown. NULL on -ENOMEM.
+ * low_utilization_pct) and "throttle_seconds_total" ({power, socket_thermal, hbm_thermal,
+ * vr_thermal, prochot}: p->throttle_s, null before a first pair was measured), null where
+ * unknown. NULL on -ENOMEM.
  */
 json_object *limiters_json(const struct sample_pair *p, const struct power_limit *limit);
 

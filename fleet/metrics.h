@@ -29,7 +29,7 @@ struct metrics_input {
         json_object *static_doc;/* `amdsmi static`: serial, vbios, driver */
         json_object *metric;    /* `amdsmi metric`: power, energy, temperatures, clocks, busy,
                                  * VRAM, throttle residency, PCIe, XGMI, per-partition busy */
-        json_object *ecc;       /* `amdsmi metric -e`: ECC error counts per block */
+        json_object *ras;       /* `amdsmi ras`: ECC error counts per RAS block */
         json_object *power;     /* `amdsmi power`: caps, sources and which binds */
         json_object *partition; /* `amdsmi partition`: compute/memory modes, pending */
         json_object *health;    /* `amdsmi health`: the verdict */

@@ -698,18 +698,31 @@ static int health_sample(struct cli *c) {
         return cli_sample_done(c, gpus, r);
 }
 
-int verb_health(struct cli *c) {
+/* the thresholds of amdsmid.conf [health]; a file that cannot be read leaves the defaults,
+ * and says so */
+static void load_thresholds(void) {
         _cleanup_(config_freep) struct config *conf = NULL;
         char err[512];
         int r;
 
-        /* the thresholds of amdsmid.conf [health]; a file that cannot be read leaves the
-         * defaults, and says so */
         r = config_load(NULL, &conf, err, sizeof(err));
         if (r < 0)
                 fprintf(stderr, "amdsmi: %s: using the default health thresholds\n", err);
         health_thresholds_from_config(r < 0 ? NULL : conf, &cli_thresholds);
+}
+
+int verb_health(struct cli *c) {
+        load_thresholds();
         return cli_open_run(c, health_sample);
+}
+
+int health_cli_collect(struct cli *c, json_object **ret) {
+        load_thresholds();
+        return cli_collect_document(c, "health", health_gpu_cli, ret);
+}
+
+int ras_cli_collect(struct cli *c, json_object **ret) {
+        return cli_collect_document(c, "ras", ras_gpu, ret);
 }
 
 /* ---- amdsmi events ---------------------------------------------------------------------- */

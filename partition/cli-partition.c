@@ -159,6 +159,10 @@ static int partition_sample(struct cli *c) {
         return cli_sample_done(c, gpus, r);
 }
 
+int partition_cli_collect(struct cli *c, json_object **ret) {
+        return cli_collect_document(c, "partition", partition_gpu, ret);
+}
+
 int verb_partition(struct cli *c) {
         return cli_open_run(c, partition_sample);
 }

@@ -205,6 +205,12 @@ static int power_read_gpus(struct cli *c, json_object **ret) {
         return 0;
 }
 
+int power_cli_collect(struct cli *c, json_object **ret) {
+        int r = cli_read_document(c, "power", ret);
+
+        return r == 0 ? power_read_gpus(c, ret) : r < 0 ? r : 0;
+}
+
 static int power_sample(struct cli *c) {
         json_object *gpus = NULL;
         struct columns cols = {};

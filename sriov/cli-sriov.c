@@ -215,6 +215,12 @@ static int print_pfs(struct cli *c, json_object *gpus, bool table) {
                                        cli_output_watch(c, &w, stamp));
 }
 
+int sriov_cli_collect(struct cli *c, json_object **ret) {
+        int r = cli_read_document(c, "sriov", ret);
+
+        return r == 0 ? sriov_document_gpus(&c->report, &c->set, false, ret) : r < 0 ? r : 0;
+}
+
 static int sriov_sample(struct cli *c) {
         json_object *gpus = NULL;
         int r;

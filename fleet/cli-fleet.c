@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * amdsmi metric --prometheus: every family of amdsmid's /metrics, once, in the Prometheus
+ * text format, for node_exporter's textfile collector (a cron job or a timer writes it to a
+ * .prom file; amdsmid's [metrics] textfile does the same by itself).
+ *
+ * The documents are the read verbs' own (fleet/metrics.h): through amdsmid when it runs (its
+ * samples, so the throttle counters are there), else read here; --throttle takes a first
+ * gpu_metrics sample 100 ms early so that an in-process run has them too.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "documents.h"
+#include "metrics.h"
+#include "time-util.h"
+
+struct prometheus_docs {
+        json_object *list, *static_doc, *metric, *ras, *power, *partition, *health, *sriov;
+};
+
+static void docs_free(struct prometheus_docs *d) {
+        json_object_put(d->list);
+        json_object_put(d->static_doc);
+        json_object_put(d->metric);
+        json_object_put(d->ras);
+        json_object_put(d->power);
+        json_object_put(d->partition);
+        json_object_put(d->health);
+        json_object_put(d->sriov);
+}
+
+/* A document that could not be read leaves its families out (the reason is on stderr). */
+static int collected(int r, bool *up) {
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                *up = false;
+        return 0;
+}
+
+static int prometheus_sample(struct cli *c) {
+        struct prometheus_docs d = {};
+        uint64_t t0 = now_monotonic_us();
+        bool up = true;
+        char *text = NULL;
+        size_t size = 0;
+        int r = 0;
+
+        if (c->metric.throttle && !c->read_daemon) {
+                /* the limiters' first sample, 100 ms before the one rendered */
+                json_object *first = NULL;
+
+                c->samples = &c->own_samples;
+                if (cli_collect_document(c, "metric", metric_gpu, &first) == 0)
+                        json_object_put(first);
+                sleep_ms(100);
+        }
+        r = collected(cli_collect_document(c, "list", list_gpu, &d.list), &up);
+        if (r >= 0)
+                r = collected(cli_collect_document(c, "static", static_gpu, &d.static_doc), &up);
+        if (r >= 0)
+                r = collected(cli_collect_document(c, "metric", metric_gpu, &d.metric), &up);
+        if (r >= 0)
+                r = collected(ras_cli_collect(c, &d.ras), &up);
+        if (r >= 0)
+                r = collected(power_cli_collect(c, &d.power), &up);
+        if (r >= 0)
+                r = collected(partition_cli_collect(c, &d.partition), &up);
+        if (r >= 0)
+                r = collected(health_cli_collect(c, &d.health), &up);
+        if (r >= 0)
+                r = collected(sriov_cli_collect(c, &d.sriov), &up);
+        if (r >= 0) {
+                struct metrics_input in = {
+                        .list = d.list,
+                        .static_doc = d.static_doc,
+                        .metric = d.metric,
+                        .ras = d.ras,
+                        .power = d.power,
+                        .partition = d.partition,
+                        .health = d.health,
+                        .sriov = d.sriov,
+                        .identity = true,
+                        .up = up,
+                        .scrape_duration_s = (double) (now_monotonic_us() - t0) / 1e6,
+                };
+
+                r = metrics_render(&in, METRICS_FORMAT_TEXT, &text, &size);
+        }
+        docs_free(&d);
+        if (r < 0)
+                return cli_fail(c, r, "out of memory");
+        if (fwrite(text, 1, size, stdout) != size || fflush(stdout) != 0)
+                r = cli_fail(c, -EIO, "cannot write the metrics: %s", strerror(errno));
+        free(text);
+        return r;
+}
+
+int fleet_cli_prometheus(struct cli *c) {
+        int r = cli_open_run(c, prometheus_sample);
+
+        c->samples = NULL;
+        samples_clear(&c->own_samples);
+        return r;
+}
