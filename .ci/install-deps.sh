@@ -29,6 +29,8 @@ packages=(
         # amdsmid's /metrics endpoint (libmicrohttpd); its tests: promtool and a real Prometheus
         # server and node_exporter reading the textfile (their services are kept from starting)
         libmicrohttpd-dev prometheus prometheus-node-exporter
+        # tests: the OpenMetrics parser of the Prometheus client (a strict second reader)
+        python3-prometheus-client
         # fuzzing (.ci/fuzz.sh): clang, libFuzzer and the sanitizer runtimes
         clang-14 libclang-rt-14-dev
 )
