@@ -44,6 +44,44 @@ static int collected(int r, bool *up) {
         return 0;
 }
 
+/* Without -g, the host's VFs are left out (their PF has the series): they are not read at
+ * all, so that a gim host's 64 VFs say nothing on stderr about what a VF does not have. */
+static int leave_out_vfs(struct cli *c, json_object *list) {
+        size_t n = list ? json_object_array_length(list) : 0, n_vfs = 0;
+
+        if (c->selection.n_items > 0)
+                return 0;
+        for (size_t i = 0; i < n; i++) {
+                json_object *g = json_object_array_get_idx(list, i), *v;
+
+                n_vfs += json_object_object_get_ex(g, "role", &v) &&
+                         strcmp(json_object_get_string(v), "vf") == 0;
+        }
+        if (n_vfs == 0 || n_vfs == n)
+                return 0;
+        for (size_t i = 0; i < n; i++) {
+                json_object *g = json_object_array_get_idx(list, i), *role, *bdf, *index;
+                bool vf;
+
+                if (!json_object_object_get_ex(g, "role", &role) ||
+                    !json_object_object_get_ex(g, "bdf", &bdf) ||
+                    !json_object_object_get_ex(g, "gpu", &index))
+                        continue;
+                vf = strcmp(json_object_get_string(role), "vf") == 0;
+                if (c->read_daemon) {
+                        /* amdsmid is asked for the PFs by name */
+                        if (!vf && selection_add(&c->selection, json_object_get_string(bdf)) < 0)
+                                return -ENOMEM;
+                } else if (vf) {
+                        size_t k = (size_t) json_object_get_int64(index);
+
+                        if (k < c->set.n_gpus)
+                                c->set.matches[k].selected = false;
+                }
+        }
+        return 0;
+}
+
 static int prometheus_sample(struct cli *c) {
         struct prometheus_docs d = {};
         uint64_t t0 = now_monotonic_us();
@@ -52,7 +90,7 @@ static int prometheus_sample(struct cli *c) {
         size_t size = 0;
         int r = 0;
 
-        if (c->metric.throttle && !c->read_daemon) {
+        if (c->metric.throttle && !c->read_daemon && c->sample == 0) {
                 /* the limiters' first sample, 100 ms before the one rendered */
                 json_object *first = NULL;
 
@@ -62,6 +100,8 @@ static int prometheus_sample(struct cli *c) {
                 sleep_ms(100);
         }
         r = collected(cli_collect_document(c, "list", list_gpu, &d.list), &up);
+        if (r >= 0)
+                r = leave_out_vfs(c, d.list);
         if (r >= 0)
                 r = collected(cli_collect_document(c, "static", static_gpu, &d.static_doc), &up);
         if (r >= 0)

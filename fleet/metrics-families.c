@@ -41,7 +41,7 @@ static void r_scrape_duration(struct metrics_emit *e, const struct metrics_input
 static void r_gpu_info(struct metrics_emit *e, const struct metrics_input *in) {
         json_object *doc = in->list ? in->list : in->static_doc;
 
-        FOREACH_METRICS_GPU(doc, g) {
+        FOREACH_METRICS_GPU(e, doc, g) {
                 const char *bdf = bdf_of(g);
                 json_object *s = in->static_doc ? metrics_gpu_by_bdf(in->static_doc, bdf) : NULL;
                 json_object *l = in->list ? metrics_gpu_by_bdf(in->list, bdf) : NULL;
@@ -66,7 +66,7 @@ static void r_gpu_info(struct metrics_emit *e, const struct metrics_input *in) {
 /* ---- power ------------------------------------------------------------------------------ */
 
 static void r_power(struct metrics_emit *e, const struct metrics_input *in) {
-        FOREACH_METRICS_GPU(in->metric, g) {
+        FOREACH_METRICS_GPU(e, in->metric, g) {
                 json_object *v = metrics_get(metrics_get(g, "power"), "power_w");
 
                 /* the socket's power: hwmon's, else gpu_metrics' (the same sensor) */
@@ -77,7 +77,7 @@ static void r_power(struct metrics_emit *e, const struct metrics_input *in) {
 }
 
 static void r_energy(struct metrics_emit *e, const struct metrics_input *in) {
-        FOREACH_METRICS_GPU(in->metric, g)
+        FOREACH_METRICS_GPU(e, in->metric, g)
                 metrics_sample(e, L("gpu", bdf_of(g)),
                                metrics_get(metrics_get(g, "gpu_metrics"), "energy_j"), 1);
 }
@@ -90,7 +90,7 @@ static void r_power_cap(struct metrics_emit *e, const struct metrics_input *in) 
         };
         static const char *const sources[] = { "host", "vm", "apml" };
 
-        FOREACH_METRICS_GPU(in->power, g) {
+        FOREACH_METRICS_GPU(e, in->power, g) {
                 const char *bdf = bdf_of(g);
                 json_object *srcs = metrics_get(g, "sources");
 
@@ -120,7 +120,7 @@ static void r_power_cap(struct metrics_emit *e, const struct metrics_input *in) 
 static void r_power_source(struct metrics_emit *e, const struct metrics_input *in) {
         static const char *const sources[] = { "host", "vm", "apml" };
 
-        FOREACH_METRICS_GPU(in->power, g) {
+        FOREACH_METRICS_GPU(e, in->power, g) {
                 const char *bdf = bdf_of(g), *held = metrics_get_string(g, "cap_held_by");
                 json_object *srcs = metrics_get(g, "sources");
                 bool held_listed = false;
@@ -183,7 +183,7 @@ static void scalar_or_array(struct metrics_emit *e, const char *bdf, const char 
 }
 
 static void r_temperature(struct metrics_emit *e, const struct metrics_input *in) {
-        FOREACH_METRICS_GPU(in->metric, g) {
+        FOREACH_METRICS_GPU(e, in->metric, g) {
                 const char *bdf = bdf_of(g);
                 json_object *hw = metrics_get(g, "temperatures");
                 json_object *gm = metrics_get(metrics_get(g, "gpu_metrics"), "temperatures");
@@ -217,7 +217,7 @@ static void r_temperature(struct metrics_emit *e, const struct metrics_input *in
 }
 
 static void r_clock(struct metrics_emit *e, const struct metrics_input *in) {
-        FOREACH_METRICS_GPU(in->metric, g) {
+        FOREACH_METRICS_GPU(e, in->metric, g) {
                 const char *bdf = bdf_of(g);
                 json_object *gm = metrics_get(metrics_get(g, "gpu_metrics"), "clocks");
                 json_object *hw = metrics_get(g, "clocks");
@@ -251,7 +251,7 @@ static void r_clock(struct metrics_emit *e, const struct metrics_input *in) {
 }
 
 static void r_busy(struct metrics_emit *e, const struct metrics_input *in) {
-        FOREACH_METRICS_GPU(in->metric, g) {
+        FOREACH_METRICS_GPU(e, in->metric, g) {
                 const char *bdf = bdf_of(g);
                 json_object *u = metrics_get(g, "usage");
                 json_object *a = metrics_get(metrics_get(g, "gpu_metrics"), "activity");
@@ -271,7 +271,7 @@ static void r_busy(struct metrics_emit *e, const struct metrics_input *in) {
 }
 
 static void r_partition_busy(struct metrics_emit *e, const struct metrics_input *in) {
-        FOREACH_METRICS_GPU(in->metric, g) {
+        FOREACH_METRICS_GPU(e, in->metric, g) {
                 const char *bdf = bdf_of(g);
                 json_object *parts = metrics_get(metrics_get(g, "gpu_metrics"), "partitions");
 
@@ -301,13 +301,13 @@ static void r_partition_busy(struct metrics_emit *e, const struct metrics_input 
 }
 
 static void r_vram_used(struct metrics_emit *e, const struct metrics_input *in) {
-        FOREACH_METRICS_GPU(in->metric, g)
+        FOREACH_METRICS_GPU(e, in->metric, g)
                 metrics_sample(e, L("gpu", bdf_of(g)),
                                metrics_get(metrics_get(g, "memory"), "vram_used_bytes"), 1);
 }
 
 static void r_vram_size(struct metrics_emit *e, const struct metrics_input *in) {
-        FOREACH_METRICS_GPU(in->metric, g)
+        FOREACH_METRICS_GPU(e, in->metric, g)
                 metrics_sample(e, L("gpu", bdf_of(g)),
                                metrics_get(metrics_get(g, "memory"), "vram_total_bytes"), 1);
 }
@@ -317,7 +317,7 @@ static void r_throttle(struct metrics_emit *e, const struct metrics_input *in) {
                 "power", "socket_thermal", "hbm_thermal", "vr_thermal", "prochot",
         };
 
-        FOREACH_METRICS_GPU(in->metric, g) {
+        FOREACH_METRICS_GPU(e, in->metric, g) {
                 json_object *t = metrics_get(metrics_get(g, "limiters"), "throttle_seconds_total");
 
                 for (size_t i = 0; i < sizeof(reasons) / sizeof(reasons[0]); i++)
@@ -327,7 +327,7 @@ static void r_throttle(struct metrics_emit *e, const struct metrics_input *in) {
 }
 
 static void r_pcie_replays(struct metrics_emit *e, const struct metrics_input *in) {
-        FOREACH_METRICS_GPU(in->metric, g)
+        FOREACH_METRICS_GPU(e, in->metric, g)
                 metrics_sample(e, L("gpu", bdf_of(g)),
                                metrics_get(metrics_get(metrics_get(g, "gpu_metrics"), "pcie"),
                                            "replay_count_acc"),
@@ -335,7 +335,7 @@ static void r_pcie_replays(struct metrics_emit *e, const struct metrics_input *i
 }
 
 static void xgmi(struct metrics_emit *e, const struct metrics_input *in, const char *key) {
-        FOREACH_METRICS_GPU(in->metric, g) {
+        FOREACH_METRICS_GPU(e, in->metric, g) {
                 json_object *a = metrics_get(metrics_get(metrics_get(g, "gpu_metrics"), "xgmi"), key);
                 char link[24];
 
@@ -361,7 +361,7 @@ static void r_ecc(struct metrics_emit *e, const struct metrics_input *in) {
                 { "ue", "uncorrectable" }, { "ce", "correctable" }, { "de", "deferred" },
         };
 
-        FOREACH_METRICS_GPU(in->ras, g) {
+        FOREACH_METRICS_GPU(e, in->ras, g) {
                 json_object *blocks = metrics_get(metrics_get(g, "ras"), "blocks");
 
                 for (size_t b = 0; b < len(blocks); b++) {
@@ -381,7 +381,7 @@ static void r_ecc(struct metrics_emit *e, const struct metrics_input *in) {
 static void r_health(struct metrics_emit *e, const struct metrics_input *in) {
         static const char *const states[] = { "ok", "warning", "critical", "unknown" };
 
-        FOREACH_METRICS_GPU(in->health, g) {
+        FOREACH_METRICS_GPU(e, in->health, g) {
                 const char *state = metrics_get_string(metrics_get(g, "health"), "state");
 
                 if (!state)
@@ -396,7 +396,7 @@ static void r_health(struct metrics_emit *e, const struct metrics_input *in) {
 /* ---- configuration ---------------------------------------------------------------------- */
 
 static void r_partition_info(struct metrics_emit *e, const struct metrics_input *in) {
-        FOREACH_METRICS_GPU(in->partition, g) {
+        FOREACH_METRICS_GPU(e, in->partition, g) {
                 const char *compute = metrics_get_string(g, "compute_mode");
                 const char *memory = metrics_get_string(g, "memory_mode");
 
@@ -410,7 +410,7 @@ static void r_partition_info(struct metrics_emit *e, const struct metrics_input 
 }
 
 static void r_sriov_vfs(struct metrics_emit *e, const struct metrics_input *in) {
-        FOREACH_METRICS_GPU(in->sriov, g)
+        FOREACH_METRICS_GPU(e, in->sriov, g)
                 metrics_sample(e, L("gpu", bdf_of(g)), metrics_get(g, "num_vfs"), 1);
 }
 

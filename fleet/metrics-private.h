@@ -47,7 +47,13 @@ json_object *metrics_get(json_object *o, const char *key);
 /* @o's @key as a string, NULL if it is none. */
 const char *metrics_get_string(json_object *o, const char *key);
 
-#define FOREACH_METRICS_GPU(doc, g)                                                           \
+/* Whether @g is a VF of a host's PF (role "vf" in the list or static document): its PF has
+ * the series; a VF is a GPU of its own only in the guest that holds it. */
+bool metrics_gpu_is_host_vf(const struct metrics_emit *e, json_object *g);
+
+/* The GPUs of @doc, the host's VFs left out. */
+#define FOREACH_METRICS_GPU(e, doc, g)                                                        \
         for (size_t _i = 0, _n = metrics_gpus(doc) ? json_object_array_length(metrics_gpus(doc)) : 0; \
              _i < _n; _i++)                                                                   \
-                for (json_object *g = json_object_array_get_idx(metrics_gpus(doc), _i); g; g = NULL)
+                for (json_object *g = json_object_array_get_idx(metrics_gpus(doc), _i);      \
+                     g && !metrics_gpu_is_host_vf((e), g); g = NULL)

@@ -25,6 +25,9 @@ struct metrics_emit {
         const struct metrics_family *f;
         enum metrics_format fmt;
         size_t count;
+        /* the host's VFs (their "bdf"s), left out */
+        const char **vfs;
+        size_t n_vfs;
 };
 
 static void buf_reserve(struct buf *b, size_t more) {
@@ -123,10 +126,45 @@ json_object *metrics_gpus(json_object *doc) {
         return g && json_object_is_type(g, json_type_array) ? g : NULL;
 }
 
+bool metrics_gpu_is_host_vf(const struct metrics_emit *e, json_object *g) {
+        const char *bdf = metrics_get_string(g, "bdf"), *role = metrics_get_string(g, "role");
+
+        if (role)
+                return strcmp(role, "vf") == 0;
+        for (size_t i = 0; bdf && e && i < e->n_vfs; i++)
+                if (strcmp(e->vfs[i], bdf) == 0)
+                        return true;
+        return false;
+}
+
+/* The host's VFs of the list and static documents. */
+static int find_vfs(struct metrics_emit *e, const struct metrics_input *in) {
+        json_object *docs[] = { in->list, in->static_doc };
+
+        for (size_t d = 0; d < 2; d++)
+                for (size_t i = 0; metrics_gpus(docs[d]) &&
+                                   i < json_object_array_length(metrics_gpus(docs[d]));
+                     i++) {
+                        json_object *g = json_object_array_get_idx(metrics_gpus(docs[d]), i);
+                        const char *role = metrics_get_string(g, "role");
+                        const char *bdf = metrics_get_string(g, "bdf");
+                        const char **v;
+
+                        if (!role || !bdf || strcmp(role, "vf") != 0)
+                                continue;
+                        v = realloc(e->vfs, (e->n_vfs + 1) * sizeof(*v));
+                        if (!v)
+                                return -ENOMEM;
+                        e->vfs = v;
+                        e->vfs[e->n_vfs++] = bdf;
+                }
+        return 0;
+}
+
 json_object *metrics_gpu_by_bdf(json_object *doc, const char *bdf) {
         if (!bdf)
                 return NULL;
-        FOREACH_METRICS_GPU(doc, g) {
+        FOREACH_METRICS_GPU(NULL, doc, g) {
                 const char *b = metrics_get_string(g, "bdf");
 
                 if (b && strcmp(b, bdf) == 0)
@@ -214,7 +252,9 @@ int metrics_render(const struct metrics_input *in, enum metrics_format fmt, char
         struct metrics_emit e = { .fmt = fmt };
 
         buf_reserve(&out, 64 * 1024);
-        for (size_t i = 0; i < metrics_n_families; i++) {
+        if (find_vfs(&e, in) < 0)
+                out.oom = true;
+        for (size_t i = 0; !out.oom && i < metrics_n_families; i++) {
                 const struct metrics_family *f = &metrics_families[i];
 
                 e.f = f;
@@ -246,6 +286,7 @@ int metrics_render(const struct metrics_input *in, enum metrics_format fmt, char
         if (fmt == METRICS_FORMAT_OPENMETRICS)
                 buf_str(&out, "# EOF\n");
         free(e.samples.p);
+        free(e.vfs);
         if (out.oom || e.samples.oom || !out.p) {
                 free(out.p);
                 return -ENOMEM;

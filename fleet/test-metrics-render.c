@@ -252,6 +252,28 @@ static void test_openmetrics(void **state) {
         json_object_put(in.list);
 }
 
+/* a host's VFs: no series of their own, whatever document lists them */
+static void test_host_vfs(void **state) {
+        struct metrics_input in = {
+                .list = doc("[{\"bdf\": \"0000:05:00.0\", \"role\": \"host-pf\"},"
+                            " {\"bdf\": \"0000:05:02.0\", \"role\": \"vf\"}]"),
+                .metric = doc("[{\"bdf\": \"0000:05:00.0\", \"memory\": {\"vram_total_bytes\": 2}},"
+                              " {\"bdf\": \"0000:05:02.0\", \"memory\": {\"vram_total_bytes\": 1}}]"),
+                .health = doc("[{\"bdf\": \"0000:05:02.0\", \"role\": \"vf\","
+                              " \"health\": {\"state\": \"ok\"}}]"),
+                .scrape_duration_s = -1,
+        };
+        char *t = render(&in, METRICS_FORMAT_TEXT);
+
+        assert_line(t, "amdsmi_gpu_info{gpu=\"0000:05:00.0\"} 1");
+        assert_line(t, "amdsmi_gpu_vram_size_bytes{gpu=\"0000:05:00.0\"} 2");
+        assert_no(t, "0000:05:02.0");
+        free(t);
+        json_object_put(in.list);
+        json_object_put(in.metric);
+        json_object_put(in.health);
+}
+
 /* nothing at all: amdsmi_up 0 and nothing else */
 static void test_empty(void **state) {
         struct metrics_input in = { .metric = doc("{\"gpus\": 5}"), .power = doc("\"x\""),
@@ -306,6 +328,7 @@ int main(void) {
                 cmocka_unit_test(test_metric),      cmocka_unit_test(test_info),
                 cmocka_unit_test(test_power),       cmocka_unit_test(test_state),
                 cmocka_unit_test(test_openmetrics), cmocka_unit_test(test_empty),
+                cmocka_unit_test(test_host_vfs),
                 cmocka_unit_test(test_accept),
         };
 
