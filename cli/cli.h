@@ -90,6 +90,13 @@ struct health_options {
 #define CLI_EVENT_HEALTH (UINT64_C(1) << 62)
 #define CLI_EVENT_CPER (UINT64_C(1) << 63)
 
+/* apply (--check, --profile), export (--profile) */
+struct apply_options {
+        bool check;          /* --check */
+        const char *profile; /* --profile NAME (valid), NULL: none given */
+        bool drifted;        /* --check found differences: exit status 1 */
+};
+
 struct cli {
         /* what the run says (the envelope, errors, outcome) and the GPUs it concerns */
         struct report report;
@@ -113,6 +120,7 @@ struct cli {
         struct power_options power;
         struct sriov_options sriov;
         struct health_options health;
+        struct apply_options apply;
 
         /* health: the exit status of the verdicts (monitoring plugins' 0..3), used when
          * plugin_exits; any failure then exits 3 (UNKNOWN), a usage error too */
@@ -167,6 +175,8 @@ int verb_vm_release(struct cli *c);
 /* verb-apply.c: amdsmid.conf (apply, reload) */
 int verb_apply(struct cli *c);
 int verb_reload(struct cli *c);
+/* fleet/cli-export.c: the running state as an amdsmid.conf profile */
+int verb_export(struct cli *c);
 /* health/cli-health.c */
 int verb_ras(struct cli *c);
 int verb_bad_pages(struct cli *c);

@@ -18,6 +18,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "amdsmid-conf.h"
 #include "cli.h"
 #include "exit-codes.h"
 #include "help.h"
@@ -52,6 +53,8 @@ enum {
         OPT_FOLLOW = 1u << 22,   /* --follow (ras --cper) */
         OPT_CPER_DIR = 1u << 23, /* --cper-dir DIR (ras --cper) */
         OPT_KIND = 1u << 24,     /* --kind K,K (events) */
+        OPT_CHECK = 1u << 25,    /* --check (apply) */
+        OPT_PROFILE = 1u << 26,  /* --profile NAME (apply, export) */
         OPT_PROMETHEUS = 1u << 30, /* --prometheus (metric) */
 };
 
@@ -81,6 +84,8 @@ enum {
         ARG_FOLLOW,
         ARG_CPER_DIR,
         ARG_KIND,
+        ARG_CHECK,
+        ARG_PROFILE,
         ARG_PROMETHEUS,
 };
 
@@ -516,16 +521,47 @@ const struct verb cli_verbs[] = {
         {
                 .name = "apply",
                 .fn = verb_apply,
-                .options = OPT_DRY_RUN,
-                .help = "amdsmid.conf: --dry-run shows what amdsmid does with it; else amdsmid "
-                        "applies it",
-                .synopsis = "[-g SEL]... [--json|--csv] apply [--dry-run]",
+                .options = OPT_DRY_RUN | OPT_CHECK | OPT_PROFILE,
+                .help = "amdsmid.conf and its profiles: --check compares, --dry-run shows what "
+                        "amdsmid does; else amdsmid applies it",
+                .synopsis = "[-g SEL]... [--json|--csv] apply --check [--profile NAME]\n"
+                            "[-g SEL]... [--json|--csv] apply --dry-run [--profile NAME]\n"
+                            "[--json] apply [--profile NAME]",
                 .description =
-                        "amdsmid.conf: with --dry-run, what amdsmid would change to reach it;\n"
-                        "without, amdsmid applies it now.",
-                .examples = "amdsmi apply --dry-run\n"
-                            "amdsmi apply",
+                        "amdsmid.conf with its active profile: --check exits 0 when the GPUs\n"
+                        "hold what it desires and 1, listing the differences, when they do\n"
+                        "not; --dry-run shows what amdsmid would change to reach it; without\n"
+                        "either, amdsmid applies it now. --profile NAME checks or plans the\n"
+                        "[profile NAME] sections instead of the active profile; without\n"
+                        "--check or --dry-run it makes NAME the active profile (amdsmid writes\n"
+                        "the selector file) and applies it.",
+                .examples = "amdsmi apply --check\n"
+                            "amdsmi apply --check --profile cpx-nps4 --json\n"
+                            "amdsmi apply --dry-run\n"
+                            "amdsmi apply --profile cpx-nps4",
                 .exits = EXITS_CHANGE | CLI_EXIT(8) | CLI_EXIT(10),
+                .option_help = OPTION_HELP(
+                        "check", "exit 0 when the GPUs match amdsmid.conf, 1 (with\n"
+                        "the differences) when they do not",
+                        "profile", "the profile to check, plan or make active"),
+        },
+        {
+                .name = "export",
+                .fn = verb_export,
+                .options = OPT_PROFILE,
+                .help = "the running state as an amdsmid.conf profile",
+                .synopsis = "[-g SEL]... [--json] export [--profile NAME]",
+                .description =
+                        "The running state of the GPUs (compute and memory modes, power cap,\n"
+                        "VF count) as amdsmid.conf text: a [profile NAME] section with what\n"
+                        "all selected GPUs share and a [profile NAME gpu BDF] section for\n"
+                        "what differs (NAME: exported). amdsmi apply --check --profile NAME\n"
+                        "with that text in amdsmid.conf exits 0.",
+                .examples = "amdsmi export --profile cpx-nps4 >> /etc/amdsmi/amdsmid.conf\n"
+                            "amdsmi export -g 0,1",
+                .exits = EXITS_READ,
+                .option_help = OPTION_HELP(
+                        "profile", "the name of the section (default: exported)"),
         },
         {
                 .name = "reload",
@@ -666,6 +702,10 @@ const struct cli_option cli_options[] = {
           "on gim hosts: write gim's vf_num to\n"
           "/etc/modprobe.d/amdsmi-gim.conf for gim's next load",
           CLI_VALUE_NONE },
+        { "check", 0, no_argument, ARG_CHECK, OPT_CHECK, false, NULL,
+          "compare the GPUs with the desired state: exit 0 in\nsync, 1 drifted", CLI_VALUE_NONE },
+        { "profile", 0, required_argument, ARG_PROFILE, OPT_PROFILE, false, "NAME",
+          "a profile of amdsmid.conf ([profile NAME])", CLI_VALUE_FREE },
         { "dry-run", 0, no_argument, ARG_DRY_RUN, OPT_DRY_RUN, false, NULL,
           "print the plan, change nothing", CLI_VALUE_NONE },
         { "force", 0, no_argument, ARG_FORCE, OPT_FORCE, false, NULL,
@@ -866,6 +906,17 @@ static int parse_argv(struct cli *c, int argc, char **argv, const struct verb **
                 case ARG_DRY_RUN:
                         c->report.dry_run = true;
                         break;
+                case ARG_CHECK:
+                        c->apply.check = true;
+                        break;
+                case ARG_PROFILE:
+                        if (!config_profile_name_valid(optarg))
+                                USAGE(c, r,
+                                      "invalid profile name '%s': 1 to 63 letters, digits, '.', "
+                                      "'_' or '-', a letter or digit at both ends",
+                                      optarg);
+                        c->apply.profile = optarg;
+                        break;
                 case ARG_FORCE:
                         c->force = true;
                         break;
@@ -1041,7 +1092,7 @@ static int parse_argv(struct cli *c, int argc, char **argv, const struct verb **
                         const char *a = argv[optind - 1];
 
                         if (optarg && a == optarg && optind >= 2 &&
-                            !(bit & (OPT_DRY_RUN | OPT_FORCE | OPT_RELOAD_DRIVER |
+                            !(bit & (OPT_DRY_RUN | OPT_CHECK | OPT_FORCE | OPT_RELOAD_DRIVER |
                                      OPT_AUTOPROBE_OFF | OPT_PERSIST)))
                                 a = argv[optind - 2];
                         /* options whose value was taken by hand: find the option itself */
@@ -1232,5 +1283,7 @@ int main(int argc, char **argv) {
         report_clear(&c.report);
         if (c.plugin_exits)
                 return r < 0 ? 3 : c.exit_status;
+        if (r >= 0 && c.apply.drifted) /* apply --check: the check-mode contract */
+                return EXIT_GENERIC;
         return r < 0 ? exit_code_from_errno(r) : EXIT_OK;
 }

@@ -34,6 +34,7 @@
 
 #include <amdsmi/amdsmi.h>
 
+#include "json-util.h"
 #include "macro.h"
 #include "parse-util.h"
 #include "power-arbitration.h"
@@ -59,6 +60,7 @@ enum section {
 enum key {
         KEY_POLL_INTERVAL_MS,
         KEY_HISTORY_MAX_KIB,
+        KEY_DAEMON_PROFILE,
         KEY_COMPUTE_MODE,
         KEY_MEMORY_MODE,
         KEY_POWER_CAP,
@@ -81,6 +83,7 @@ static const struct {
 } keys[_KEY_MAX] = {
         [KEY_POLL_INTERVAL_MS] = { "poll_interval_ms", SECTION_DAEMON },
         [KEY_HISTORY_MAX_KIB] = { "history_max_kib", SECTION_DAEMON },
+        [KEY_DAEMON_PROFILE] = { "profile", SECTION_DAEMON },
         [KEY_COMPUTE_MODE] = { "compute_mode", SECTION_GPU },
         [KEY_MEMORY_MODE] = { "memory_mode", SECTION_GPU },
         [KEY_POWER_CAP] = { "power_cap", SECTION_GPU },
@@ -97,7 +100,7 @@ static const struct {
 };
 
 static const char *const section_keys[] = {
-        [SECTION_DAEMON] = "poll_interval_ms, history_max_kib",
+        [SECTION_DAEMON] = "poll_interval_ms, history_max_kib, profile",
         [SECTION_GPU] = "compute_mode, memory_mode, power_cap, num_vfs, enforce",
         [SECTION_LIBVIRT] = "uri, hook_timeout_s",
         [SECTION_METRICS] = "interval_ms",
@@ -121,6 +124,7 @@ struct parser {
         unsigned metrics_line; /* [metrics], when != 0 */
         unsigned power_line;   /* [power], when != 0 */
         unsigned health_line;  /* [health], when != 0 */
+        unsigned profile_line; /* profile = in [daemon], when != 0 */
 
         enum section section;                /* the current section */
         char section_text[SECTION_TEXT_MAX]; /* as written, without brackets and blanks */
@@ -232,11 +236,116 @@ static void gpu_init(struct config_gpu *g, const char *bdf, unsigned line) {
         snprintf(g->bdf, sizeof(g->bdf), "%s", bdf);
 }
 
+bool config_profile_name_valid(const char *s) {
+        size_t n = s ? strlen(s) : 0;
+
+        if (n == 0 || n > CONFIG_PROFILE_NAME_MAX)
+                return false;
+        for (size_t i = 0; i < n; i++) {
+                char c = s[i];
+                bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                             (c >= '0' && c <= '9');
+
+                if (!alnum && !((c == '.' || c == '_' || c == '-') && i > 0 && i < n - 1))
+                        return false;
+        }
+        return true;
+}
+
+#define PROFILE_NAME_RULE \
+        "1 to 63 letters, digits, '.', '_' or '-', a letter or digit at both ends"
+
+const struct config_profile *config_find_profile(const struct config *c, const char *name) {
+        for (size_t i = 0; c && name && i < c->n_profiles; i++)
+                if (streq(c->profiles[i].name, name))
+                        return &c->profiles[i];
+        return NULL;
+}
+
+/* "[profile NAME]" or "[profile NAME gpu BDF]": @arg is what follows "profile". */
+static int profile_section_begin(struct parser *p, const char *arg, char *canonical,
+                                 size_t size) {
+        char name[CONFIG_PROFILE_NAME_MAX + 2], bdf[16];
+        struct config_profile *pr;
+        const char *rest;
+        size_t n;
+
+        while (is_blank(*arg))
+                arg++;
+        n = strcspn(arg, " \t");
+        if (n == 0)
+                return parser_error(p, -EINVAL,
+                                    "section [%s] names no profile ([profile NAME] or [profile "
+                                    "NAME gpu BDF])",
+                                    p->section_text);
+        if (n >= sizeof(name) || (snprintf(name, sizeof(name), "%.*s", (int) n, arg),
+                                  !config_profile_name_valid(name)))
+                return parser_error(p, -EINVAL, "bad profile name \"%.*s\" in [%s] (" PROFILE_NAME_RULE ")",
+                                    (int) n, arg, p->section_text);
+        rest = arg + n;
+        while (is_blank(*rest))
+                rest++;
+        bdf[0] = '\0';
+        if (rest[0] != '\0') {
+                const char *b;
+
+                if (strncmp(rest, "gpu", 3) != 0 || !is_blank(rest[3]))
+                        return parser_error(p, -EINVAL,
+                                            "unexpected \"%s\" in [%s] ([profile NAME] or "
+                                            "[profile NAME gpu BDF])",
+                                            rest, p->section_text);
+                b = rest + 3;
+                while (is_blank(*b))
+                        b++;
+                if (bdf_normalize(b, bdf) < 0)
+                        return parser_error(p, -EINVAL,
+                                            "malformed PCI address \"%s\" in [%s] "
+                                            "(DDDD:BB:DD.F or BB:DD.F, e.g. 0000:05:00.0)",
+                                            b, p->section_text);
+        }
+
+        pr = (struct config_profile *) config_find_profile(p->c, name);
+        if (!pr) {
+                pr = reallocarray(p->c->profiles, p->c->n_profiles + 1, sizeof(*pr));
+                if (!pr)
+                        return parser_error(p, -ENOMEM, "out of memory");
+                p->c->profiles = pr;
+                pr = &pr[p->c->n_profiles++];
+                *pr = (struct config_profile){ .line = p->line };
+                memcpy(pr->name, name, strlen(name) + 1); /* valid: at most 63 */
+        }
+        if (bdf[0] == '\0') {
+                if (pr->all.line > 0)
+                        return parser_error(p, -EINVAL,
+                                            "section [%s] given twice (first on line %u)",
+                                            p->section_text, pr->all.line);
+                gpu_init(&pr->all, "", p->line);
+                p->gpu = &pr->all;
+                snprintf(canonical, size, "profile %s", name);
+        } else {
+                struct config_gpu *g;
+
+                for (size_t i = 0; i < pr->n_gpus; i++)
+                        if (streq(pr->gpus[i].bdf, bdf))
+                                return parser_error(
+                                        p, -EINVAL, "section [%s] given twice (first on line %u)",
+                                        p->section_text, pr->gpus[i].line);
+                g = reallocarray(pr->gpus, pr->n_gpus + 1, sizeof(*g));
+                if (!g)
+                        return parser_error(p, -ENOMEM, "out of memory");
+                pr->gpus = g;
+                p->gpu = &g[pr->n_gpus++];
+                gpu_init(p->gpu, bdf, p->line);
+                snprintf(canonical, size, "profile %s gpu %s", name, bdf);
+        }
+        return 0;
+}
+
 /* A section header, "[...]" with nothing after it (comments and blanks are gone already). Writes
  * the header libinih is given (the canonical spelling) into buf. */
 static int section_begin(struct parser *p, const char *s, size_t n, char *buf, size_t size) {
         const char *close = memchr(s, ']', n), *in, *in_end;
-        char canonical[32];
+        char canonical[128];
 
         if (!close)
                 return parser_error(p, -EINVAL, "missing \"]\" in section header");
@@ -334,10 +443,17 @@ static int section_begin(struct parser *p, const char *s, size_t n, char *buf, s
                         snprintf(canonical, sizeof(canonical), "gpu %s", bdf);
                 }
                 p->section = SECTION_GPU;
+        } else if (strncmp(p->section_text, "profile", 7) == 0 &&
+                   (p->section_text[7] == '\0' || is_blank(p->section_text[7]))) {
+                if (profile_section_begin(p, p->section_text + 7, canonical, sizeof(canonical)) <
+                    0)
+                        return p->r;
+                p->section = SECTION_GPU;
         } else
                 return parser_error(p, -EINVAL,
                                     "unknown section [%s] ([daemon], [gpu], [gpu all], [gpu BDF], "
-                                    "[health], [libvirt], [metrics], [power])",
+                                    "[health], [libvirt], [metrics], [power], [profile NAME], "
+                                    "[profile NAME gpu BDF])",
                                     p->section_text);
 
         snprintf(buf, size, "[%s]", canonical);
@@ -395,6 +511,14 @@ static int set_key(struct parser *p, enum key k, const char *value) {
                 if (r < 0)
                         return r;
                 p->c->history_max_bytes = v * 1024;
+                return 0;
+
+        case KEY_DAEMON_PROFILE:
+                if (!config_profile_name_valid(value))
+                        return parser_error(p, -EINVAL,
+                                            "bad profile \"%s\" (" PROFILE_NAME_RULE ")", value);
+                snprintf(p->c->daemon_profile, sizeof(p->c->daemon_profile), "%s", value);
+                p->profile_line = p->line;
                 return 0;
 
         case KEY_COMPUTE_MODE: {
@@ -735,6 +859,17 @@ int config_parse_buffer(const char *name, const void *data, size_t size, struct 
                 c->n_gpus++;
         }
 
+        if (c->daemon_profile[0] != '\0') {
+                if (!config_find_profile(c, c->daemon_profile)) {
+                        p.line = p.profile_line;
+                        return parser_error(&p, -EINVAL,
+                                            "profile \"%s\" has no [profile %s] section",
+                                            c->daemon_profile, c->daemon_profile);
+                }
+                snprintf(c->profile, sizeof(c->profile), "%s", c->daemon_profile);
+                c->profile_source = CONFIG_PROFILE_CONFIG;
+        }
+
         *ret = TAKE_PTR(c);
         return 0;
 }
@@ -746,7 +881,8 @@ int config_parse_string(const char *name, const char *text, struct config **ret,
         return config_parse_buffer(name, text, strlen(text), ret, err, err_size);
 }
 
-int config_load(const char *path, struct config **ret, char *err, size_t err_size) {
+/* The file @path (NULL: the default) alone, without a selector. */
+static int load_file(const char *path, struct config **ret, char *err, size_t err_size) {
         _cleanup_close_ int fd = -EBADF;
         _cleanup_free_ char *data = NULL;
         char def[4096];
@@ -810,13 +946,291 @@ int config_load(const char *path, struct config **ret, char *err, size_t err_siz
         return config_parse_buffer(path, data, size, ret, err, err_size);
 }
 
+int config_load_with_selector(const char *path, const char *selector, struct config **ret,
+                              char *err, size_t err_size) {
+        _cleanup_(config_freep) struct config *c = NULL;
+        char name[CONFIG_PROFILE_NAME_MAX + 1];
+        struct config_selector_stamp stamp;
+        int r;
+
+        r = load_file(path, &c, err, err_size);
+        if (r < 0)
+                return r;
+        if (!selector) {
+                *ret = TAKE_PTR(c);
+                return 0;
+        }
+        c->selector_path = strdup(selector);
+        if (!c->selector_path)
+                return file_error(err, err_size, -ENOMEM, "%s: out of memory", selector);
+        r = config_selector_read(selector, name, &stamp, err, err_size);
+        c->selector = stamp;
+        if (r == -ENOENT) {
+                if (err && err_size > 0)
+                        err[0] = '\0';
+                *ret = TAKE_PTR(c);
+                return 0;
+        }
+        if (r < 0)
+                return r;
+        if (!config_find_profile(c, name)) {
+                char conf[4096];
+
+                if (c->path)
+                        snprintf(conf, sizeof(conf), "%s", c->path);
+                else if (!path || snprintf(conf, sizeof(conf), "%s", path) < 0)
+                        (void) config_path(conf, sizeof(conf));
+                return file_error(err, err_size, -EINVAL,
+                                  "%s: selects the profile \"%s\", which %s%s has no [profile %s] "
+                                  "section for",
+                                  selector, name, conf, c->exists ? "" : " (no such file)", name);
+        }
+        snprintf(c->profile, sizeof(c->profile), "%s", name);
+        c->profile_source = CONFIG_PROFILE_SELECTOR;
+        *ret = TAKE_PTR(c);
+        return 0;
+}
+
+int config_load(const char *path, struct config **ret, char *err, size_t err_size) {
+        char sel[4096];
+
+        if (path)
+                return config_load_with_selector(path, NULL, ret, err, err_size);
+        if (config_selector_path(sel, sizeof(sel)) < 0)
+                return file_error(err, err_size, -ENAMETOOLONG,
+                                  "$CONFIGURATION_DIRECTORY/profile: %s", strerror(ENAMETOOLONG));
+        return config_load_with_selector(NULL, sel, ret, err, err_size);
+}
+
 struct config *config_free(struct config *c) {
         if (!c)
                 return NULL;
         free(c->path);
         free(c->gpus);
+        for (size_t i = 0; i < c->n_profiles; i++)
+                free(c->profiles[i].gpus);
+        free(c->profiles);
+        free(c->selector_path);
         free(c);
         return NULL;
+}
+
+const char *config_profile_source_to_string(enum config_profile_source s) {
+        switch (s) {
+        case CONFIG_PROFILE_SELECTOR:
+                return "selector";
+        case CONFIG_PROFILE_CONFIG:
+                return "config";
+        case CONFIG_PROFILE_OPTION:
+                return "option";
+        case CONFIG_PROFILE_NONE:
+                break;
+        }
+        return NULL;
+}
+
+int config_select_profile(struct config *c, const char *name, enum config_profile_source source,
+                          char *err, size_t err_size) {
+        if (!c)
+                return -EINVAL;
+        if (!name || name[0] == '\0') {
+                c->profile[0] = '\0';
+                c->profile_source = CONFIG_PROFILE_NONE;
+                return 0;
+        }
+        if (!config_profile_name_valid(name))
+                return file_error(err, err_size, -EINVAL,
+                                  "bad profile name \"%s\" (" PROFILE_NAME_RULE ")", name);
+        if (!config_find_profile(c, name))
+                return file_error(err, err_size, -EINVAL,
+                                  "%s has no [profile %s] section%s", c->path ?: "amdsmid.conf",
+                                  name, c->exists ? "" : " (no such file)");
+        snprintf(c->profile, sizeof(c->profile), "%s", name);
+        c->profile_source = source;
+        return 0;
+}
+
+/* ---- the selector file ------------------------------------------------------------------ */
+
+int config_selector_path(char *buf, size_t size) {
+        const char *env = getenv("CONFIGURATION_DIRECTORY");
+        const char *slash = strrchr(AMDSMID_CONF_PATH, '/');
+        int n;
+
+        if (env && env[0] == '/')
+                n = snprintf(buf, size, "%.*s/profile", (int) strcspn(env, ":"), env);
+        else /* next to amdsmid.conf: SYSCONFDIR/amdsmi/profile */
+                n = snprintf(buf, size, "%.*s/profile",
+                             (int) (slash ? slash - AMDSMID_CONF_PATH : 0), AMDSMID_CONF_PATH);
+        if (n < 0)
+                return -EINVAL;
+        if ((size_t) n >= size)
+                return -ENAMETOOLONG;
+        return 0;
+}
+
+int config_selector_parse(const char *name, const void *data, size_t size,
+                          char ret[static CONFIG_PROFILE_NAME_MAX + 1], char *err,
+                          size_t err_size) {
+        const char *s = data, *end = (const char *) data + size;
+        char word[CONFIG_PROFILE_NAME_MAX + 1] = "";
+        unsigned line = 0, word_line = 0;
+
+        name = name ?: "profile";
+        if (!data && size > 0)
+                return -EINVAL;
+        if (size > 0 && memchr(data, '\0', size))
+                return file_error(err, err_size, -EINVAL, "%s: NUL byte (one profile name)",
+                                  name);
+        while (s < end) {
+                const char *nl = memchr(s, '\n', (size_t) (end - s));
+                const char *e = nl ?: end, *b = s;
+                size_t n;
+
+                line++;
+                s = nl ? nl + 1 : end;
+                if (e > b && e[-1] == '\r')
+                        e--;
+                while (b < e && (is_blank(*b)))
+                        b++;
+                while (e > b && is_blank(e[-1]))
+                        e--;
+                if (b == e || *b == '#')
+                        continue;
+                n = (size_t) (e - b);
+                if (word_line > 0)
+                        return file_error(err, err_size, -EINVAL,
+                                          "%s:%u: a second profile name (the first on line %u; "
+                                          "the file holds one)",
+                                          name, line, word_line);
+                if (n > CONFIG_PROFILE_NAME_MAX || memchr(b, ' ', n) || memchr(b, '\t', n)) {
+                        if (memchr(b, ' ', n) || memchr(b, '\t', n))
+                                return file_error(err, err_size, -EINVAL,
+                                                  "%s:%u: more than one word (one profile name)",
+                                                  name, line);
+                        return file_error(err, err_size, -EINVAL,
+                                          "%s:%u: profile name longer than %d characters", name,
+                                          line, CONFIG_PROFILE_NAME_MAX);
+                }
+                memcpy(word, b, n);
+                word[n] = '\0';
+                if (!config_profile_name_valid(word)) {
+                        size_t bad = utf8_check(word, n);
+
+                        if (bad < n)
+                                return file_error(err, err_size, -EINVAL,
+                                                  "%s:%u: bad profile name (byte 0x%02x; "
+                                                  PROFILE_NAME_RULE ")",
+                                                  name, line, (unsigned char) word[bad]);
+                        for (size_t i = 0; i < n; i++)
+                                if ((unsigned char) word[i] < 0x20 || word[i] == 0x7f)
+                                        return file_error(err, err_size, -EINVAL,
+                                                          "%s:%u: control character 0x%02x", name,
+                                                          line, (unsigned char) word[i]);
+                        return file_error(err, err_size, -EINVAL,
+                                          "%s:%u: bad profile name \"%s\" (" PROFILE_NAME_RULE
+                                          ")",
+                                          name, line, word);
+                }
+                word_line = line;
+        }
+        if (word_line == 0)
+                return file_error(err, err_size, -EINVAL,
+                                  "%s: no profile name (one word; remove the file to select none)",
+                                  name);
+        memcpy(ret, word, sizeof(word));
+        return 0;
+}
+
+static void stamp_from_stat(const struct stat *st, struct config_selector_stamp *ret) {
+        *ret = (struct config_selector_stamp){
+                .exists = true,
+                .dev = (uint64_t) st->st_dev,
+                .ino = (uint64_t) st->st_ino,
+                .size = (uint64_t) st->st_size,
+                .mtime_sec = (int64_t) st->st_mtim.tv_sec,
+                .mtime_nsec = (int64_t) st->st_mtim.tv_nsec,
+        };
+}
+
+void config_selector_stat(const char *path, struct config_selector_stamp *ret) {
+        struct stat st;
+
+        if (!path || lstat(path, &st) < 0) {
+                *ret = (struct config_selector_stamp){};
+                return;
+        }
+        stamp_from_stat(&st, ret);
+}
+
+bool config_selector_stamp_equal(const struct config_selector_stamp *a,
+                                 const struct config_selector_stamp *b) {
+        if (a->exists != b->exists)
+                return false;
+        return !a->exists || (a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+                              a->mtime_sec == b->mtime_sec && a->mtime_nsec == b->mtime_nsec);
+}
+
+int config_selector_read(const char *path, char ret[static CONFIG_PROFILE_NAME_MAX + 1],
+                         struct config_selector_stamp *ret_stamp, char *err, size_t err_size) {
+        _cleanup_close_ int fd = -EBADF;
+        char data[CONFIG_SELECTOR_MAX + 1];
+        struct stat st;
+        size_t size = 0;
+
+        if (ret_stamp)
+                *ret_stamp = (struct config_selector_stamp){};
+        fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+        if (fd < 0) {
+                int r = -errno;
+
+                if (r == -ENOENT)
+                        return r;
+                if (r == -ELOOP)
+                        return file_error(err, err_size, r,
+                                          "%s: refused: a symbolic link (the selector must be a "
+                                          "regular file)",
+                                          path);
+                return file_error(err, err_size, r, "%s: cannot open: %s", path, strerror(-r));
+        }
+        if (fstat(fd, &st) < 0)
+                return file_error(err, err_size, -errno, "%s: cannot read: %s", path,
+                                  strerror(errno));
+        if (ret_stamp)
+                stamp_from_stat(&st, ret_stamp);
+        if (!S_ISREG(st.st_mode))
+                return file_error(err, err_size, S_ISDIR(st.st_mode) ? -EISDIR : -EBADFD,
+                                  "%s: refused: not a regular file", path);
+        if (st.st_uid != 0 && st.st_uid != geteuid())
+                return file_error(err, err_size, -EPERM,
+                                  "%s: refused: owned by uid %u (root must own the selector)",
+                                  path, (unsigned) st.st_uid);
+        if (st.st_mode & (S_IWGRP | S_IWOTH))
+                return file_error(err, err_size, -EPERM,
+                                  "%s: refused: writable by %s (mode %04o; chmod go-w)", path,
+                                  (st.st_mode & S_IWOTH) ? "others" : "its group",
+                                  (unsigned) (st.st_mode & 07777));
+        if (st.st_size > CONFIG_SELECTOR_MAX)
+                return file_error(err, err_size, -EFBIG,
+                                  "%s: refused: larger than %d bytes (one profile name)", path,
+                                  CONFIG_SELECTOR_MAX);
+        for (;;) {
+                ssize_t k = read(fd, data + size, sizeof(data) - size);
+
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0)
+                        return file_error(err, err_size, -errno, "%s: cannot read: %s", path,
+                                          strerror(errno));
+                if (k == 0)
+                        break;
+                size += (size_t) k;
+                if (size > CONFIG_SELECTOR_MAX)
+                        return file_error(err, err_size, -EFBIG,
+                                          "%s: refused: larger than %d bytes (one profile name)",
+                                          path, CONFIG_SELECTOR_MAX);
+        }
+        return config_selector_parse(path, data, size, ret, err, err_size);
 }
 
 static const struct config_gpu *find_gpu(const struct config *c, const char *bdf) {
@@ -830,8 +1244,37 @@ static const struct config_gpu *find_all(const struct config *c) {
         return c->n_gpus > 0 && c->gpus[0].bdf[0] == '\0' ? &c->gpus[0] : NULL;
 }
 
+static const struct config_gpu *find_in(const struct config_gpu *l, size_t n, const char *bdf) {
+        for (size_t i = 0; i < n; i++)
+                if (l[i].bdf[0] != '\0' && streq(l[i].bdf, bdf))
+                        return &l[i];
+        return NULL;
+}
+
+/* Lays the keys @g sets over @d (one place that knows the keys). */
+static void gpu_merge(struct config_gpu *d, const struct config_gpu *g) {
+        d->line = g->line;
+        if (g->compute != AMDSMI_COMPUTE_UNKNOWN)
+                d->compute = g->compute;
+        if (g->memory != AMDSMI_MEMORY_UNKNOWN)
+                d->memory = g->memory;
+        if (g->power_cap_set) {
+                d->power_cap_set = true;
+                d->power_cap_uw = g->power_cap_uw;
+        }
+        if (g->num_vfs_set) {
+                d->num_vfs_set = true;
+                d->num_vfs = g->num_vfs;
+        }
+        if (g->enforce_set) {
+                d->enforce_set = true;
+                d->enforce = g->enforce;
+        }
+}
+
 bool config_desired(const struct config *c, const char *bdf, struct config_gpu *ret) {
-        const struct config_gpu *all, *one;
+        const struct config_gpu *layers[4] = {};
+        const struct config_profile *pr;
         struct config_gpu d;
         char norm[16];
 
@@ -840,35 +1283,85 @@ bool config_desired(const struct config *c, const char *bdf, struct config_gpu *
         gpu_init(&d, norm, 0);
         d.enforce = c && c->power_enforce;
 
-        all = c ? find_all(c) : NULL;
-        one = c && norm[0] != '\0' ? find_gpu(c, norm) : NULL;
-        for (size_t i = 0; i < 2; i++) {
-                const struct config_gpu *g = i == 0 ? all : one;
-
-                if (!g)
-                        continue;
-                d.line = g->line;
-                if (g->compute != AMDSMI_COMPUTE_UNKNOWN)
-                        d.compute = g->compute;
-                if (g->memory != AMDSMI_MEMORY_UNKNOWN)
-                        d.memory = g->memory;
-                if (g->power_cap_set) {
-                        d.power_cap_set = true;
-                        d.power_cap_uw = g->power_cap_uw;
-                }
-                if (g->num_vfs_set) {
-                        d.num_vfs_set = true;
-                        d.num_vfs = g->num_vfs;
-                }
-                if (g->enforce_set) {
-                        d.enforce_set = true;
-                        d.enforce = g->enforce;
+        /* from the least specific to the most: [gpu], [gpu BDF], [profile P], [profile P gpu BDF] */
+        if (c) {
+                layers[0] = find_all(c);
+                layers[1] = norm[0] != '\0' ? find_gpu(c, norm) : NULL;
+                pr = c->profile[0] != '\0' ? config_find_profile(c, c->profile) : NULL;
+                if (pr) {
+                        layers[2] = pr->all.line > 0 ? &pr->all : NULL;
+                        layers[3] = norm[0] != '\0' ? find_in(pr->gpus, pr->n_gpus, norm) : NULL;
                 }
         }
+        for (size_t i = 0; i < ELEMENTSOF(layers); i++)
+                if (layers[i])
+                        gpu_merge(&d, layers[i]);
 
         *ret = d;
         return d.compute != AMDSMI_COMPUTE_UNKNOWN || d.memory != AMDSMI_MEMORY_UNKNOWN ||
                d.power_cap_set || d.num_vfs_set;
+}
+
+void config_gpu_init(struct config_gpu *g, const char *bdf) {
+        gpu_init(g, bdf ?: "", 0);
+}
+
+/* For each key, whether @a and @b set it to the same value; @unset_a: unsets it in @a where
+ * @same (subtract) or where not (intersect). The one other place that knows the keys. */
+static void gpu_filter(struct config_gpu *a, const struct config_gpu *b, bool unset_same) {
+        bool same;
+
+        same = a->compute != AMDSMI_COMPUTE_UNKNOWN && a->compute == b->compute;
+        if (same == unset_same)
+                a->compute = AMDSMI_COMPUTE_UNKNOWN;
+        same = a->memory != AMDSMI_MEMORY_UNKNOWN && a->memory == b->memory;
+        if (same == unset_same)
+                a->memory = AMDSMI_MEMORY_UNKNOWN;
+        same = a->power_cap_set && b->power_cap_set && a->power_cap_uw == b->power_cap_uw;
+        if (same == unset_same)
+                a->power_cap_set = false;
+        same = a->num_vfs_set && b->num_vfs_set && a->num_vfs == b->num_vfs;
+        if (same == unset_same)
+                a->num_vfs_set = false;
+        same = a->enforce_set && b->enforce_set && a->enforce == b->enforce;
+        if (same == unset_same)
+                a->enforce_set = false;
+}
+
+void config_gpu_intersect(struct config_gpu *common, const struct config_gpu *g) {
+        gpu_filter(common, g, false);
+}
+
+void config_gpu_subtract(struct config_gpu *g, const struct config_gpu *common) {
+        gpu_filter(g, common, true);
+}
+
+char *config_gpu_format(const struct config_gpu *g) {
+        char *s = NULL;
+        size_t n = 0;
+        FILE *f = open_memstream(&s, &n);
+        char w[40];
+
+        if (!f)
+                return NULL;
+        if (g->compute != AMDSMI_COMPUTE_UNKNOWN)
+                fprintf(f, "compute_mode = %s\n", amdsmi_compute_mode_to_string(g->compute));
+        if (g->memory != AMDSMI_MEMORY_UNKNOWN)
+                fprintf(f, "memory_mode = %s\n", amdsmi_memory_mode_to_string(g->memory));
+        if (g->power_cap_set) {
+                if (format_scaled_u64(g->power_cap_uw, 6, w, sizeof(w)) < 0)
+                        snprintf(w, sizeof(w), "%" PRIu64 "uW", g->power_cap_uw);
+                fprintf(f, "power_cap = %sW\n", w);
+        }
+        if (g->num_vfs_set)
+                fprintf(f, "num_vfs = %u\n", g->num_vfs);
+        if (g->enforce_set)
+                fprintf(f, "enforce = %s\n", g->enforce ? "yes" : "no");
+        if (fclose(f) != 0) {
+                free(s);
+                return NULL;
+        }
+        return s;
 }
 
 char **config_unknown_gpus(const struct config *c, const char *const *bdfs, size_t n) {

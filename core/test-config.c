@@ -304,7 +304,7 @@ static void test_metrics(void **state) {
                      NAME ":2: unknown key \"poll_interval_ms\" in [metrics] (interval_ms)");
         expect_error("[daemon]\ninterval_ms = 100\n", -EINVAL,
                      NAME ":2: unknown key \"interval_ms\" in [daemon] (poll_interval_ms, "
-                          "history_max_kib)");
+                          "history_max_kib, profile)");
 }
 
 /* [power] enforce and its per-GPU override: the default, the merge both ways, the errors. */
@@ -375,14 +375,14 @@ static void test_power(void **state) {
                      NAME ":2: unknown key \"power_cap\" in [power] (enforce)");
         expect_error("[daemon]\nenforce = yes\n", -EINVAL,
                      NAME ":2: unknown key \"enforce\" in [daemon] (poll_interval_ms, "
-                          "history_max_kib)");
+                          "history_max_kib, profile)");
         expect_error("[metrics]\nenforce = yes\n", -EINVAL,
                      NAME ":2: unknown key \"enforce\" in [metrics] (interval_ms)");
         expect_error("enforce = yes\n[power]\n", -EINVAL,
                      NAME ":1: key \"enforce\" outside a section");
         expect_error("[Power]\n", -EINVAL,
                      NAME ":1: unknown section [Power] ([daemon], [gpu], [gpu all], [gpu BDF], "
-                          "[health], [libvirt], [metrics], [power])");
+                          "[health], [libvirt], [metrics], [power], [profile NAME], [profile NAME gpu BDF])");
 }
 
 /* Both ends of every range are accepted, one past them is refused with -ERANGE. */
@@ -486,15 +486,15 @@ static void test_errors(void **state) {
 
                 /* sections */
                 { "[gpus]\n", -EINVAL,
-                  ":1: unknown section [gpus] ([daemon], [gpu], [gpu all], [gpu BDF], [health], [libvirt], [metrics], [power])" },
+                  ":1: unknown section [gpus] ([daemon], [gpu], [gpu all], [gpu BDF], [health], [libvirt], [metrics], [power], [profile NAME], [profile NAME gpu BDF])" },
                 { "# c\n\n[GPU]\n", -EINVAL,
-                  ":3: unknown section [GPU] ([daemon], [gpu], [gpu all], [gpu BDF], [health], [libvirt], [metrics], [power])" },
+                  ":3: unknown section [GPU] ([daemon], [gpu], [gpu all], [gpu BDF], [health], [libvirt], [metrics], [power], [profile NAME], [profile NAME gpu BDF])" },
                 { "[]\n", -EINVAL,
-                  ":1: unknown section [] ([daemon], [gpu], [gpu all], [gpu BDF], [health], [libvirt], [metrics], [power])" },
+                  ":1: unknown section [] ([daemon], [gpu], [gpu all], [gpu BDF], [health], [libvirt], [metrics], [power], [profile NAME], [profile NAME gpu BDF])" },
                 { "[gpu0000:05:00.0]\n", -EINVAL,
-                  ":1: unknown section [gpu0000:05:00.0] ([daemon], [gpu], [gpu all], [gpu BDF], [health], [libvirt], [metrics], [power])" },
+                  ":1: unknown section [gpu0000:05:00.0] ([daemon], [gpu], [gpu all], [gpu BDF], [health], [libvirt], [metrics], [power], [profile NAME], [profile NAME gpu BDF])" },
                 { "[daemon x]\n", -EINVAL,
-                  ":1: unknown section [daemon x] ([daemon], [gpu], [gpu all], [gpu BDF], [health], [libvirt], [metrics], [power])" },
+                  ":1: unknown section [daemon x] ([daemon], [gpu], [gpu all], [gpu BDF], [health], [libvirt], [metrics], [power], [profile NAME], [profile NAME gpu BDF])" },
                 { "[gpu 0000:05:00]\n", -EINVAL,
                   ":1: malformed PCI address \"0000:05:00\" in [gpu 0000:05:00] (DDDD:BB:DD.F or "
                   "BB:DD.F, e.g. 0000:05:00.0)" },
@@ -549,10 +549,10 @@ static void test_errors(void **state) {
                   "power_cap, num_vfs, enforce)" },
                 { "[daemon]\ncompute_mode = CPX\n", -EINVAL,
                   ":2: unknown key \"compute_mode\" in [daemon] (poll_interval_ms, "
-                  "history_max_kib)" },
+                  "history_max_kib, profile)" },
                 { "[daemon]\npoll interval = 1000\n", -EINVAL,
                   ":2: unknown key \"poll interval\" in [daemon] (poll_interval_ms, "
-                  "history_max_kib)" },
+                  "history_max_kib, profile)" },
                 { "[gpu]\npower_cap = 500\ncompute_mode = SPX\npower_cap = 600\n", -EINVAL,
                   ":4: key \"power_cap\" given twice in [gpu] (first on line 2)" },
                 { "[daemon]\npoll_interval_ms = 1000\n[gpu]\n[daemon]\n", -EINVAL,
@@ -609,7 +609,7 @@ static void test_errors(void **state) {
                 { "[gpu]\nnum_vfs = x\n[bogus]\n", -EINVAL,
                   ":2: bad num_vfs \"x\" (a whole number, 0..65535)" },
                 { "[bogus]\nnum_vfs = x\n", -EINVAL,
-                  ":1: unknown section [bogus] ([daemon], [gpu], [gpu all], [gpu BDF], [health], [libvirt], [metrics], [power])" },
+                  ":1: unknown section [bogus] ([daemon], [gpu], [gpu all], [gpu BDF], [health], [libvirt], [metrics], [power], [profile NAME], [profile NAME gpu BDF])" },
                 { "[gpu]\r\nnum_vfs = 1\r\nnum_vfs = 2\r\n", -EINVAL,
                   ":3: key \"num_vfs\" given twice in [gpu] (first on line 2)" },
         };
@@ -943,6 +943,398 @@ static void test_load(void **state) {
         rm_rf(dir);
 }
 
+
+/* ---- profiles ---------------------------------------------------------------------------- */
+
+static void test_profiles(void **state) {
+        _cleanup_(config_freep) struct config *c = NULL;
+        const struct config_profile *pr;
+        struct config_gpu d;
+        char err[512];
+
+        c = parse_ok("[gpu]\n"                           /* 1 */
+                     "compute_mode = SPX\n"
+                     "power_cap = 700\n"
+                     "[gpu 0000:05:00.0]\n"               /* 4 */
+                     "compute_mode = DPX\n"
+                     "num_vfs = 1\n"
+                     "[profile cpx-nps4]\n"               /* 7 */
+                     "compute_mode = CPX\n"
+                     "memory_mode = NPS4\n"
+                     "[profile  cpx-nps4   gpu   06:00.0 ]\n" /* 10 */
+                     "power_cap = 500W\n"
+                     "enforce = yes\n"
+                     "[profile A.b_c]\n"                  /* 13 */
+                     "[profile only-gpu gpu 0000:05:00.0]\n" /* 14 */
+                     "num_vfs = 3\n");
+        assert_int_equal(c->n_profiles, 3);
+        assert_string_equal(c->profiles[0].name, "cpx-nps4");
+        assert_int_equal(c->profiles[0].line, 7);
+        assert_int_equal(c->profiles[0].all.line, 7);
+        assert_int_equal(c->profiles[0].n_gpus, 1);
+        assert_string_equal(c->profiles[0].gpus[0].bdf, "0000:06:00.0");
+        assert_string_equal(c->profiles[1].name, "A.b_c");
+        assert_string_equal(c->profiles[2].name, "only-gpu");
+        assert_int_equal(c->profiles[2].all.line, 0); /* a profile of GPU sections alone */
+        assert_int_equal(c->profile_source, CONFIG_PROFILE_NONE);
+        assert_string_equal(c->profile, "");
+        assert_null(config_find_profile(c, "cpx"));
+        assert_null(config_find_profile(c, "CPX-NPS4")); /* names are case-sensitive */
+
+        /* no profile active: the [gpu] sections alone */
+        assert_true(config_desired(c, "0000:06:00.0", &d));
+        assert_int_equal(d.compute, AMDSMI_COMPUTE_SPX);
+        assert_int_equal(d.memory, AMDSMI_MEMORY_UNKNOWN);
+        assert_int_equal(d.power_cap_uw, W(700));
+        assert_false(d.enforce_set);
+
+        /* [profile P gpu BDF] > [profile P] > [gpu BDF] > [gpu], key by key */
+        assert_int_equal(config_select_profile(c, "cpx-nps4", CONFIG_PROFILE_OPTION, err,
+                                               sizeof(err)), 0);
+        assert_string_equal(c->profile, "cpx-nps4");
+        assert_string_equal(config_profile_source_to_string(c->profile_source), "option");
+        assert_true(config_desired(c, "0000:06:00.0", &d));
+        assert_int_equal(d.line, 10);
+        assert_int_equal(d.compute, AMDSMI_COMPUTE_CPX);
+        assert_int_equal(d.memory, AMDSMI_MEMORY_NPS4);
+        assert_int_equal(d.power_cap_uw, W(500));
+        assert_true(d.enforce_set && d.enforce);
+        assert_true(config_desired(c, "0000:05:00.0", &d));
+        assert_int_equal(d.line, 7);
+        assert_int_equal(d.compute, AMDSMI_COMPUTE_CPX); /* [profile P] over [gpu BDF] */
+        assert_int_equal(d.power_cap_uw, W(700));        /* unset in the profile: [gpu]'s */
+        assert_true(d.num_vfs_set);
+        assert_int_equal(d.num_vfs, 1);                   /* [gpu BDF]'s */
+        assert_false(d.enforce_set);
+
+        /* a profile that sets one key of one GPU leaves the rest to the [gpu] sections */
+        assert_int_equal(config_select_profile(c, "only-gpu", CONFIG_PROFILE_OPTION, NULL, 0), 0);
+        assert_true(config_desired(c, "0000:05:00.0", &d));
+        assert_int_equal(d.num_vfs, 3);
+        assert_int_equal(d.compute, AMDSMI_COMPUTE_DPX);
+        assert_true(config_desired(c, "0000:06:00.0", &d));
+        assert_int_equal(d.compute, AMDSMI_COMPUTE_SPX);
+        assert_int_equal(d.line, 1);
+
+        /* an empty profile desires nothing more */
+        assert_int_equal(config_select_profile(c, "A.b_c", CONFIG_PROFILE_OPTION, NULL, 0), 0);
+        assert_true(config_desired(c, "0000:07:00.0", &d));
+        assert_int_equal(d.compute, AMDSMI_COMPUTE_SPX);
+
+        /* unknown: refused, the active one unchanged */
+        strcpy(err, "");
+        assert_int_equal(config_select_profile(c, "nope", CONFIG_PROFILE_OPTION, err,
+                                               sizeof(err)), -EINVAL);
+        assert_string_equal(err, "amdsmid.conf has no [profile nope] section");
+        assert_string_equal(c->profile, "A.b_c");
+        assert_int_equal(config_select_profile(c, "-x", CONFIG_PROFILE_OPTION, err, sizeof(err)),
+                         -EINVAL);
+        assert_int_equal(config_select_profile(c, "", CONFIG_PROFILE_OPTION, NULL, 0), 0);
+        assert_string_equal(c->profile, "");
+        assert_int_equal(c->profile_source, CONFIG_PROFILE_NONE);
+        assert_null(config_profile_source_to_string(c->profile_source));
+
+        pr = config_find_profile(c, "cpx-nps4");
+        assert_non_null(pr);
+        assert_ptr_equal(pr, &c->profiles[0]);
+}
+
+static void test_profile_daemon_key(void **state) {
+        _cleanup_(config_freep) struct config *c = NULL;
+        struct config_gpu d;
+
+        c = parse_ok("[daemon]\nprofile = big\n[gpu]\ncompute_mode = SPX\n"
+                     "[profile big]\ncompute_mode = QPX\n");
+        assert_string_equal(c->daemon_profile, "big");
+        assert_string_equal(c->profile, "big");
+        assert_string_equal(config_profile_source_to_string(c->profile_source), "config");
+        assert_true(config_desired(c, "0000:05:00.0", &d));
+        assert_int_equal(d.compute, AMDSMI_COMPUTE_QPX);
+
+        expect_error("[daemon]\nprofile = big\n[profile small]\n", -EINVAL,
+                     NAME ":2: profile \"big\" has no [profile big] section");
+        expect_error("[daemon]\nprofile = a b\n", -EINVAL,
+                     NAME ":2: bad profile \"a b\" (1 to 63 letters, digits, '.', '_' or '-', a "
+                     "letter or digit at both ends)");
+        expect_error("[daemon]\nprofile = big\nprofile = big\n[profile big]\n", -EINVAL,
+                     NAME ":3: key \"profile\" given twice in [daemon] (first on line 2)");
+}
+
+static void test_profile_names(void **state) {
+        static const char *const good[] = { "a", "Z", "0", "cpx-nps4", "a.b_c-d", "A1",
+                "123456789012345678901234567890123456789012345678901234567890123" };
+        static const char *const bad[] = { "", "-a", "a-", ".a", "a_", "_", "a b", "a/b",
+                "a:b", "a\xc3\xa9", "1234567890123456789012345678901234567890123456789012345678901234" };
+
+        for (size_t i = 0; i < ELEMENTSOF(good); i++) {
+                char text[256];
+                _cleanup_(config_freep) struct config *c = NULL;
+
+                assert_true(config_profile_name_valid(good[i]));
+                snprintf(text, sizeof(text), "[profile %s]\ncompute_mode = CPX\n", good[i]);
+                c = parse_ok(text);
+                assert_string_equal(c->profiles[0].name, good[i]);
+        }
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++)
+                assert_false(config_profile_name_valid(bad[i]));
+        assert_false(config_profile_name_valid(NULL));
+
+        expect_error("[profile -a]\n", -EINVAL,
+                     NAME ":1: bad profile name \"-a\" in [profile -a] (1 to 63 letters, digits, "
+                     "'.', '_' or '-', a letter or digit at both ends)");
+        expect_error("[profile a/b]\n", -EINVAL,
+                     NAME ":1: bad profile name \"a/b\" in [profile a/b] (1 to 63 letters, "
+                     "digits, '.', '_' or '-', a letter or digit at both ends)");
+        expect_error("[profile]\n", -EINVAL,
+                     NAME ":1: section [profile] names no profile ([profile NAME] or [profile "
+                     "NAME gpu BDF])");
+        expect_error("[gpu]\n[profile x gpux 05:00.0]\n", -EINVAL,
+                     NAME ":2: unexpected \"gpux 05:00.0\" in [profile x gpux 05:00.0] "
+                     "([profile NAME] or [profile NAME gpu BDF])");
+        expect_error("[profile x gpu 5:00.0]\n", -EINVAL,
+                     NAME ":1: malformed PCI address \"5:00.0\" in [profile x gpu 5:00.0] "
+                     "(DDDD:BB:DD.F or BB:DD.F, e.g. 0000:05:00.0)");
+        expect_error("[profile x]\n[profile y]\n[profile x]\n", -EINVAL,
+                     NAME ":3: section [profile x] given twice (first on line 1)");
+        expect_error("[profile x gpu 05:00.0]\n[profile x gpu 0000:05:00.0]\n", -EINVAL,
+                     NAME ":2: section [profile x gpu 0000:05:00.0] given twice (first on line "
+                     "1)");
+        /* the keys of [gpu], no others */
+        expect_error("[profile x]\npoll_interval_ms = 100\n", -EINVAL,
+                     NAME ":2: unknown key \"poll_interval_ms\" in [profile x] (compute_mode, "
+                     "memory_mode, power_cap, num_vfs, enforce)");
+        expect_error("[profile x gpu 05:00.0]\ncompute_mode = XPX\n", -EINVAL,
+                     NAME ":2: bad compute_mode \"XPX\" (SPX, DPX, TPX, QPX, CPX)");
+        expect_error("[profilex]\n", -EINVAL,
+                     NAME ":1: unknown section [profilex] ([daemon], [gpu], [gpu all], [gpu BDF], "
+                     "[health], [libvirt], [metrics], [power], [profile NAME], [profile NAME "
+                     "gpu BDF])");
+}
+
+static void test_selector_parse(void **state) {
+        char name[CONFIG_PROFILE_NAME_MAX + 1], err[512];
+        static const struct {
+                const char *text;
+                const char *want; /* NULL: refused with msg */
+                const char *msg;
+        } cases[] = {
+                { "cpx\n", "cpx", NULL },
+                { "cpx", "cpx", NULL },
+                { "  cpx-nps4 \t\r\n\n", "cpx-nps4", NULL },
+                { "# written by Ansible\n\ncpx\n# more\n", "cpx", NULL },
+                { "", NULL, "sel: no profile name (one word; remove the file to select none)" },
+                { "# only a comment\n\n", NULL,
+                  "sel: no profile name (one word; remove the file to select none)" },
+                { "a b\n", NULL, "sel:1: more than one word (one profile name)" },
+                { "a\nb\n", NULL,
+                  "sel:2: a second profile name (the first on line 1; the file holds one)" },
+                { "-a\n", NULL,
+                  "sel:1: bad profile name \"-a\" (1 to 63 letters, digits, '.', '_' or '-', a "
+                  "letter or digit at both ends)" },
+                { "a\x01\n", NULL, "sel:1: control character 0x01" },
+                { "\xff\n", NULL,
+                  "sel:1: bad profile name (byte 0xff; 1 to 63 letters, digits, '.', '_' or "
+                  "'-', a letter or digit at both ends)" },
+                { "1234567890123456789012345678901234567890123456789012345678901234\n", NULL,
+                  "sel:1: profile name longer than 63 characters" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                strcpy(name, "untouched");
+                strcpy(err, "");
+                int r = config_selector_parse("sel", cases[i].text, strlen(cases[i].text), name,
+                                              err, sizeof(err));
+
+                if (cases[i].want) {
+                        assert_int_equal(r, 0);
+                        assert_string_equal(name, cases[i].want);
+                } else {
+                        if (r != -EINVAL || strcmp(err, cases[i].msg) != 0)
+                                fail_msg("case %zu: got %d \"%s\", expected \"%s\"", i, r, err,
+                                         cases[i].msg);
+                        assert_string_equal(name, "untouched");
+                }
+        }
+        assert_int_equal(config_selector_parse("sel", DATA("a\0b"), name, err, sizeof(err)),
+                         -EINVAL);
+        assert_string_equal(err, "sel: NUL byte (one profile name)");
+}
+
+static void test_selector_load(void **state) {
+        _cleanup_free_ char *dir = make_dir(), *conf = NULL, *sel = NULL, *expected = NULL;
+        _cleanup_free_ char *link = NULL, *sub = NULL;
+        struct config *c = NULL, sentinel, *s = &sentinel;
+        struct config_selector_stamp st1, st2;
+        char name[CONFIG_PROFILE_NAME_MAX + 1], err[1024], path[4096];
+        struct config_gpu d;
+
+        assert_int_equal(setenv("CONFIGURATION_DIRECTORY", dir, 1), 0);
+        assert_int_equal(config_selector_path(path, sizeof(path)), 0);
+        assert_true(asprintf(&sel, "%s/profile", dir) > 0);
+        assert_string_equal(path, sel);
+        assert_int_equal(unsetenv("CONFIGURATION_DIRECTORY"), 0);
+        assert_int_equal(config_selector_path(path, sizeof(path)), 0);
+        assert_true(strlen(AMDSMID_CONF_PATH) > strlen("amdsmid.conf"));
+        assert_int_equal(strncmp(path, AMDSMID_CONF_PATH,
+                                 strlen(AMDSMID_CONF_PATH) - strlen("amdsmid.conf")), 0);
+        assert_string_equal(path + strlen(AMDSMID_CONF_PATH) - strlen("amdsmid.conf"), "profile");
+        assert_int_equal(setenv("CONFIGURATION_DIRECTORY", dir, 1), 0);
+
+        conf = put(dir, "amdsmid.conf",
+                   DATA("[daemon]\nprofile = spx\n[gpu]\nnum_vfs = 1\n"
+                        "[profile spx]\ncompute_mode = SPX\n[profile cpx]\ncompute_mode = CPX\n"));
+
+        /* no selector: profile = of [daemon] */
+        assert_int_equal(config_load(NULL, &c, err, sizeof(err)), 0);
+        assert_string_equal(c->profile, "spx");
+        assert_int_equal(c->profile_source, CONFIG_PROFILE_CONFIG);
+        assert_string_equal(c->selector_path, sel);
+        assert_false(c->selector.exists);
+        c = config_free(c);
+
+        /* the selector wins */
+        free(put(dir, "profile", DATA("# k8s\ncpx\n")));
+        assert_int_equal(chmod(sel, 0644), 0);
+        assert_int_equal(config_load(NULL, &c, err, sizeof(err)), 0);
+        assert_string_equal(c->profile, "cpx");
+        assert_string_equal(config_profile_source_to_string(c->profile_source), "selector");
+        assert_true(c->selector.exists);
+        assert_true(config_desired(c, "0000:05:00.0", &d));
+        assert_int_equal(d.compute, AMDSMI_COMPUTE_CPX);
+        assert_int_equal(d.num_vfs, 1);
+        config_selector_stat(sel, &st1);
+        assert_true(config_selector_stamp_equal(&st1, &c->selector));
+        c = config_free(c);
+
+        /* an explicit path looks at no selector */
+        assert_int_equal(config_load(conf, &c, err, sizeof(err)), 0);
+        assert_string_equal(c->profile, "spx");
+        c = config_free(c);
+
+        /* a selected profile without a section: the whole file is refused */
+        free(put(dir, "profile", DATA("nosuch\n")));
+        assert_int_equal(config_load(NULL, &s, err, sizeof(err)), -EINVAL);
+        assert_ptr_equal(s, &sentinel);
+        assert_true(asprintf(&expected, "%s: selects the profile \"nosuch\", which %s has no "
+                                        "[profile nosuch] section for",
+                             sel, conf) > 0);
+        assert_string_equal(err, expected);
+        config_selector_stat(sel, &st2);
+        assert_false(config_selector_stamp_equal(&st1, &st2) && st1.size == st2.size);
+
+        /* refusals, each naming the file */
+        free(put(dir, "profile", DATA("cpx\n")));
+        assert_int_equal(chmod(sel, 0664), 0);
+        assert_int_equal(config_selector_read(sel, name, NULL, err, sizeof(err)), -EPERM);
+        free(expected);
+        assert_true(asprintf(&expected, "%s: refused: writable by its group (mode 0664; chmod "
+                                        "go-w)", sel) > 0);
+        assert_string_equal(err, expected);
+        assert_int_equal(config_load(NULL, &s, err, sizeof(err)), -EPERM);
+        assert_ptr_equal(s, &sentinel);
+        assert_int_equal(chmod(sel, 0646), 0);
+        assert_int_equal(config_selector_read(sel, name, NULL, err, sizeof(err)), -EPERM);
+        assert_non_null(strstr(err, "writable by others"));
+        assert_int_equal(chmod(sel, 0600), 0);
+        assert_int_equal(config_selector_read(sel, name, &st1, err, sizeof(err)), 0);
+        assert_string_equal(name, "cpx");
+        assert_true(st1.exists);
+
+        /* a symbolic link, a directory, a FIFO (never waited on), too large */
+        assert_true(asprintf(&link, "%s/link", dir) > 0);
+        assert_int_equal(symlink(sel, link), 0);
+        assert_int_equal(config_selector_read(link, name, NULL, err, sizeof(err)), -ELOOP);
+        free(expected);
+        assert_true(asprintf(&expected, "%s: refused: a symbolic link (the selector must be a "
+                                        "regular file)", link) > 0);
+        assert_string_equal(err, expected);
+        assert_true(asprintf(&sub, "%s/dir", dir) > 0);
+        assert_int_equal(mkdir(sub, 0755), 0);
+        assert_int_equal(config_selector_read(sub, name, NULL, err, sizeof(err)), -EISDIR);
+        assert_non_null(strstr(err, "refused: not a regular file"));
+        assert_int_equal(unlink(link), 0);
+        assert_int_equal(mkfifo(link, 0600), 0);
+        assert_int_equal(config_selector_read(link, name, NULL, err, sizeof(err)), -EBADFD);
+        assert_non_null(strstr(err, "refused: not a regular file"));
+        {
+                char big[CONFIG_SELECTOR_MAX + 1];
+
+                memset(big, '#', sizeof(big));
+                big[sizeof(big) - 2] = '\n';
+                big[sizeof(big) - 1] = 'x';
+                free(put(dir, "profile", big, CONFIG_SELECTOR_MAX + 1));
+                assert_int_equal(chmod(sel, 0644), 0);
+                assert_int_equal(config_selector_read(sel, name, NULL, err, sizeof(err)),
+                                 -EFBIG);
+                assert_non_null(strstr(err, "refused: larger than 4096 bytes"));
+                free(put(dir, "profile", big + 1, CONFIG_SELECTOR_MAX));
+                assert_int_equal(config_selector_read(sel, name, NULL, err, sizeof(err)), 0);
+                assert_string_equal(name, "x");
+        }
+
+        /* a missing selector: -ENOENT, and the stamp says so */
+        assert_int_equal(unlink(sel), 0);
+        assert_int_equal(config_selector_read(sel, name, &st1, err, sizeof(err)), -ENOENT);
+        assert_false(st1.exists);
+        config_selector_stat(sel, &st2);
+        assert_true(config_selector_stamp_equal(&st1, &st2));
+
+        assert_int_equal(unsetenv("CONFIGURATION_DIRECTORY"), 0);
+        rm_rf(dir);
+}
+
+static void test_gpu_format(void **state) {
+        _cleanup_(config_freep) struct config *c = NULL;
+        _cleanup_free_ char *common_text = NULL, *own_text = NULL, *text = NULL;
+        struct config_gpu a, b, common;
+        struct config_gpu d;
+
+        config_gpu_init(&a, "0000:05:00.0");
+        assert_gpu_unset(&a);
+        a.compute = AMDSMI_COMPUTE_CPX;
+        a.memory = AMDSMI_MEMORY_NPS4;
+        a.power_cap_set = true;
+        a.power_cap_uw = W(750) + 500000;
+        a.num_vfs_set = true;
+        a.num_vfs = 0;
+        b = a;
+        snprintf(b.bdf, sizeof(b.bdf), "0000:06:00.0");
+        b.compute = AMDSMI_COMPUTE_SPX;
+        b.power_cap_uw = W(600);
+
+        common = a;
+        config_gpu_intersect(&common, &b);
+        assert_int_equal(common.compute, AMDSMI_COMPUTE_UNKNOWN);
+        assert_int_equal(common.memory, AMDSMI_MEMORY_NPS4);
+        assert_false(common.power_cap_set);
+        assert_true(common.num_vfs_set);
+        config_gpu_subtract(&b, &common);
+        assert_int_equal(b.compute, AMDSMI_COMPUTE_SPX);
+        assert_int_equal(b.memory, AMDSMI_MEMORY_UNKNOWN);
+        assert_true(b.power_cap_set);
+        assert_false(b.num_vfs_set);
+
+        common_text = config_gpu_format(&common);
+        assert_string_equal(common_text, "memory_mode = NPS4\nnum_vfs = 0\n");
+        own_text = config_gpu_format(&b);
+        assert_string_equal(own_text, "compute_mode = SPX\npower_cap = 600W\n");
+        free(own_text);
+        own_text = config_gpu_format(&a);
+        assert_string_equal(own_text, "compute_mode = CPX\nmemory_mode = NPS4\n"
+                                      "power_cap = 750.5W\nnum_vfs = 0\n");
+
+        /* what export prints parses back to the same desired state */
+        assert_true(asprintf(&text, "[profile e]\n%s[profile e gpu %s]\n%s", common_text, b.bdf,
+                             "compute_mode = SPX\npower_cap = 600W\n") > 0);
+        c = parse_ok(text);
+        assert_int_equal(config_select_profile(c, "e", CONFIG_PROFILE_OPTION, NULL, 0), 0);
+        assert_true(config_desired(c, "0000:06:00.0", &d));
+        assert_int_equal(d.compute, AMDSMI_COMPUTE_SPX);
+        assert_int_equal(d.memory, AMDSMI_MEMORY_NPS4);
+        assert_int_equal(d.power_cap_uw, W(600));
+        assert_int_equal(d.num_vfs, 0);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_defaults),      cmocka_unit_test(test_example),
@@ -954,6 +1346,12 @@ int main(void) {
                 cmocka_unit_test(test_libvirt),
                 cmocka_unit_test(test_metrics),
                 cmocka_unit_test(test_power),
+                cmocka_unit_test(test_profiles),
+                cmocka_unit_test(test_profile_daemon_key),
+                cmocka_unit_test(test_profile_names),
+                cmocka_unit_test(test_selector_parse),
+                cmocka_unit_test(test_selector_load),
+                cmocka_unit_test(test_gpu_format),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

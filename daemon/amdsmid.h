@@ -213,6 +213,8 @@ void manager_invalidate(struct daemon *d);
 void manager_apply_desired(struct daemon *d, struct dgpu *g, bool only_changed,
                            const struct config *old);
 int manager_reload(struct daemon *d);                /* SIGHUP and Reload() */
+/* The same; @all: then applies the whole desired state (SetProfile), not only what changed. */
+int manager_reload_apply(struct daemon *d, bool all);
 
 /* The library handle of @g in d->ctx (NULL when it vanished). */
 struct amdsmi_gpu *dgpu_handle(struct dgpu *g);
@@ -423,6 +425,26 @@ void vm_recover(const struct intent *i);
 struct watch_domain;
 void vm_reconcile(struct daemon *d, const struct watch_domain *doms, size_t n);
 void vm_domain_gone(struct daemon *d, const char *uuid, const char *name);
+
+/* power/dbus-power.c: the power sources amdsmid keeps for @bdf (its copy of the state file's
+ * record) and the applied record (AMDSMI_NA: none), for the plan (fleet/profile-plan.h).
+ * @return 0, or -ENODATA (no such GPU). */
+struct power_sources;
+int power_daemon_sources(struct daemon *d, const char *bdf, struct power_sources *ret,
+                         uint64_t *ret_applied_uw, uint64_t *ret_applied_usec);
+
+/* fleet/dbus-profile.c: the profiles (Manager.Profile, SyncState, SetProfile).
+ * fleet_daemon_apply_document() adds to @doc (report_document()'s) what GetDocument("apply")
+ * answers for the GPUs of @set; fleet_daemon_sync_update() recomputes SyncState (and Profile)
+ * and emits PropertiesChanged for what changed: when a change ends; fleet_daemon_reloaded()
+ * after every (re)load of the configuration; fleet_daemon_check() at the periodic check (the
+ * selector file changed: a reload). */
+struct gpu_set;
+extern const sd_bus_vtable fleet_manager_vtable[];
+int fleet_daemon_apply_document(struct daemon *d, struct gpu_set *set, json_object *doc);
+void fleet_daemon_sync_update(struct daemon *d);
+void fleet_daemon_reloaded(struct daemon *d);
+void fleet_daemon_check(struct daemon *d);
 
 /* daemon/introspect.c: amdsmid --bus-introspect */
 int introspect_main(const char *what);

@@ -5,7 +5,8 @@
  * every gpu_metrics read costs the SMU time, a partition file may wake the GPU).
  *
  *   verb     list, static, metric, metric-ecc (`amdsmi metric -e`), partition, power,
- *            sriov, ras, ras-cper (`amdsmi ras --cper`), bad-pages or health
+ *            sriov, ras, ras-cper (`amdsmi ras --cper`), bad-pages, health or apply
+ *            (`amdsmi apply --check`: the plan of amdsmid.conf, fleet/dbus-profile.c)
  *   options  "gpus" (as): the -g selectors as amdsmi(1) takes them ("0", "0.3",
  *            "0000:c1:00.0", "all"); none: every GPU
  *
@@ -130,6 +131,7 @@ enum {
         DOC_SAMPLES = 1u << 0, /* the sampler's samples must be fresh first (limiters) */
         DOC_SKIP_CHANGING = 1u << 1,
         DOC_PRIVILEGED = 1u << 2, /* has root-only parts (HEALTH_READ_PRIVILEGED_ACTION) */
+        DOC_APPLY = 1u << 3,      /* no "gpus": the plan of amdsmid.conf (fleet/dbus-profile.c) */
 };
 
 struct doc_verb {
@@ -152,6 +154,7 @@ static const struct doc_verb doc_verbs[] = {
         { "ras-cper", DOC_PRIVILEGED, cper_gpu, NULL, "ras" }, /* amdsmi ras --cper */
         { "bad-pages", DOC_PRIVILEGED, bad_pages_gpu, NULL },
         { "health", 0, NULL, &health_slice },
+        { "apply", DOC_APPLY, NULL, NULL }, /* amdsmi apply --check */
 };
 
 /*
@@ -310,7 +313,7 @@ static int build_document(struct daemon *d, sd_bus_message *m, sampler_reply_fn 
                 return bus_error_errno(error, -EINVAL,
                                        "%s: unknown verb '%s' (verbs: list, static, metric, "
                                        "partition, power, sriov, metric-ecc, ras, ras-cper, "
-                                       "bad-pages, health)",
+                                       "bad-pages, health, apply)",
                                        sd_bus_message_get_member(m), verb);
         r = bus_read_options(m, read_option, &sel, error);
         if (r < 0)
@@ -357,6 +360,19 @@ static int build_document(struct daemon *d, sd_bus_message *m, sampler_reply_fn 
         }
         if (v->flags & DOC_SKIP_CHANGING)
                 skip_changing(d, &set, &rep);
+        if (v->flags & DOC_APPLY) {
+                *ret_doc = report_document(&rep, NULL);
+                r = *ret_doc ? fleet_daemon_apply_document(d, &set, *ret_doc) : -ENOMEM;
+                if (r < 0) {
+                        json_object_put(*ret_doc);
+                        *ret_doc = NULL;
+                        r = bus_error_errno(error, r, "out of memory");
+                        goto finish;
+                }
+                *ret_notes = TAKE_PTR(rep.notes);
+                r = 0;
+                goto finish;
+        }
         if (v->gpu_fn)
                 r = doc_collect(&q, v->gpu_fn, &gpus);
         else

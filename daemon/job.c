@@ -459,8 +459,10 @@ static int on_job_done(sd_event_source *s, int fd, uint32_t revents, void *userd
                 j->finish(j);
         /* what the change did shows in the objects and properties before the caller hears
          * back */
-        if (!(j->flags & AMDSMI_BUS_FLAG_DRY_RUN))
+        if (!(j->flags & AMDSMI_BUS_FLAG_DRY_RUN)) {
                 (void) manager_rescan(d);
+                fleet_daemon_sync_update(d);
+        }
         /* the KFD event fds again, of the partitions there are now (success or not) */
         if (resume)
                 health_events_resume(d);

@@ -123,6 +123,8 @@ static int on_poll(sd_event_source *s, uint64_t usec, void *userdata) {
                 for (size_t i = 0; i < d->n_gpus; i++)
                         if (d->gpus[i]->desired_pending && !d->gpus[i]->changing)
                                 manager_apply_desired(d, d->gpus[i], false, NULL);
+        /* a new selector file (Kubernetes, Ansible) reloads; SyncState follows the GPUs */
+        fleet_daemon_check(d);
         return sd_event_source_set_time(s, usec + (uint64_t) ms * 1000);
 }
 
@@ -196,6 +198,10 @@ static int load_config(struct daemon *d, struct config **ret) {
 }
 
 int manager_reload(struct daemon *d) {
+        return manager_reload_apply(d, false);
+}
+
+int manager_reload_apply(struct daemon *d, bool all) {
         struct config *c = NULL, *old;
         int r;
 
@@ -203,6 +209,7 @@ int manager_reload(struct daemon *d) {
         if (r < 0) {
                 log_warning("the previous configuration stays in force");
                 manager_invalidate(d);
+                fleet_daemon_reloaded(d);
                 return r;
         }
         if (c->exists)
@@ -219,9 +226,10 @@ int manager_reload(struct daemon *d) {
         if (old && old->health.events != c->health.events)
                 log_info("[health] events changed: the KFD event fds follow the new setting");
         (void) manager_rescan(d); /* with health_events_sync(): [health] events in force */
-        manager_apply_desired(d, NULL, true, old);
+        manager_apply_desired(d, NULL, !all, all ? NULL : old);
         config_free(old);
         manager_invalidate(d);
+        fleet_daemon_reloaded(d);
         return 0;
 }
 
@@ -403,6 +411,7 @@ static int run(struct daemon *d) {
         (void) sd_event_source_set_enabled(d->poll_timer, SD_EVENT_ON);
 
         manager_apply_desired(d, NULL, false, NULL);
+        fleet_daemon_reloaded(d); /* Profile, SyncState, the selector file's version */
         jobs_ready_check(d);
         /* the libvirt domains (a thread of its own; never on a hook's call path) */
         r = libvirt_watch_start(d, d->config->libvirt_uri);

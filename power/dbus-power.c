@@ -1133,6 +1133,20 @@ static int method_apply(sd_bus_message *m, void *userdata, sd_bus_error *error) 
 
 /* From what the last refresh saw (the periodic check, and every change, refresh the GPU):
  * a metrics document reads no power file for it. */
+int power_daemon_sources(struct daemon *d, const char *bdf, struct power_sources *ret,
+                         uint64_t *ret_applied_uw, uint64_t *ret_applied_usec) {
+        struct dgpu *g = d ? manager_find_gpu(d, bdf) : NULL;
+        struct dgpu_power *p = g ? power_get(g) : NULL;
+
+        if (!p)
+                return -ENODATA;
+        state_load_gpu(g, p);
+        *ret = p->sources;
+        *ret_applied_uw = p->applied_uw;
+        *ret_applied_usec = p->applied_usec;
+        return 0;
+}
+
 int power_daemon_limit(void *userdata, struct amdsmi_gpu *gpu, struct power_limit *ret) {
         struct daemon *d = userdata;
         struct dgpu *g = d ? manager_find_gpu(d, amdsmi_gpu_get_bdf(gpu)) : NULL;

@@ -3,8 +3,10 @@
  * Fuzz target of amdsmid.conf (daemon/config.c): arbitrary bytes through config_parse_string()
  * (up to the first NUL) and config_parse_buffer() (every byte). Checks the documented contract:
  * only -EINVAL/-ERANGE/-ENOMEM fail, with a "NAME:LINE: " message and the output untouched; an
- * accepted file holds only values within their ranges, [gpu] first, normalised unique BDFs;
- * and config_desired()/config_unknown_gpus() work on whatever was accepted.
+ * accepted file holds only values within their ranges, [gpu] first, normalised unique BDFs,
+ * valid unique profile names whose GPU sections are unique and normalised, an active profile
+ * (profile = of [daemon]) that has a section; and config_desired()/config_unknown_gpus() work
+ * on whatever was accepted, the profile's GPU keys winning.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -56,12 +58,44 @@ static void check_result(int r, struct config *c, struct config *sentinel, const
                         abort();
                 if (g->num_vfs_set && g->num_vfs > CONFIG_NUM_VFS_MAX)
                         abort();
-                if (g->bdf[0] != '\0') {
+                if (g->bdf[0] != '\0' && c->profile[0] == '\0') {
                         (void) config_desired(c, g->bdf, &d);
                         if (strcmp(d.bdf, g->bdf) != 0 || d.line != g->line)
                                 abort();
                         if (g->num_vfs_set && (!d.num_vfs_set || d.num_vfs != g->num_vfs))
                                 abort(); /* the GPU's own key wins */
+                }
+        }
+        if (c->profile[0] != '\0' &&
+            (!config_find_profile(c, c->profile) || c->profile_source != CONFIG_PROFILE_CONFIG ||
+             strcmp(c->profile, c->daemon_profile) != 0))
+                abort(); /* profile = names a section */
+        for (size_t i = 0; i < c->n_profiles; i++) {
+                const struct config_profile *pr = &c->profiles[i];
+                bool active = strcmp(pr->name, c->profile) == 0;
+
+                if (!config_profile_name_valid(pr->name) || pr->line == 0)
+                        abort();
+                for (size_t j = 0; j < i; j++)
+                        if (strcmp(c->profiles[j].name, pr->name) == 0)
+                                abort(); /* one entry per name */
+                for (size_t k = 0; k < pr->n_gpus; k++) {
+                        const struct config_gpu *g = &pr->gpus[k];
+                        struct config_gpu d;
+
+                        if (!pci_bdf_valid(g->bdf) || g->line == 0)
+                                abort();
+                        for (size_t j = 0; j < k; j++)
+                                if (strcmp(pr->gpus[j].bdf, g->bdf) == 0)
+                                        abort();
+                        if (g->power_cap_set && power_validate(g->power_cap_uw) != 0)
+                                abort();
+                        (void) config_desired(c, g->bdf, &d);
+                        if (active && (d.line != g->line ||
+                                       (g->num_vfs_set && d.num_vfs != g->num_vfs) ||
+                                       (g->compute != AMDSMI_COMPUTE_UNKNOWN &&
+                                        d.compute != g->compute)))
+                                abort(); /* the active profile's GPU section wins */
                 }
         }
         {
