@@ -24,6 +24,7 @@
 #define CONFIG_METRICS_INTERVAL_MS_MIN 100
 #define CONFIG_METRICS_INTERVAL_MS_MAX 60000
 #define CONFIG_METRICS_INTERVAL_MS_DEFAULT 1000
+#define CONFIG_METRICS_TEXTFILE_MAX 4096 /* bytes of [metrics] textfile, with its NUL */
 #define CONFIG_FILE_MAX (1024 * 1024) /* bytes; a larger file is refused (-EFBIG) */
 /* [health] (the verdict's thresholds, health/health-json.h) */
 #define CONFIG_HEALTH_CE_RATE_DEFAULT 100 /* correctable errors per hour */
@@ -94,6 +95,8 @@ struct config {
         unsigned hook_timeout_s;              /* amdsmi-libvirt-hook's deadline (20 s) */
         /* [metrics] */
         unsigned metrics_interval_ms;         /* the sampler's period while consumed (1000) */
+        bool metrics_identity;                /* serial and unique_id on amdsmi_gpu_info (yes) */
+        char *metrics_textfile;               /* written every interval; NULL: none */
         /* [health] */
         struct {
                 uint64_t ce_rate_warning_per_hour;  /* warning above (100) */

@@ -68,6 +68,8 @@ enum key {
         KEY_URI,
         KEY_HOOK_TIMEOUT_S,
         KEY_METRICS_INTERVAL_MS,
+        KEY_METRICS_IDENTITY,
+        KEY_METRICS_TEXTFILE,
         KEY_POWER_ENFORCE,
         KEY_GPU_ENFORCE,
         KEY_HEALTH_CE_RATE,
@@ -91,6 +93,8 @@ static const struct {
         [KEY_URI] = { "uri", SECTION_LIBVIRT },
         [KEY_HOOK_TIMEOUT_S] = { "hook_timeout_s", SECTION_LIBVIRT },
         [KEY_METRICS_INTERVAL_MS] = { "interval_ms", SECTION_METRICS },
+        [KEY_METRICS_IDENTITY] = { "identity", SECTION_METRICS },
+        [KEY_METRICS_TEXTFILE] = { "textfile", SECTION_METRICS },
         [KEY_POWER_ENFORCE] = { "enforce", SECTION_POWER },
         [KEY_GPU_ENFORCE] = { "enforce", SECTION_GPU },
         [KEY_HEALTH_CE_RATE] = { "ce_rate_warning_per_hour", SECTION_HEALTH },
@@ -103,7 +107,7 @@ static const char *const section_keys[] = {
         [SECTION_DAEMON] = "poll_interval_ms, history_max_kib, profile",
         [SECTION_GPU] = "compute_mode, memory_mode, power_cap, num_vfs, enforce",
         [SECTION_LIBVIRT] = "uri, hook_timeout_s",
-        [SECTION_METRICS] = "interval_ms",
+        [SECTION_METRICS] = "interval_ms, identity, textfile",
         [SECTION_POWER] = "enforce",
         [SECTION_HEALTH] = "ce_rate_warning_per_hour, bad_pages_warning_percent, "
                            "reset_window_minutes, events",
@@ -611,6 +615,28 @@ static int set_key(struct parser *p, enum key k, const char *value) {
                 p->c->metrics_interval_ms = (unsigned) v;
                 return 0;
 
+        case KEY_METRICS_IDENTITY:
+                return parse_yes_no(p, key, value, &p->c->metrics_identity);
+
+        case KEY_METRICS_TEXTFILE: {
+                /* an absolute path of a file (not a directory), no "." or ".." part: where
+                 * node_exporter's textfile collector reads *.prom files */
+                const char *base = strrchr(value, '/');
+
+                if (value[0] != '/' || strlen(value) >= CONFIG_METRICS_TEXTFILE_MAX ||
+                    !base || base[1] == '\0' || strstr(value, "/./") || strstr(value, "/../") ||
+                    streq(base, "/.") || streq(base, "/.."))
+                        return parser_error(p, -EINVAL,
+                                            "bad textfile \"%s\" (an absolute file name, such "
+                                            "as /var/lib/prometheus/node-exporter/amdsmi.prom)",
+                                            value);
+                free(p->c->metrics_textfile);
+                p->c->metrics_textfile = strdup(value);
+                if (!p->c->metrics_textfile)
+                        return parser_error(p, -ENOMEM, "out of memory");
+                return 0;
+        }
+
         case KEY_POWER_ENFORCE:
                 return parse_yes_no(p, key, value, &p->c->power_enforce);
 
@@ -801,6 +827,7 @@ static struct config *config_new(void) {
         snprintf(c->libvirt_uri, sizeof(c->libvirt_uri), "%s", CONFIG_LIBVIRT_URI_DEFAULT);
         c->hook_timeout_s = CONFIG_HOOK_TIMEOUT_S_DEFAULT;
         c->metrics_interval_ms = CONFIG_METRICS_INTERVAL_MS_DEFAULT;
+        c->metrics_identity = true;
         c->health.ce_rate_warning_per_hour = CONFIG_HEALTH_CE_RATE_DEFAULT;
         c->health.bad_pages_warning_percent = CONFIG_HEALTH_BAD_PAGES_PERCENT_DEFAULT;
         c->health.reset_window_minutes = CONFIG_HEALTH_RESET_WINDOW_DEFAULT;
@@ -1006,6 +1033,7 @@ struct config *config_free(struct config *c) {
         if (!c)
                 return NULL;
         free(c->path);
+        free(c->metrics_textfile);
         free(c->gpus);
         for (size_t i = 0; i < c->n_profiles; i++)
                 free(c->profiles[i].gpus);

@@ -202,7 +202,8 @@ json_object *static_gpu(const struct doc_query *q, size_t index, struct amdsmi_g
         json_set(o, "pcie", static_pcie(q, idx, gpu));
         json_set(o, "memory", static_memory(q, idx, gpu));
         gpu_add_partition_modes(q->report, idx, gpu, o, false);
-        json_set(o, "firmware", static_firmware(q, idx, gpu));
+        if (!q->no_device_nodes)
+                json_set(o, "firmware", static_firmware(q, idx, gpu));
         json_set(o, "partition_count", gpu_partition_count(q->report, (int) index, gpu));
         json_set(o, "partitions", doc_partitions(q, index, gpu, static_partition));
         return o;

@@ -34,6 +34,9 @@ struct doc_query {
          * threshold): amdsmid reads them as root, and says them as needing root (-EACCES) to
          * a caller polkit did not allow org.amdsmi1.health.read-privileged */
         bool unprivileged;
+        /* static: no firmware versions (their ioctls open the render node); for a reader that
+         * must never open a device node (amdsmid's /metrics) */
+        bool no_device_nodes;
 };
 
 typedef json_object *(*doc_gpu_fn)(const struct doc_query *q, size_t index,

@@ -301,10 +301,47 @@ static void test_metrics(void **state) {
         expect_error("[metrics]\n[metrics]\n", -EINVAL,
                      NAME ":2: section [metrics] given twice (first on line 1)");
         expect_error("[metrics]\npoll_interval_ms = 100\n", -EINVAL,
-                     NAME ":2: unknown key \"poll_interval_ms\" in [metrics] (interval_ms)");
+                     NAME ":2: unknown key \"poll_interval_ms\" in [metrics] (interval_ms, "
+                          "identity, textfile)");
         expect_error("[daemon]\ninterval_ms = 100\n", -EINVAL,
                      NAME ":2: unknown key \"interval_ms\" in [daemon] (poll_interval_ms, "
                           "history_max_kib, profile)");
+}
+
+/* [metrics] identity and textfile: the defaults (identity shown, no textfile), the values
+ * taken, and every refused spelling named. */
+static void test_metrics_exporter(void **state) {
+        _cleanup_(config_freep) struct config *d = parse_ok("[metrics]\ninterval_ms = 250\n");
+        _cleanup_(config_freep) struct config *c = parse_ok(
+                "[metrics]\nidentity = no\ntextfile = /var/lib/prometheus/node-exporter/"
+                "amdsmi.prom\n");
+        _cleanup_(config_freep) struct config *y = parse_ok("[metrics]\nidentity = yes\n");
+
+        assert_true(d->metrics_identity);
+        assert_null(d->metrics_textfile);
+        assert_false(c->metrics_identity);
+        assert_string_equal(c->metrics_textfile, "/var/lib/prometheus/node-exporter/amdsmi.prom");
+        assert_true(y->metrics_identity);
+        assert_null(y->metrics_textfile);
+        expect_error("[metrics]\nidentity = false\n", -EINVAL,
+                     NAME ":2: bad identity \"false\" (yes or no)");
+        expect_error("[metrics]\ntextfile = amdsmi.prom\n", -EINVAL,
+                     NAME ":2: bad textfile \"amdsmi.prom\" (an absolute file name, such as "
+                          "/var/lib/prometheus/node-exporter/amdsmi.prom)");
+        expect_error("[metrics]\ntextfile = /var/lib/prometheus/\n", -EINVAL,
+                     NAME ":2: bad textfile \"/var/lib/prometheus/\" (an absolute file name, such "
+                          "as /var/lib/prometheus/node-exporter/amdsmi.prom)");
+        expect_error("[metrics]\ntextfile = /var/lib/../etc/x.prom\n", -EINVAL,
+                     NAME ":2: bad textfile \"/var/lib/../etc/x.prom\" (an absolute file name, "
+                          "such as /var/lib/prometheus/node-exporter/amdsmi.prom)");
+        expect_error("[metrics]\ntextfile = /var/lib/..\n", -EINVAL,
+                     NAME ":2: bad textfile \"/var/lib/..\" (an absolute file name, such as "
+                          "/var/lib/prometheus/node-exporter/amdsmi.prom)");
+        expect_error("[metrics]\ntextfile = /a.prom\ntextfile = /b.prom\n", -EINVAL,
+                     NAME ":3: key \"textfile\" given twice in [metrics] (first on line 2)");
+        expect_error("[gpu]\nidentity = no\n", -EINVAL,
+                     NAME ":2: unknown key \"identity\" in [gpu] (compute_mode, memory_mode, "
+                          "power_cap, num_vfs, enforce)");
 }
 
 /* [power] enforce and its per-GPU override: the default, the merge both ways, the errors. */
@@ -377,7 +414,8 @@ static void test_power(void **state) {
                      NAME ":2: unknown key \"enforce\" in [daemon] (poll_interval_ms, "
                           "history_max_kib, profile)");
         expect_error("[metrics]\nenforce = yes\n", -EINVAL,
-                     NAME ":2: unknown key \"enforce\" in [metrics] (interval_ms)");
+                     NAME ":2: unknown key \"enforce\" in [metrics] (interval_ms, identity, "
+                          "textfile)");
         expect_error("enforce = yes\n[power]\n", -EINVAL,
                      NAME ":1: key \"enforce\" outside a section");
         expect_error("[Power]\n", -EINVAL,
@@ -1345,6 +1383,7 @@ int main(void) {
                 cmocka_unit_test(test_path),          cmocka_unit_test(test_load),
                 cmocka_unit_test(test_libvirt),
                 cmocka_unit_test(test_metrics),
+                cmocka_unit_test(test_metrics_exporter),
                 cmocka_unit_test(test_power),
                 cmocka_unit_test(test_profiles),
                 cmocka_unit_test(test_profile_daemon_key),

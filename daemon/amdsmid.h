@@ -149,6 +149,10 @@ struct daemon {
         uint64_t sampler_used_usec;     /* the last consumer (CLOCK_MONOTONIC) */
         struct pending *sampler_pending; /* replies held for a second sample */
         bool sampler_replaying;
+        bool sampler_always;            /* a consumer that never stops ([metrics] textfile) */
+        /* fleet/: the Prometheus families' collection and cache, the /metrics endpoint */
+        struct daemon_metrics *metrics;
+        struct http_metrics *http;
         bool ready;                     /* READY=1 sent */
         bool exiting;
 };
@@ -389,6 +393,12 @@ void health_events_done(struct daemon *d);
 extern const sd_bus_vtable gpu_vtable[], manager_vtable[];
 /* daemon/document.c: Manager.GetDocument() */
 extern const sd_bus_vtable document_manager_vtable[];
+/* daemon/document.c, for amdsmid's own readers (fleet/daemon-metrics.c): the document of the
+ * read verb @verb (GetDocument's verbs) for every GPU, as root, built as GetDocument builds it
+ * (metric and power from the sampler's samples as they are: nothing waits for a second one;
+ * notes under "notes"), without opening a device node (static: no firmware versions). @return 0 and the document in *ret, -EINVAL for an unknown verb, or a
+ * negative errno. */
+int document_build_all(struct daemon *d, const char *verb, json_object **ret);
 /* daemon/document.c: adds to @rep a note per index of @sel that names another GPU than before
  * the last enumeration that moved the indexes (a GPU came or went, in the last hour):
  * GetDocument()'s and CheckIndexes()'s. */

@@ -287,69 +287,35 @@ static int list_from_describe(struct daemon *d, json_object **ret, sd_bus_error 
 }
 
 /*
- * The document the call @m asks for (GetDocument's and GetDocumentText's arguments), its notes
- * apart. @return 0 with *@ret_doc and *@ret_notes (an array, or NULL: none); 1 when the sampler
- * calls @again with @m once its samples are fresh; a negative errno with @error set.
+ * The document of @v for the GPUs of @sel (empty: every GPU), its notes apart, once the
+ * sampler's samples and the caller's privileges are settled: @samples, take them from the
+ * sampler (DOC_SAMPLES); @unprivileged, the root-only parts said as needing root;
+ * @no_device_nodes, nothing read through a device node (struct doc_query).
+ * @return 0 with *@ret_doc and *@ret_notes (an array, or NULL: none), or a negative errno with
+ * @error set.
  */
-static int build_document(struct daemon *d, sd_bus_message *m, sampler_reply_fn again,
-                          json_object **ret_doc, json_object **ret_notes, sd_bus_error *error) {
-        _cleanup_(selection_clear) struct selection sel = {};
-        const struct doc_verb *v;
+static int build_verb(struct daemon *d, const struct doc_verb *v, struct selection *sel,
+                      bool unprivileged, bool no_device_nodes, json_object **ret_doc,
+                      json_object **ret_notes, sd_bus_error *error) {
         struct report rep = { .keep_field_errors = true, .keep_notes = true };
         struct gpu_set set = {};
-        struct doc_query q = { .report = &rep, .set = &set };
+        struct doc_query q = { .report = &rep, .set = &set, .unprivileged = unprivileged,
+                               .no_device_nodes = no_device_nodes };
         json_object *gpus = NULL;
-        const char *verb;
         int r;
 
-        /* the sampler may call again with the same message, once the samples are there */
-        r = sd_bus_message_rewind(m, true);
-        if (r >= 0)
-                r = sd_bus_message_read(m, "s", &verb);
-        if (r < 0)
-                return r;
-        v = find_verb(verb);
-        if (!v)
-                return bus_error_errno(error, -EINVAL,
-                                       "%s: unknown verb '%s' (verbs: list, static, metric, "
-                                       "partition, power, sriov, metric-ecc, ras, ras-cper, "
-                                       "bad-pages, health, apply)",
-                                       sd_bus_message_get_member(m), verb);
-        r = bus_read_options(m, read_option, &sel, error);
-        if (r < 0)
-                return r;
-        /* Describe() is rebuilt on events: a GPU that went into reset or lost its driver
-         * since is read afresh (one pm read per GPU tells) */
-        if (strcmp(v->verb, "list") == 0 && sel.n_items == 0 && all_gpus_ok(d)) {
-                *ret_notes = NULL;
-                return list_from_describe(d, ret_doc, error);
-        }
         if (v->flags & DOC_SAMPLES) {
-                r = sampler_prepare(d, m, NULL, again);
-                if (r != 0)
-                        return r < 0 ? bus_error_errno(error, r, "out of memory") : 1;
                 sampler_use(d);
                 q.samples = sampler_samples(d);
                 q.samples_max_age_usec = sampler_interval_usec(d);
                 q.power_limit = power_daemon_limit;
                 q.power_limit_userdata = d;
         }
-
-        if (v->flags & DOC_PRIVILEGED) {
-                r = privileged_allowed(d, m, again);
-                if (r < 0)
-                        return bus_error_errno(error, r, "cannot check the caller: %s",
-                                               strerror(-r));
-                if (r == 2)
-                        return 1;
-                q.unprivileged = r == 0;
-        }
-
         rep.command = v->command ?: v->verb;
         snprintf(rep.hostname, sizeof(rep.hostname), "%s", d->hostname);
         report_begin_sample(&rep);
-        note_moved_indexes(d, &sel, &rep);
-        r = gpu_set_resolve(&set, d->ctx, &sel, &rep, 0);
+        note_moved_indexes(d, sel, &rep);
+        r = gpu_set_resolve(&set, d->ctx, sel, &rep, 0);
         if (r < 0) {
                 /* with the note of a GPU that went: why -g N names nothing now */
                 json_object *note = rep.notes ? json_object_array_get_idx(rep.notes, 0) : NULL;
@@ -392,6 +358,81 @@ finish:
         gpu_set_clear(&set);
         report_clear(&rep);
         return r;
+}
+
+int document_build_all(struct daemon *d, const char *verb, json_object **ret) {
+        _cleanup_(selection_clear) struct selection sel = {};
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        const struct doc_verb *v = find_verb(verb);
+        json_object *doc = NULL, *notes = NULL;
+        int r;
+
+        if (!v)
+                return -EINVAL;
+        if (strcmp(v->verb, "list") == 0 && all_gpus_ok(d))
+                r = list_from_describe(d, &doc, &error);
+        else
+                r = build_verb(d, v, &sel, false, true, &doc, &notes, &error);
+        sd_bus_error_free(&error);
+        if (r < 0)
+                return r;
+        if (notes)
+                json_object_object_add(doc, "notes", notes);
+        *ret = doc;
+        return 0;
+}
+
+/*
+ * The document the call @m asks for (GetDocument's and GetDocumentText's arguments), its notes
+ * apart. @return 0 with *@ret_doc and *@ret_notes (an array, or NULL: none); 1 when the sampler
+ * calls @again with @m once its samples are fresh; a negative errno with @error set.
+ */
+static int build_document(struct daemon *d, sd_bus_message *m, sampler_reply_fn again,
+                          json_object **ret_doc, json_object **ret_notes, sd_bus_error *error) {
+        _cleanup_(selection_clear) struct selection sel = {};
+        const struct doc_verb *v;
+        bool unprivileged = false;
+        const char *verb;
+        int r;
+
+        /* the sampler may call again with the same message, once the samples are there */
+        r = sd_bus_message_rewind(m, true);
+        if (r >= 0)
+                r = sd_bus_message_read(m, "s", &verb);
+        if (r < 0)
+                return r;
+        v = find_verb(verb);
+        if (!v)
+                return bus_error_errno(error, -EINVAL,
+                                       "%s: unknown verb '%s' (verbs: list, static, metric, "
+                                       "partition, power, sriov, metric-ecc, ras, ras-cper, "
+                                       "bad-pages, health, apply)",
+                                       sd_bus_message_get_member(m), verb);
+        r = bus_read_options(m, read_option, &sel, error);
+        if (r < 0)
+                return r;
+        /* Describe() is rebuilt on events: a GPU that went into reset or lost its driver
+         * since is read afresh (one pm read per GPU tells) */
+        if (strcmp(v->verb, "list") == 0 && sel.n_items == 0 && all_gpus_ok(d)) {
+                *ret_notes = NULL;
+                return list_from_describe(d, ret_doc, error);
+        }
+        if (v->flags & DOC_SAMPLES) {
+                r = sampler_prepare(d, m, NULL, again);
+                if (r != 0)
+                        return r < 0 ? bus_error_errno(error, r, "out of memory") : 1;
+        }
+
+        if (v->flags & DOC_PRIVILEGED) {
+                r = privileged_allowed(d, m, again);
+                if (r < 0)
+                        return bus_error_errno(error, r, "cannot check the caller: %s",
+                                               strerror(-r));
+                if (r == 2)
+                        return 1;
+                unprivileged = r == 0;
+        }
+        return build_verb(d, v, &sel, unprivileged, false, ret_doc, ret_notes, error);
 }
 
 static int method_get_document(sd_bus_message *m, void *userdata, sd_bus_error *error) {

@@ -23,6 +23,7 @@
 #include "amdsmid.h"
 #include "libvirt-watch.h"
 #include "amdsmid-conf.h"
+#include "daemon-metrics.h"
 #include "history.h"
 #include "pid-file.h"
 #include "runtime-dir.h"
@@ -229,6 +230,7 @@ int manager_reload_apply(struct daemon *d, bool all) {
         manager_apply_desired(d, NULL, !all, all ? NULL : old);
         config_free(old);
         manager_invalidate(d);
+        daemon_metrics_config(d); /* [metrics] identity and textfile in force */
         fleet_daemon_reloaded(d);
         return 0;
 }
@@ -396,6 +398,10 @@ static int run(struct daemon *d) {
         }
 
         write_pid_file(d);
+        /* the Prometheus families: the textfile, and /metrics on amdsmid-metrics.socket's
+         * sockets (fleet/); neither stops amdsmid when it cannot start */
+        daemon_metrics_config(d);
+        (void) http_metrics_start(d);
         /* [health] events = yes: the KFD event fds from the start */
         health_events_sync(d);
 
@@ -457,6 +463,8 @@ int main(int argc, char *argv[]) {
                 log_error("exiting: %s", strerror(-r));
         if (d.pid_file[0])
                 (void) unlink(d.pid_file);
+        http_metrics_stop(&d);
+        daemon_metrics_done(&d);
         manager_done(&d);
         polkit_done(&d);
         config_free(d.config);

@@ -91,6 +91,8 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata) {
         struct daemon *d = userdata;
         uint64_t now = now_usec(CLOCK_MONOTONIC), interval = sampler_interval_usec(d);
 
+        if (d->sampler_always)
+                d->sampler_used_usec = now;
         if (now - d->sampler_used_usec > SAMPLER_KEEP_INTERVALS * interval) {
                 /* nobody asked for a while: stop until someone does */
                 (void) sd_event_source_set_enabled(s, SD_EVENT_OFF);

@@ -12,7 +12,9 @@ usage: test-systemd.py polkit|bus-policy|install [unittest options]
               else may; an unprivileged caller reaches amdsmid's interfaces and the standard
               ones, and nothing else.
   install     `meson install --destdir` of the build directory puts every file where the
-              install options say; the installed unit passes `systemd-analyze verify`, keeps
+              install options say; the installed units (amdsmid.service and
+              amdsmid-metrics.socket) pass `systemd-analyze verify`, the socket listens on
+              loopback and passes its sockets named "metrics"; the service keeps
               what amdsmid needs from its sandbox and matches the D-Bus activation file; the
               tmpfiles.d lines create amdsmi's directories under `systemd-tmpfiles --root`.
 
@@ -411,6 +413,7 @@ class Install(unittest.TestCase):
             ("DBUS_CONF_DIR", "org.amdsmi1.conf", "org.amdsmi1.conf"),
             ("POLKIT_ACTIONS_DIR", "org.amdsmi1.policy", "org.amdsmi1.policy"),
             ("TMPFILES_DIR", "amdsmi.conf", "amdsmi-tmpfiles.conf"),
+            ("UNIT_DIR", "amdsmid-metrics.socket", "amdsmid-metrics.socket"),
         ]:
             path = self.installed(dir_var, name)
             self.assertTrue(filecmp.cmp(path, os.path.join(SYSTEMD_SRC, source), shallow=False),
@@ -535,12 +538,37 @@ class Install(unittest.TestCase):
         self.assertIn(exec_start + "\n", text)
         with open(os.path.join(vdir, "amdsmid.service"), "w", encoding="utf-8") as f:
             f.write(text.replace(exec_start + "\n", "ExecStart=" + amdsmid + "\n"))
+        # the metrics socket beside it: verify loads the service its Service= names
+        shutil.copy(self.installed("UNIT_DIR", "amdsmid-metrics.socket"), vdir)
         # --man=no: the man pages are checked below, in the DESTDIR, not on this machine.
         # verify exits 0 on unknown keys and bad values, so any output fails the test.
-        r = run([analyze, "verify", "--man=no", os.path.join(vdir, "amdsmid.service")],
+        r = run([analyze, "verify", "--man=no", os.path.join(vdir, "amdsmid.service"),
+                 os.path.join(vdir, "amdsmid-metrics.socket")],
                 env=dict(ENV, SYSTEMD_LOG_LEVEL="info", SYSTEMD_LOG_COLOR="0",
                          SYSTEMD_PAGER="cat"))
         self.assertEqual((r.returncode, r.stdout + r.stderr), (0, ""))
+
+    def test_metrics_socket(self):
+        """amdsmid-metrics.socket: loopback only, its sockets named as amdsmid takes them and
+        passed to amdsmid.service, enabled with sockets.target."""
+        u = read_unit(self.installed("UNIT_DIR", "amdsmid-metrics.socket"))
+        s = "Socket"
+        self.assertEqual(values(u, s, "ListenStream"), ["127.0.0.1:9487", "[::1]:9487"])
+        self.assertEqual(value(u, s, "FileDescriptorName"), "metrics")
+        self.assertTrue(enabled(u, s, "FreeBind"))
+        self.assertEqual(value(u, s, "Service"), "amdsmid.service")
+        self.assertFalse(enabled(u, s, "Accept"), "amdsmid accepts the connections itself")
+        self.assertEqual(words(u, "Install", "WantedBy"), ["sockets.target"])
+        self.assertIn("man:amdsmid(8)", words(u, "Unit", "Documentation"))
+        # the name amdsmid looks for (fleet/http-metrics.c)
+        with open(os.path.join(SRCDIR, "fleet", "http-metrics.c"), encoding="utf-8") as f:
+            self.assertIn('#define HTTP_FD_NAME "metrics"', f.read())
+        # the sandbox lets amdsmid accept on passed TCP sockets: accept() is no socket(),
+        # so RestrictAddressFamilies= need not list AF_INET; PrivateNetwork= would cut the
+        # passed sockets off nothing, but IPAddressDeny= would drop the scrapers
+        svc = self.unit()
+        self.assertEqual(words(svc, "Service", "IPAddressDeny"), [])
+        self.assertFalse(enabled(svc, "Service", "PrivateNetwork"))
 
     def test_documentation_installed(self):
         if ENV.get("MAN") != "true":

@@ -1,0 +1,295 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * amdsmid's Prometheus families (amdsmid(8) METRICS): what /metrics and the textfile say.
+ *
+ * A collection builds the documents the renderer takes (metrics.h: list, static, metric,
+ * ras, power, partition, health, sriov and, once amdsmid has it, apply) with the
+ * builders GetDocument uses (document_build_all()), as root and without opening a device node:
+ * metric and power from the sampler's samples, a GPU under a change left out of the documents
+ * that read partition files. A collection younger than [metrics] interval_ms is not repeated:
+ * a scrape within that period gets the rendering cached for its format (one text per format),
+ * so scrapes never read the GPUs more often than the sampler, whatever their number.
+ *
+ * The textfile ([metrics] textfile): the text format written every interval_ms, atomically (a
+ * temporary file in the same directory, fsync, rename; 0644), for node_exporter's textfile
+ * collector. Its failures (a missing directory, a full disk) are logged once per change of
+ * state and are never fatal.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "amdsmid.h"
+#include "amdsmid-conf.h"
+#include "daemon-metrics.h"
+
+/* The documents of a collection, in struct metrics_input's order. */
+static const char *const verbs[] = {
+        "list", "static", "metric", "ras", "power", "partition", "health", "sriov", "apply",
+};
+#define N_VERBS ELEMENTSOF(verbs)
+#define N_FORMATS 2
+
+struct daemon_metrics {
+        json_object *docs[N_VERBS];     /* of the last collection (NULL: not built) */
+        bool up;                        /* every document there is was built */
+        bool collected;
+        uint64_t collected_usec;        /* when it started (CLOCK_MONOTONIC) */
+        uint64_t collect_usec;          /* how long it took */
+        uint64_t generation;            /* counts collections */
+        struct {
+                char *text;
+                size_t size;
+                uint64_t generation;    /* the collection it renders */
+                uint64_t render_usec;   /* how long its last rendering took */
+        } cache[N_FORMATS];
+
+        /* [metrics] textfile */
+        sd_event_source *textfile_timer;
+        char *textfile;                 /* the path in force (a copy of the configuration's) */
+        int textfile_state;             /* of the last write: 0 written, < 0 its error */
+        bool textfile_tried;            /* a write was tried since the path was set */
+};
+
+static struct daemon_metrics *metrics(struct daemon *d) {
+        if (!d->metrics)
+                d->metrics = calloc(1, sizeof(*d->metrics));
+        return d->metrics;
+}
+
+static void drop_documents(struct daemon_metrics *m) {
+        for (size_t i = 0; i < N_VERBS; i++) {
+                json_object_put(m->docs[i]);
+                m->docs[i] = NULL;
+        }
+        m->collected = false;
+}
+
+static void collect(struct daemon *d, struct daemon_metrics *m) {
+        uint64_t start = now_usec(CLOCK_MONOTONIC);
+
+        drop_documents(m);
+        m->up = true;
+        for (size_t i = 0; i < N_VERBS; i++) {
+                int r = document_build_all(d, verbs[i], &m->docs[i]);
+
+                if (r == -EINVAL && strcmp(verbs[i], "apply") == 0)
+                        continue; /* no such verb in this amdsmid: its families are left out */
+                if (r < 0) {
+                        log_debug("metrics: the %s document cannot be built: %s", verbs[i],
+                                  strerror(-r));
+                        m->docs[i] = NULL;
+                        m->up = false;
+                }
+        }
+        m->collected = true;
+        m->collected_usec = start;
+        m->collect_usec = now_usec(CLOCK_MONOTONIC) - start;
+        m->generation++;
+}
+
+int daemon_metrics_get(struct daemon *d, enum metrics_format f, const char **ret,
+                       size_t *ret_size, uint64_t *ret_generation) {
+        struct daemon_metrics *m = metrics(d);
+        uint64_t now = now_usec(CLOCK_MONOTONIC), start;
+        struct metrics_input in;
+        char *text = NULL;
+        size_t size = 0;
+        int r;
+
+        if (!m)
+                return -ENOMEM;
+        if ((unsigned) f >= N_FORMATS)
+                return -EINVAL;
+        if (!m->collected || now - m->collected_usec >= sampler_interval_usec(d))
+                collect(d, m);
+        else
+                sampler_use(d); /* a scrape is a consumer of the samples, also when cached */
+        if (m->cache[f].text && m->cache[f].generation == m->generation)
+                goto done;
+
+        in = (struct metrics_input){
+                .list = m->docs[0],
+                .static_doc = m->docs[1],
+                .metric = m->docs[2],
+                .ras = m->docs[3],
+                .power = m->docs[4],
+                .partition = m->docs[5],
+                .health = m->docs[6],
+                .sriov = m->docs[7],
+                .apply = m->docs[8],
+                .identity = d->config ? d->config->metrics_identity : true,
+                .up = m->up,
+                /* the last collection and rendering: this collection, and the rendering of
+                 * this format the last time (this one's is not known before it ends) */
+                .scrape_duration_s = (double) (m->collect_usec + m->cache[f].render_usec) / 1e6,
+        };
+        start = now_usec(CLOCK_MONOTONIC);
+        r = metrics_render(&in, f, &text, &size);
+        if (r < 0)
+                return r;
+        free(m->cache[f].text);
+        m->cache[f].text = text;
+        m->cache[f].size = size;
+        m->cache[f].generation = m->generation;
+        m->cache[f].render_usec = now_usec(CLOCK_MONOTONIC) - start;
+done:
+        *ret = m->cache[f].text;
+        if (ret_size)
+                *ret_size = m->cache[f].size;
+        if (ret_generation)
+                *ret_generation = m->generation * N_FORMATS + (uint64_t) f;
+        return 0;
+}
+
+/* ---- the textfile ----------------------------------------------------------------------- */
+
+/* Writes @size bytes of @data to @path atomically: a new file beside it (a name that ends
+ * in neither .prom nor anything node_exporter reads), fsync, rename over @path. */
+static int write_atomic(const char *path, const char *data, size_t size) {
+        _cleanup_close_ int dfd = -EBADF, fd = -EBADF;
+        _cleanup_free_ char *dir = NULL;
+        const char *base = strrchr(path, '/');
+        char tmp[256];
+        int r = 0;
+
+        if (!base || base[1] == '\0')
+                return -EINVAL;
+        dir = base == path ? strdup("/") : strndup(path, (size_t) (base - path));
+        if (!dir)
+                return -ENOMEM;
+        base++;
+        dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd < 0)
+                return -errno;
+        for (unsigned i = 0; fd < 0; i++) {
+                snprintf(tmp, sizeof(tmp), ".%.200s.%d.%u.tmp", base, (int) getpid(),
+                         (unsigned) (now_usec(CLOCK_MONOTONIC) + i) & 0xffffff);
+                fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+                if (fd < 0 && (errno != EEXIST || i >= 16))
+                        return -errno;
+        }
+        if (fchmod(fd, 0644) < 0) /* whatever the umask: node_exporter reads it as its user */
+                r = -errno;
+        for (size_t done = 0; r == 0 && done < size;) {
+                ssize_t n = write(fd, data + done, size - done);
+
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0)
+                        r = n < 0 ? -errno : -EIO;
+                else
+                        done += (size_t) n;
+        }
+        if (r == 0 && fsync(fd) < 0)
+                r = -errno;
+        if (close(TAKE_FD(fd)) < 0 && r == 0)
+                r = -errno;
+        if (r == 0 && renameat(dfd, tmp, dfd, base) < 0)
+                r = -errno;
+        if (r < 0)
+                (void) unlinkat(dfd, tmp, 0);
+        return r;
+}
+
+static void textfile_write(struct daemon *d, struct daemon_metrics *m) {
+        const char *text;
+        size_t size;
+        int r;
+
+        r = daemon_metrics_get(d, METRICS_FORMAT_TEXT, &text, &size, NULL);
+        if (r >= 0)
+                r = write_atomic(m->textfile, text, size);
+        /* once per change of state: a directory that is missing for days logs one line */
+        if (m->textfile_tried && r == m->textfile_state)
+                return;
+        if (r == -ENOENT)
+                log_warning("cannot write the metrics textfile %s: its directory does not exist "
+                            "(tried again every interval, said again once it works)",
+                            m->textfile);
+        else if (r < 0)
+                log_warning("cannot write the metrics textfile %s: %s (tried again every "
+                            "interval, said again once it works)",
+                            m->textfile, strerror(-r));
+        else if (m->textfile_tried)
+                log_info("the metrics textfile %s is written again", m->textfile);
+        else
+                log_debug("metrics textfile %s written", m->textfile);
+        m->textfile_tried = true;
+        m->textfile_state = r;
+}
+
+static int on_textfile(sd_event_source *s, uint64_t usec, void *userdata) {
+        struct daemon *d = userdata;
+        struct daemon_metrics *m = d->metrics;
+
+        if (m && m->textfile)
+                textfile_write(d, m);
+        return sd_event_source_set_time(s, now_usec(CLOCK_MONOTONIC) + sampler_interval_usec(d));
+}
+
+void daemon_metrics_config(struct daemon *d) {
+        struct daemon_metrics *m = metrics(d);
+        const char *want = d->config ? d->config->metrics_textfile : NULL;
+
+        if (!m) {
+                log_warning("metrics: out of memory");
+                return;
+        }
+        /* identity or the interval may have changed: the next scrape collects again */
+        drop_documents(m);
+        for (size_t f = 0; f < N_FORMATS; f++) {
+                free(m->cache[f].text);
+                m->cache[f].text = NULL;
+        }
+
+        if (!want || !m->textfile || strcmp(want, m->textfile) != 0) {
+                free(m->textfile);
+                m->textfile = want ? strdup(want) : NULL;
+                m->textfile_tried = false;
+                m->textfile_state = 0;
+                if (want && !m->textfile)
+                        log_warning("metrics: out of memory: no textfile");
+                else if (want)
+                        log_info("writing the metrics textfile %s every %u ms", want,
+                                 d->config->metrics_interval_ms);
+        }
+        /* the textfile consumes the samples for good: the sampler never stops meanwhile */
+        d->sampler_always = m->textfile != NULL;
+        if (!m->textfile) {
+                m->textfile_timer = sd_event_source_disable_unref(m->textfile_timer);
+                return;
+        }
+        sampler_use(d);
+        if (!m->textfile_timer) {
+                if (sd_event_add_time(d->event, &m->textfile_timer, CLOCK_MONOTONIC, 0, 10000,
+                                      on_textfile, d) < 0 ||
+                    sd_event_source_set_enabled(m->textfile_timer, SD_EVENT_ON) < 0)
+                        log_warning("cannot start writing the metrics textfile %s", m->textfile);
+                return;
+        }
+        /* at once with the new configuration, then every interval */
+        (void) sd_event_source_set_time(m->textfile_timer, 0);
+        (void) sd_event_source_set_enabled(m->textfile_timer, SD_EVENT_ON);
+}
+
+void daemon_metrics_done(struct daemon *d) {
+        struct daemon_metrics *m = d->metrics;
+
+        if (!m)
+                return;
+        drop_documents(m);
+        for (size_t f = 0; f < N_FORMATS; f++)
+                free(m->cache[f].text);
+        sd_event_source_disable_unref(m->textfile_timer);
+        free(m->textfile);
+        free(m);
+        d->metrics = NULL;
+}
