@@ -231,6 +231,36 @@ int cli_print_daemon_text(struct cli *c, const char *verb) {
         return 1;
 }
 
+int cli_read_daemon_document(struct cli *c, const char *verb, json_object **ret) {
+        _cleanup_strv_free_ char **gpus = NULL;
+        _cleanup_free_ char *message = NULL;
+        json_object *doc = NULL;
+        int r;
+
+        *ret = NULL;
+        if (!c->read_daemon)
+                return 0;
+        r = selection_strv(&c->selection, &gpus);
+        if (r == -ENOMEM)
+                return r;
+        if (r >= 0) {
+                r = cli_bus_get_document(c, verb, gpus, READ_CALL_TIMEOUT_MS, &doc, &message);
+                if (r >= 0 && document_usable(doc)) {
+                        *ret = doc;
+                        return 1;
+                }
+                json_object_put(doc);
+                if (r == -ENOMEM)
+                        return r;
+        }
+        /* an amdsmid without the verb, or one that went: read here */
+        c->read_daemon = false;
+        if (c->set.ctx)
+                return 0;
+        r = cli_open(c);
+        return r < 0 ? r : 0;
+}
+
 int cli_read_document(struct cli *c, const char *verb, json_object **ret) {
         _cleanup_strv_free_ char **gpus = NULL;
         _cleanup_free_ char *message = NULL;

@@ -190,6 +190,8 @@ int power_cli_collect(struct cli *c, json_object **ret);
 int sriov_cli_collect(struct cli *c, json_object **ret);
 int health_cli_collect(struct cli *c, json_object **ret);
 int ras_cli_collect(struct cli *c, json_object **ret);
+/* The whole "apply" document (amdsmi apply --check --json), not its "gpus". */
+int apply_cli_collect(struct cli *c, json_object **ret);
 /* fleet/cli-fleet.c: amdsmi metric --prometheus */
 int fleet_cli_prometheus(struct cli *c);
 /* partition/cli-partition.c */
@@ -246,6 +248,10 @@ int cli_open_run(struct cli *c, int (*sample)(struct cli *c));
  * negative errno (reported: amdsmid's answer, e.g. a GPU that -g does not find).
  */
 int cli_read_document(struct cli *c, const char *verb, json_object **ret);
+/* amdsmid's whole document of @verb for the selection, when the CLI reads through amdsmid.
+ * @return 1 with *@ret; 0 (*@ret NULL) when it is to be read here (no amdsmid, or one without
+ * the verb: the library context is then open); or a negative errno. */
+int cli_read_daemon_document(struct cli *c, const char *verb, json_object **ret);
 
 /*
  * `amdsmi VERB --json` of one sample through amdsmid: Manager.GetDocumentText(@verb), the text

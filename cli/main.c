@@ -148,7 +148,6 @@ const struct verb cli_verbs[] = {
                 .examples = "amdsmi metric\n"
                             "amdsmi metric -p -t -g 0,1\n"
                             "amdsmi metric -g 0 -w 0.5 -n 10 --csv --fields power.power_w\n"
-                            "amdsmi metric --throttle\n"
                             "amdsmi metric --prometheus > amdsmi.prom.$$ && mv amdsmi.prom.$$ amdsmi.prom",
                 .exits = EXITS_READ,
                 .option_help = OPTION_HELP(

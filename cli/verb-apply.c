@@ -108,6 +108,9 @@ static int apply_plan(struct cli *c, bool check) {
                 if (check)
                         json_set(doc, "check", json_object_new_boolean(true));
                 profile_plan_document(doc, &p, conf, path, NULL);
+                if (check) /* the status this command exits with: 0 in sync, 1 drifted */
+                        json_set(doc, "exit_code",
+                                 json_object_new_int(profile_plan_check_status(&p)));
                 r = cli_print_json(c, doc);
                 json_object_put(doc);
                 c->json_printed = true;
@@ -210,6 +213,49 @@ static int set_profile(struct cli *c) {
                  "and amdsmi history",
                  c->apply.profile);
         return say_done(c, what);
+}
+
+/* The "apply" document (amdsmi apply --check --json) for amdsmi metric --prometheus'
+ * amdsmi_gpu_config_in_sync: amdsmid's when it runs, else the plan read here. A file that is
+ * refused is said on stderr; its families are then left out. */
+int apply_cli_collect(struct cli *c, json_object **ret) {
+        _cleanup_(config_freep) struct config *conf = NULL;
+        struct state_store *state = NULL;
+        struct profile_plan p = {};
+        struct profile_plan_env env = {};
+        char path[4096], err[768] = "";
+        json_object *doc = NULL;
+        int r;
+
+        *ret = NULL;
+        r = cli_read_daemon_document(c, "apply", &doc);
+        if (r != 0) {
+                *ret = doc;
+                return r < 0 ? r : 0;
+        }
+        r = config_load(NULL, &conf, err, sizeof(err));
+        if (r < 0) {
+                fprintf(stderr, "amdsmi: amdsmid.conf: %s\n", err[0] ? err : strerror(-r));
+                return r == -ENOMEM ? r : -EINVAL;
+        }
+        if (config_path(path, sizeof(path)) < 0)
+                snprintf(path, sizeof(path), "amdsmid.conf");
+        if (state_open(STATE_READ, 1000, &state) < 0)
+                state = NULL;
+        env.state = state;
+        r = profile_plan_build(&p, conf, &c->set, &env);
+        state_close(state);
+        if (r < 0)
+                return r;
+        doc = json_object_new_object();
+        if (!doc) {
+                profile_plan_clear(&p);
+                return -ENOMEM;
+        }
+        profile_plan_document(doc, &p, conf, path, NULL);
+        profile_plan_clear(&p);
+        *ret = doc;
+        return 0;
 }
 
 int verb_apply(struct cli *c) {

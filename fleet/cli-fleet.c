@@ -21,7 +21,7 @@
 #include "time-util.h"
 
 struct prometheus_docs {
-        json_object *list, *static_doc, *metric, *ras, *power, *partition, *health, *sriov;
+        json_object *list, *static_doc, *metric, *ras, *power, *partition, *health, *sriov, *apply;
 };
 
 static void docs_free(struct prometheus_docs *d) {
@@ -33,6 +33,7 @@ static void docs_free(struct prometheus_docs *d) {
         json_object_put(d->partition);
         json_object_put(d->health);
         json_object_put(d->sriov);
+        json_object_put(d->apply);
 }
 
 /* A document that could not be read leaves its families out (the reason is on stderr). */
@@ -116,6 +117,8 @@ static int prometheus_sample(struct cli *c) {
                 r = collected(health_cli_collect(c, &d.health), &up);
         if (r >= 0)
                 r = collected(sriov_cli_collect(c, &d.sriov), &up);
+        if (r >= 0)
+                r = collected(apply_cli_collect(c, &d.apply), &up);
         if (r >= 0) {
                 struct metrics_input in = {
                         .list = d.list,
@@ -126,6 +129,7 @@ static int prometheus_sample(struct cli *c) {
                         .partition = d.partition,
                         .health = d.health,
                         .sriov = d.sriov,
+                        .apply = d.apply,
                         .identity = true,
                         .up = up,
                         .scrape_duration_s = (double) (now_monotonic_us() - t0) / 1e6,

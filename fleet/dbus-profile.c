@@ -109,6 +109,9 @@ static int apply_document(struct daemon *d, const struct config *c, struct gpu_s
                 return r;
         json_object_object_del(doc, "gpus");
         profile_plan_document(doc, &p, c, config_file(d, c, path, sizeof(path)), conf_error);
+        /* the document of amdsmi apply --check: its exit status, 0 in sync, 1 drifted */
+        json_object_object_add(doc, "exit_code",
+                               json_object_new_int(conf_error ? 1 : profile_plan_check_status(&p)));
         profile_plan_clear(&p);
         return 0;
 }

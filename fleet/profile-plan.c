@@ -208,6 +208,15 @@ static void plan_power(struct profile_plan *p, size_t i, struct amdsmi_gpu *gpu,
         /* a host source amdsmid keeps from this very key (origin "config") overrides nothing */
         if (src && recorded_sources(env, bdf, src, NULL, NULL) == 0 && src->host.present &&
             strcmp(power_source_origin(POWER_SOURCE_HOST, src->host.setter), "config") != 0) {
+                /* one of the same value holds what is desired: in sync (amdsmi export of a
+                 * cap set at run time checks in sync) */
+                if (src->host.uw / 1000000 == want->power_cap_uw / 1000000 &&
+                    info.ppt0.cap.error == 0 &&
+                    info.ppt0.cap.uw / 1000000 == want->power_cap_uw / 1000000) {
+                        row(p, i, bdf, "power_cap", now, des, "none",
+                            "held by the host cap of the same value set at run time");
+                        return;
+                }
                 row(p, i, bdf, "power_cap", now, des, "overridden",
                     "a host cap of %s W set at run time wins until amdsmi power clear --host",
                     watts_text(src->host.uw, lo, sizeof(lo)));

@@ -33,7 +33,7 @@ CPX = "mi300x-8-cpx"
 EXIT_OK, EXIT_USAGE = 0, 2
 VERB_NAMES = ["list", "static", "metric", "monitor", "ras", "bad-pages", "health", "events",
               "partition", "power", "sriov", "vm", "set", "reset",
-              "apply", "reload", "history", "help"]
+              "apply", "export", "reload", "history", "help"]
 
 
 def tree(name):
@@ -214,7 +214,7 @@ class Help(unittest.TestCase):
         values = {"SECONDS": ["1"], "COUNT": ["1"], "MODE": ["CPX"], "[VALUE]": ["600"],
                   "NAME [VALUE]": ["web1", "450"], "BDF": ["0000:ff:1f.7"], "N": ["1"],
                   "SEL": ["99"], "KEY,...": ["power"], "KIND,...": ["vm_fault"],
-                  "DIR": ["/nonexistent/amdsmi-cper"]}
+                  "DIR": ["/nonexistent/amdsmi-cper"], "NAME": ["nosuchprofile"]}
         for cmd, opts in per_verb.items():
             arg = ["0000:ff:1f.7"] if cmd[:2] in (("sriov", "bind"), ("sriov", "release")) \
                 else ["nosuchdomain"] if cmd == ("vm", "release") else []
