@@ -625,10 +625,12 @@ static int set_key(struct parser *p, enum key k, const char *value) {
 
                 if (value[0] != '/' || strlen(value) >= CONFIG_METRICS_TEXTFILE_MAX ||
                     !base || base[1] == '\0' || strstr(value, "/./") || strstr(value, "/../") ||
-                    streq(base, "/.") || streq(base, "/.."))
+                    streq(base, "/.") || streq(base, "/..") || strlen(base) <= strlen("/.prom") ||
+                    !streq(value + strlen(value) - strlen(".prom"), ".prom"))
                         return parser_error(p, -EINVAL,
-                                            "bad textfile \"%s\" (an absolute file name, such "
-                                            "as /var/lib/prometheus/node-exporter/amdsmi.prom)",
+                                            "bad textfile \"%s\" (an absolute file name ending "
+                                            "in .prom, the files node_exporter reads, such as "
+                                            "/var/lib/prometheus/node-exporter/amdsmi.prom)",
                                             value);
                 free(p->c->metrics_textfile);
                 p->c->metrics_textfile = strdup(value);

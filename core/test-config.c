@@ -325,18 +325,23 @@ static void test_metrics_exporter(void **state) {
         assert_null(y->metrics_textfile);
         expect_error("[metrics]\nidentity = false\n", -EINVAL,
                      NAME ":2: bad identity \"false\" (yes or no)");
+#define TEXTFILE_RULE                                                                          \
+        "(an absolute file name ending in .prom, the files node_exporter reads, such as "      \
+        "/var/lib/prometheus/node-exporter/amdsmi.prom)"
         expect_error("[metrics]\ntextfile = amdsmi.prom\n", -EINVAL,
-                     NAME ":2: bad textfile \"amdsmi.prom\" (an absolute file name, such as "
-                          "/var/lib/prometheus/node-exporter/amdsmi.prom)");
+                     NAME ":2: bad textfile \"amdsmi.prom\" " TEXTFILE_RULE);
         expect_error("[metrics]\ntextfile = /var/lib/prometheus/\n", -EINVAL,
-                     NAME ":2: bad textfile \"/var/lib/prometheus/\" (an absolute file name, such "
-                          "as /var/lib/prometheus/node-exporter/amdsmi.prom)");
+                     NAME ":2: bad textfile \"/var/lib/prometheus/\" " TEXTFILE_RULE);
         expect_error("[metrics]\ntextfile = /var/lib/../etc/x.prom\n", -EINVAL,
-                     NAME ":2: bad textfile \"/var/lib/../etc/x.prom\" (an absolute file name, "
-                          "such as /var/lib/prometheus/node-exporter/amdsmi.prom)");
+                     NAME ":2: bad textfile \"/var/lib/../etc/x.prom\" " TEXTFILE_RULE);
         expect_error("[metrics]\ntextfile = /var/lib/..\n", -EINVAL,
-                     NAME ":2: bad textfile \"/var/lib/..\" (an absolute file name, such as "
-                          "/var/lib/prometheus/node-exporter/amdsmi.prom)");
+                     NAME ":2: bad textfile \"/var/lib/..\" " TEXTFILE_RULE);
+        /* node_exporter reads *.prom only: another name would be written and never read */
+        expect_error("[metrics]\ntextfile = /var/lib/amdsmi.txt\n", -EINVAL,
+                     NAME ":2: bad textfile \"/var/lib/amdsmi.txt\" " TEXTFILE_RULE);
+        expect_error("[metrics]\ntextfile = /var/lib/.prom\n", -EINVAL,
+                     NAME ":2: bad textfile \"/var/lib/.prom\" " TEXTFILE_RULE);
+#undef TEXTFILE_RULE
         expect_error("[metrics]\ntextfile = /a.prom\ntextfile = /b.prom\n", -EINVAL,
                      NAME ":3: key \"textfile\" given twice in [metrics] (first on line 2)");
         expect_error("[gpu]\nidentity = no\n", -EINVAL,
