@@ -490,6 +490,10 @@ class Install(unittest.TestCase):
         self.assertIn("/etc/modprobe.d",
                       [p.lstrip("-") for p in words(u, s, "ReadWritePaths")],
                       "ReadWritePaths= must hold /etc/modprobe.d")
+        # the selector file of SetProfile (amdsmi apply --profile), under ProtectSystem=full
+        self.assertIn("/etc/amdsmi",
+                      [p.lstrip("-") for p in words(u, s, "ReadWritePaths")],
+                      "ReadWritePaths= must hold /etc/amdsmi (the profile selector)")
         # DRM nodes and the VFIO group nodes
         self.assertFalse(enabled(u, s, "PrivateDevices"),
                          "PrivateDevices= hides /dev/dri and /dev/vfio")
