@@ -114,8 +114,9 @@ int verb_export(struct cli *c) {
                 return r;
         }
         if (c->format == OUTPUT_CSV)
-                return cli_fail(c, -EINVAL, "amdsmi export prints amdsmid.conf text or --json, "
-                                            "not CSV");
+                return cli_fail(c, -EINVAL,
+                                "amdsmi export prints amdsmid.conf text or --json, "
+                                "not CSV");
         fputs(text, stdout);
         return 0;
 }

@@ -26,8 +26,8 @@
 #include <syslog.h>
 #include <unistd.h>
 
-#include "amdsmid.h"
 #include "amdsmid-conf.h"
+#include "amdsmid.h"
 #include "daemon-metrics.h"
 
 /* The documents of a collection, in struct metrics_input's order. */
@@ -38,24 +38,24 @@ static const char *const verbs[] = {
 #define N_FORMATS 2
 
 struct daemon_metrics {
-        json_object *docs[N_VERBS];     /* of the last collection (NULL: not built) */
-        bool up;                        /* every document there is was built */
+        json_object *docs[N_VERBS]; /* of the last collection (NULL: not built) */
+        bool up;                    /* every document there is was built */
         bool collected;
-        uint64_t collected_usec;        /* when it started (CLOCK_MONOTONIC) */
-        uint64_t collect_usec;          /* how long it took */
-        uint64_t generation;            /* counts collections */
+        uint64_t collected_usec; /* when it started (CLOCK_MONOTONIC) */
+        uint64_t collect_usec;   /* how long it took */
+        uint64_t generation;     /* counts collections */
         struct {
                 char *text;
                 size_t size;
-                uint64_t generation;    /* the collection it renders */
-                uint64_t render_usec;   /* how long its last rendering took */
+                uint64_t generation;  /* the collection it renders */
+                uint64_t render_usec; /* how long its last rendering took */
         } cache[N_FORMATS];
 
         /* [metrics] textfile */
         sd_event_source *textfile_timer;
-        char *textfile;                 /* the path in force (a copy of the configuration's) */
-        int textfile_state;             /* of the last write: 0 written, < 0 its error */
-        bool textfile_tried;            /* a write was tried since the path was set */
+        char *textfile;      /* the path in force (a copy of the configuration's) */
+        int textfile_state;  /* of the last write: 0 written, < 0 its error */
+        bool textfile_tried; /* a write was tried since the path was set */
 };
 
 static struct daemon_metrics *metrics(struct daemon *d) {
@@ -95,8 +95,8 @@ static void collect(struct daemon *d, struct daemon_metrics *m) {
         m->generation++;
 }
 
-int daemon_metrics_get(struct daemon *d, enum metrics_format f, const char **ret,
-                       size_t *ret_size, uint64_t *ret_generation) {
+int daemon_metrics_get(struct daemon *d, enum metrics_format f, const char **ret, size_t *ret_size,
+                       uint64_t *ret_generation) {
         struct daemon_metrics *m = metrics(d);
         uint64_t now = now_usec(CLOCK_MONOTONIC), start;
         struct metrics_input in;

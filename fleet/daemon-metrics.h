@@ -21,8 +21,8 @@ struct daemon_metrics;
  * *ret_generation (may be NULL) changes with each new rendering of @f.
  * @return 0, or -ENOMEM.
  */
-int daemon_metrics_get(struct daemon *d, enum metrics_format f, const char **ret,
-                       size_t *ret_size, uint64_t *ret_generation);
+int daemon_metrics_get(struct daemon *d, enum metrics_format f, const char **ret, size_t *ret_size,
+                       uint64_t *ret_generation);
 
 /* After the start and every reload: [metrics] identity and textfile in force (the textfile
  * written every interval_ms, which keeps the sampler running), the cache dropped. */

@@ -36,7 +36,7 @@
 
 #define HTTP_FD_NAME "metrics"
 #define HTTP_CONNECTION_LIMIT 128
-#define HTTP_PER_IP_LIMIT 64          /* loopback: every local client is one address */
+#define HTTP_PER_IP_LIMIT 64 /* loopback: every local client is one address */
 #define HTTP_CONNECTION_TIMEOUT_S 10
 #define HTTP_MEMORY_LIMIT (16 * 1024) /* a request's line and header fields, per connection */
 /* after the D-Bus connection (SD_EVENT_PRIORITY_NORMAL) when both are ready */
@@ -118,9 +118,8 @@ static struct MHD_Response *metrics_response(struct daemon *d, enum metrics_form
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
-                                  const char *method, const char *version,
-                                  const char *upload_data, size_t *upload_data_size,
-                                  void **con_cls) {
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **con_cls) {
         struct http_listener *l = cls;
         struct daemon *d = l->d;
         struct http_metrics *h = d->http;
@@ -132,8 +131,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                 return MHD_queue_response(c, MHD_HTTP_METHOD_NOT_ALLOWED, h->method);
         }
         if (strcmp(url, "/metrics") == 0) {
-                const char *accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-                                                                 MHD_HTTP_HEADER_ACCEPT);
+                const char *accept =
+                        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
 
                 resp = metrics_response(d, metrics_format_from_accept(accept));
                 status = MHD_HTTP_OK;
@@ -243,8 +242,7 @@ int http_metrics_start(struct daemon *d) {
                 else
                         log_warning("metrics endpoint: ignoring socket %d named \"%s\" (amdsmid "
                                     "takes sockets named " HTTP_FD_NAME ")",
-                                    SD_LISTEN_FDS_START + i,
-                                    names && names[i] ? names[i] : "");
+                                    SD_LISTEN_FDS_START + i, names && names[i] ? names[i] : "");
         if (n_metrics == 0) {
                 log_debug("metrics endpoint: no socket named " HTTP_FD_NAME " passed "
                           "(amdsmid-metrics.socket): no /metrics");
@@ -273,7 +271,8 @@ int http_metrics_start(struct daemon *d) {
                 r = sd_is_socket(fd, AF_UNSPEC, SOCK_STREAM, 1);
                 if (r <= 0) {
                         log_warning("metrics endpoint: socket %d is not a listening stream "
-                                    "socket: ignored", fd);
+                                    "socket: ignored",
+                                    fd);
                         continue;
                 }
                 r = listener_start(d, &h->listeners[h->n_listeners], fd);

@@ -78,13 +78,13 @@ static void r_power(struct metrics_emit *e, const struct metrics_input *in) {
 
 static void r_energy(struct metrics_emit *e, const struct metrics_input *in) {
         FOREACH_METRICS_GPU(e, in->metric, g)
-                metrics_sample(e, L("gpu", bdf_of(g)),
-                               metrics_get(metrics_get(g, "gpu_metrics"), "energy_j"), 1);
+        metrics_sample(e, L("gpu", bdf_of(g)),
+                       metrics_get(metrics_get(g, "gpu_metrics"), "energy_j"), 1);
 }
 
 static void r_power_cap(struct metrics_emit *e, const struct metrics_input *in) {
         static const char *const keys[][2] = {
-                { "current", "cap_w" },        { "arbitrated", "modelled_cap_w" },
+                { "current", "cap_w" },          { "arbitrated", "modelled_cap_w" },
                 { "min", "cap_settable_min_w" }, { "max", "cap_max_w" },
                 { "default", "cap_default_w" },
         };
@@ -107,7 +107,8 @@ static void r_power_cap(struct metrics_emit *e, const struct metrics_input *in) 
 
                                 if (!name || strcmp(name, sources[s]) != 0 || !cap)
                                         continue;
-                                if (!low || json_object_get_double(cap) < json_object_get_double(low))
+                                if (!low ||
+                                    json_object_get_double(cap) < json_object_get_double(low))
                                         low = cap;
                         }
                         metrics_sample(e, L("gpu", bdf, "limit", sources[s]), low, 1);
@@ -202,8 +203,7 @@ static void r_temperature(struct metrics_emit *e, const struct metrics_input *in
                         json_object_object_foreach(gm, k2, v2) {
                                 if (!strip(k2, "_c", name, sizeof(name)))
                                         continue;
-                                if (strcmp(name, "hotspot") == 0 &&
-                                    metrics_get(hw, "junction_c"))
+                                if (strcmp(name, "hotspot") == 0 && metrics_get(hw, "junction_c"))
                                         continue;
                                 if ((strcmp(name, "edge") == 0 || strcmp(name, "mem") == 0) &&
                                     metrics_get(hw, k2))
@@ -229,13 +229,15 @@ static void r_clock(struct metrics_emit *e, const struct metrics_input *in) {
                         json_object_object_foreach(gm, k, v) {
                                 const char *n;
 
-                                if (strncmp(k, "avg_", 4) == 0 || !strip(k, "_mhz", name, sizeof(name)))
+                                if (strncmp(k, "avg_", 4) == 0 ||
+                                    !strip(k, "_mhz", name, sizeof(name)))
                                         continue;
                                 n = strip(name, "_clock", name2, sizeof(name2)) ? name2 : name;
                                 if (json_object_is_type(v, json_type_array))
                                         scalar_or_array(e, bdf, "clock", n, v, 1e6);
                                 else
-                                        metrics_sample(e, L("gpu", bdf, "clock", n, "index", "0"), v, 1e6);
+                                        metrics_sample(e, L("gpu", bdf, "clock", n, "index", "0"),
+                                                       v, 1e6);
                         }
                         continue;
                 }
@@ -243,7 +245,8 @@ static void r_clock(struct metrics_emit *e, const struct metrics_input *in) {
                 if (hw && json_object_is_type(hw, json_type_object)) {
                         json_object_object_foreach(hw, k, v) {
                                 if (strip(k, "_clock_mhz", name, sizeof(name)))
-                                        metrics_sample(e, L("gpu", bdf, "clock", name, "index", "0"),
+                                        metrics_sample(e,
+                                                       L("gpu", bdf, "clock", name, "index", "0"),
                                                        v, 1e6);
                         }
                 }
@@ -266,7 +269,8 @@ static void r_busy(struct metrics_emit *e, const struct metrics_input *in) {
                                0.01);
                 metrics_sample(e, L("gpu", bdf, "engine", "mm"), metrics_get(a, "mm_pct"), 0.01);
                 metrics_sample(e, L("gpu", bdf, "engine", "vcn"), metrics_get(a, "vcn_pct"), 0.01);
-                metrics_sample(e, L("gpu", bdf, "engine", "jpeg"), metrics_get(a, "jpeg_pct"), 0.01);
+                metrics_sample(e, L("gpu", bdf, "engine", "jpeg"), metrics_get(a, "jpeg_pct"),
+                               0.01);
         }
 }
 
@@ -276,7 +280,8 @@ static void r_partition_busy(struct metrics_emit *e, const struct metrics_input 
                 json_object *parts = metrics_get(metrics_get(g, "gpu_metrics"), "partitions");
 
                 for (size_t p = 0; p < len(parts); p++) {
-                        json_object *part = idx(parts, p), *busy = metrics_get(part, "gfx_busy_pct");
+                        json_object *part = idx(parts, p),
+                                    *busy = metrics_get(part, "gfx_busy_pct");
                         json_object *n = metrics_get(part, "partition");
                         double sum = 0;
                         size_t count = 0;
@@ -295,21 +300,22 @@ static void r_partition_busy(struct metrics_emit *e, const struct metrics_input 
                         if (!n || !json_object_is_type(n, json_type_int) || count == 0)
                                 continue;
                         snprintf(pn, sizeof(pn), "%d", json_object_get_int(n));
-                        metrics_sample_d(e, L("gpu", bdf, "partition", pn), sum / (double) count / 100);
+                        metrics_sample_d(e, L("gpu", bdf, "partition", pn),
+                                         sum / (double) count / 100);
                 }
         }
 }
 
 static void r_vram_used(struct metrics_emit *e, const struct metrics_input *in) {
         FOREACH_METRICS_GPU(e, in->metric, g)
-                metrics_sample(e, L("gpu", bdf_of(g)),
-                               metrics_get(metrics_get(g, "memory"), "vram_used_bytes"), 1);
+        metrics_sample(e, L("gpu", bdf_of(g)),
+                       metrics_get(metrics_get(g, "memory"), "vram_used_bytes"), 1);
 }
 
 static void r_vram_size(struct metrics_emit *e, const struct metrics_input *in) {
         FOREACH_METRICS_GPU(e, in->metric, g)
-                metrics_sample(e, L("gpu", bdf_of(g)),
-                               metrics_get(metrics_get(g, "memory"), "vram_total_bytes"), 1);
+        metrics_sample(e, L("gpu", bdf_of(g)),
+                       metrics_get(metrics_get(g, "memory"), "vram_total_bytes"), 1);
 }
 
 static void r_throttle(struct metrics_emit *e, const struct metrics_input *in) {
@@ -328,15 +334,16 @@ static void r_throttle(struct metrics_emit *e, const struct metrics_input *in) {
 
 static void r_pcie_replays(struct metrics_emit *e, const struct metrics_input *in) {
         FOREACH_METRICS_GPU(e, in->metric, g)
-                metrics_sample(e, L("gpu", bdf_of(g)),
-                               metrics_get(metrics_get(metrics_get(g, "gpu_metrics"), "pcie"),
-                                           "replay_count_acc"),
-                               1);
+        metrics_sample(
+                e, L("gpu", bdf_of(g)),
+                metrics_get(metrics_get(metrics_get(g, "gpu_metrics"), "pcie"), "replay_count_acc"),
+                1);
 }
 
 static void xgmi(struct metrics_emit *e, const struct metrics_input *in, const char *key) {
         FOREACH_METRICS_GPU(e, in->metric, g) {
-                json_object *a = metrics_get(metrics_get(metrics_get(g, "gpu_metrics"), "xgmi"), key);
+                json_object *a =
+                        metrics_get(metrics_get(metrics_get(g, "gpu_metrics"), "xgmi"), key);
                 char link[24];
 
                 for (size_t i = 0; i < len(a); i++) {
@@ -358,7 +365,9 @@ static void r_xgmi_write(struct metrics_emit *e, const struct metrics_input *in)
 
 static void r_ecc(struct metrics_emit *e, const struct metrics_input *in) {
         static const char *const sev[][2] = {
-                { "ue", "uncorrectable" }, { "ce", "correctable" }, { "de", "deferred" },
+                { "ue", "uncorrectable" },
+                { "ce", "correctable" },
+                { "de", "deferred" },
         };
 
         FOREACH_METRICS_GPU(e, in->ras, g) {
@@ -371,9 +380,10 @@ static void r_ecc(struct metrics_emit *e, const struct metrics_input *in) {
                         if (!block)
                                 continue;
                         for (size_t s = 0; s < sizeof(sev) / sizeof(sev[0]); s++)
-                                metrics_sample(e, L("gpu", bdf_of(g), "block", block, "severity",
-                                                    sev[s][1]),
-                                               metrics_get(x, sev[s][0]), 1);
+                                metrics_sample(
+                                        e,
+                                        L("gpu", bdf_of(g), "block", block, "severity", sev[s][1]),
+                                        metrics_get(x, sev[s][0]), 1);
                 }
         }
 }
@@ -403,15 +413,15 @@ static void r_partition_info(struct metrics_emit *e, const struct metrics_input 
                 if (!compute && !memory)
                         continue;
                 metrics_sample_d(e,
-                                 L("gpu", bdf_of(g), "compute_mode", compute, "memory_mode",
-                                   memory, "memory_pending", metrics_get_string(g, "memory_pending")),
+                                 L("gpu", bdf_of(g), "compute_mode", compute, "memory_mode", memory,
+                                   "memory_pending", metrics_get_string(g, "memory_pending")),
                                  1);
         }
 }
 
 static void r_sriov_vfs(struct metrics_emit *e, const struct metrics_input *in) {
         FOREACH_METRICS_GPU(e, in->sriov, g)
-                metrics_sample(e, L("gpu", bdf_of(g)), metrics_get(g, "num_vfs"), 1);
+        metrics_sample(e, L("gpu", bdf_of(g)), metrics_get(g, "num_vfs"), 1);
 }
 
 static void r_config_in_sync(struct metrics_emit *e, const struct metrics_input *in) {
@@ -442,8 +452,8 @@ const struct metrics_family metrics_families[] = {
           "Whether amdsmi could read the GPUs (1) or not (0).", r_up },
         { "amdsmi_scrape_duration_seconds", METRICS_GAUGE, "seconds", "", "",
           "How long amdsmi took to read the GPUs and render these metrics.", r_scrape_duration },
-        { "amdsmi_gpu_info", METRICS_INFO, NULL,
-          "product, serial, unique_id, vbios, driver, hive", "list, static",
+        { "amdsmi_gpu_info", METRICS_INFO, NULL, "product, serial, unique_id, vbios, driver, hive",
+          "list, static",
           "Identity of the GPU (serial and unique_id unless [metrics] identity = no).",
           r_gpu_info },
         { "amdsmi_gpu_power_watts", METRICS_GAUGE, "watts", "sensor", "metric power.power_w",
@@ -469,10 +479,10 @@ const struct metrics_family metrics_families[] = {
         { "amdsmi_partition_gfx_busy_ratio", METRICS_GAUGE, "ratio", "partition",
           "metric gpu_metrics.partitions", "Share of time the compute partition's XCCs were busy.",
           r_partition_busy },
-        { "amdsmi_gpu_vram_used_bytes", METRICS_GAUGE, "bytes", "", "metric memory",
-          "VRAM in use.", r_vram_used },
-        { "amdsmi_gpu_vram_size_bytes", METRICS_GAUGE, "bytes", "", "metric memory",
-          "VRAM size.", r_vram_size },
+        { "amdsmi_gpu_vram_used_bytes", METRICS_GAUGE, "bytes", "", "metric memory", "VRAM in use.",
+          r_vram_used },
+        { "amdsmi_gpu_vram_size_bytes", METRICS_GAUGE, "bytes", "", "metric memory", "VRAM size.",
+          r_vram_size },
         { "amdsmi_gpu_throttle_seconds_total", METRICS_COUNTER, "seconds", "reason",
           "metric limiters.throttle_seconds_total",
           "Time a limiter held the GPU below its clocks, since amdsmid began sampling it.",
@@ -485,8 +495,8 @@ const struct metrics_family metrics_families[] = {
         { "amdsmi_gpu_xgmi_write_bytes_total", METRICS_COUNTER, "bytes", "link",
           "metric gpu_metrics.xgmi.write_data_kb", "Data written over an XGMI link.",
           r_xgmi_write },
-        { "amdsmi_gpu_ecc_errors_total", METRICS_COUNTER, NULL, "block, severity",
-          "ras ras.blocks", "ECC errors counted by the driver per RAS block.", r_ecc },
+        { "amdsmi_gpu_ecc_errors_total", METRICS_COUNTER, NULL, "block, severity", "ras ras.blocks",
+          "ECC errors counted by the driver per RAS block.", r_ecc },
         { "amdsmi_gpu_health", METRICS_GAUGE, NULL, "state", "health health.state",
           "Health verdict: 1 for the GPU's state (ok, warning, critical, unknown), 0 for the "
           "others.",

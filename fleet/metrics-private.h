@@ -16,7 +16,7 @@ enum metrics_type {
 struct metrics_emit;
 
 struct metrics_family {
-        const char *name;   /* as the samples carry it (with _total, _info) */
+        const char *name; /* as the samples carry it (with _total, _info) */
         enum metrics_type type;
         const char *unit;   /* the base unit the name ends with (OpenMetrics # UNIT), or NULL */
         const char *labels; /* documentation: the labels besides gpu */
@@ -53,7 +53,8 @@ bool metrics_gpu_is_host_vf(const struct metrics_emit *e, json_object *g);
 
 /* The GPUs of @doc, the host's VFs left out. */
 #define FOREACH_METRICS_GPU(e, doc, g)                                                        \
-        for (size_t _i = 0, _n = metrics_gpus(doc) ? json_object_array_length(metrics_gpus(doc)) : 0; \
+        for (size_t _i = 0,                                                                   \
+                    _n = metrics_gpus(doc) ? json_object_array_length(metrics_gpus(doc)) : 0; \
              _i < _n; _i++)                                                                   \
-                for (json_object *g = json_object_array_get_idx(metrics_gpus(doc), _i);      \
+                for (json_object *g = json_object_array_get_idx(metrics_gpus(doc), _i);       \
                      g && !metrics_gpu_is_host_vf((e), g); g = NULL)

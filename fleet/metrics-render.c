@@ -142,8 +142,8 @@ static int find_vfs(struct metrics_emit *e, const struct metrics_input *in) {
         json_object *docs[] = { in->list, in->static_doc };
 
         for (size_t d = 0; d < 2; d++)
-                for (size_t i = 0; metrics_gpus(docs[d]) &&
-                                   i < json_object_array_length(metrics_gpus(docs[d]));
+                for (size_t i = 0;
+                     metrics_gpus(docs[d]) && i < json_object_array_length(metrics_gpus(docs[d]));
                      i++) {
                         json_object *g = json_object_array_get_idx(metrics_gpus(docs[d]), i);
                         const char *role = metrics_get_string(g, "role");
@@ -354,8 +354,7 @@ static double parse_params(const char *s, const char *end, char *version, size_t
                                 q = strtod(num, &e);
                                 if (*e || !(q >= 0 && q <= 1))
                                         return 0;
-                        } else if (token_is(s, k_end, "version") &&
-                                   (size_t) (v_end - v) < vsize) {
+                        } else if (token_is(s, k_end, "version") && (size_t) (v_end - v) < vsize) {
                                 memcpy(version, v, (size_t) (v_end - v));
                                 version[v_end - v] = 0;
                         }
@@ -374,7 +373,8 @@ enum metrics_format metrics_format_from_accept(const char *accept) {
         while (*s) {
                 const char *comma = strchr(s, ','), *end = comma ? comma : s + strlen(s);
                 const char *semi = memchr(s, ';', (size_t) (end - s));
-                const char *type = skip_blanks(s, end), *type_end = trim_end(type, semi ? semi : end);
+                const char *type = skip_blanks(s, end),
+                           *type_end = trim_end(type, semi ? semi : end);
                 char version[32];
                 double q = parse_params(semi ? semi + 1 : end, end, version, sizeof(version));
 

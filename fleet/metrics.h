@@ -25,18 +25,18 @@ enum metrics_format {
 /* What the families are rendered from: amdsmi/1 documents (their whole object, with "gpus";
  * any may be NULL: its families are left out). Owned by the caller. */
 struct metrics_input {
-        json_object *list;      /* `amdsmi list`: identity (product, unique_id, hive) */
-        json_object *static_doc;/* `amdsmi static`: serial, vbios, driver */
-        json_object *metric;    /* `amdsmi metric`: power, energy, temperatures, clocks, busy,
-                                 * VRAM, throttle residency, PCIe, XGMI, per-partition busy */
-        json_object *ras;       /* `amdsmi ras`: ECC error counts per RAS block */
-        json_object *power;     /* `amdsmi power`: caps, sources and which binds */
-        json_object *partition; /* `amdsmi partition`: compute/memory modes, pending */
-        json_object *health;    /* `amdsmi health`: the verdict */
-        json_object *sriov;     /* `amdsmi sriov`: VF counts */
-        json_object *apply;     /* `amdsmi apply --check`: the desired state's keys in sync */
-        bool identity;          /* serial and unique_id labels on amdsmi_gpu_info */
-        bool up;                /* amdsmi_up: the documents could be built */
+        json_object *list;        /* `amdsmi list`: identity (product, unique_id, hive) */
+        json_object *static_doc;  /* `amdsmi static`: serial, vbios, driver */
+        json_object *metric;      /* `amdsmi metric`: power, energy, temperatures, clocks, busy,
+                                   * VRAM, throttle residency, PCIe, XGMI, per-partition busy */
+        json_object *ras;         /* `amdsmi ras`: ECC error counts per RAS block */
+        json_object *power;       /* `amdsmi power`: caps, sources and which binds */
+        json_object *partition;   /* `amdsmi partition`: compute/memory modes, pending */
+        json_object *health;      /* `amdsmi health`: the verdict */
+        json_object *sriov;       /* `amdsmi sriov`: VF counts */
+        json_object *apply;       /* `amdsmi apply --check`: the desired state's keys in sync */
+        bool identity;            /* serial and unique_id labels on amdsmi_gpu_info */
+        bool up;                  /* amdsmi_up: the documents could be built */
         double scrape_duration_s; /* amdsmi_scrape_duration_seconds; < 0: left out */
 };
 

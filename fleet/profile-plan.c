@@ -60,12 +60,12 @@ static void worse(struct profile_plan *p, int r) {
 }
 
 static json_object *row(struct profile_plan *p, size_t index, const char *bdf, const char *setting,
-                        json_object *now, json_object *desired, const char *action,
-                        const char *fmt, ...) _printf_(8, 9);
+                        json_object *now, json_object *desired, const char *action, const char *fmt,
+                        ...) _printf_(8, 9);
 
 static json_object *row(struct profile_plan *p, size_t index, const char *bdf, const char *setting,
-                        json_object *now, json_object *desired, const char *action,
-                        const char *fmt, ...) {
+                        json_object *now, json_object *desired, const char *action, const char *fmt,
+                        ...) {
         json_object *o = json_object_new_object();
         char *msg = NULL;
         va_list ap;
@@ -124,10 +124,12 @@ static void plan_partition(struct profile_plan *p, size_t i, struct amdsmi_gpu *
         }
 
         if (want->memory != AMDSMI_MEMORY_UNKNOWN) {
-                json_object *now = mm == AMDSMI_MEMORY_UNKNOWN
-                                           ? NULL
-                                           : json_object_new_string(amdsmi_memory_mode_to_string(mm));
-                json_object *des = json_object_new_string(amdsmi_memory_mode_to_string(want->memory));
+                json_object *now =
+                        mm == AMDSMI_MEMORY_UNKNOWN
+                                ? NULL
+                                : json_object_new_string(amdsmi_memory_mode_to_string(mm));
+                json_object *des =
+                        json_object_new_string(amdsmi_memory_mode_to_string(want->memory));
 
                 if (mm == AMDSMI_MEMORY_UNKNOWN) {
                         row(p, i, bdf, "memory_mode", now, des, "invalid",
@@ -138,29 +140,32 @@ static void plan_partition(struct profile_plan *p, size_t i, struct amdsmi_gpu *
                 else if (pending == want->memory)
                         row(p, i, bdf, "memory_mode", now, des, "reload-required",
                             "requested already: takes effect with amdsmi reset -g %s "
-                            "--reload-driver", bdf);
+                            "--reload-driver",
+                            bdf);
                 else {
-                        r = amdsmi_gpu_plan_partition(gpu, AMDSMI_COMPUTE_UNKNOWN, want->memory,
-                                                      0, &pl);
+                        r = amdsmi_gpu_plan_partition(gpu, AMDSMI_COMPUTE_UNKNOWN, want->memory, 0,
+                                                      &pl);
                         if (r < 0 || pl.reason != AMDSMI_PLAN_OK) {
                                 row(p, i, bdf, "memory_mode", now, des, "invalid",
                                     "the GPU refuses it: %s",
-                                    r < 0 ? strerror(-r)
-                                          : amdsmi_plan_reason_to_string(pl.reason));
+                                    r < 0 ? strerror(-r) : amdsmi_plan_reason_to_string(pl.reason));
                                 worse(p, r < 0 ? r : -ERANGE);
                         } else {
                                 row(p, i, bdf, "memory_mode", now, des, "reload-required",
                                     "amdsmid records the request; it takes effect with "
-                                    "amdsmi reset -g %s --reload-driver", bdf);
+                                    "amdsmi reset -g %s --reload-driver",
+                                    bdf);
                                 worse(p, -AMDSMI_ERELOAD_REQUIRED);
                         }
                 }
         }
         if (want->compute != AMDSMI_COMPUTE_UNKNOWN) {
-                json_object *now = cm == AMDSMI_COMPUTE_UNKNOWN
-                                           ? NULL
-                                           : json_object_new_string(amdsmi_compute_mode_to_string(cm));
-                json_object *des = json_object_new_string(amdsmi_compute_mode_to_string(want->compute));
+                json_object *now =
+                        cm == AMDSMI_COMPUTE_UNKNOWN
+                                ? NULL
+                                : json_object_new_string(amdsmi_compute_mode_to_string(cm));
+                json_object *des =
+                        json_object_new_string(amdsmi_compute_mode_to_string(want->compute));
 
                 if (cm == want->compute) {
                         row(p, i, bdf, "compute_mode", now, des, "none", "%s", "");
@@ -257,11 +262,13 @@ static void plan_sriov(struct profile_plan *p, size_t i, struct amdsmi_gpu *gpu,
         } else if (info->config == AMDSMI_VF_CONFIG_GIM_PARAM)
                 row(p, i, bdf, "num_vfs", now, des, "manual",
                     "gim's vf_num sets it: amdsmi sriov set -g %s --num-vfs %u --persist, then "
-                    "reload gim", bdf, want->num_vfs);
+                    "reload gim",
+                    bdf, want->num_vfs);
         else
                 row(p, i, bdf, "num_vfs", now, des, "manual",
                     "amdsmid never changes a VF count on its own: amdsmi sriov set -g %s "
-                    "--num-vfs %u", bdf, want->num_vfs);
+                    "--num-vfs %u",
+                    bdf, want->num_vfs);
 }
 
 /* amdsmid.conf's enforce, shown where the file says it for the GPU (a [gpu] section, or
@@ -349,8 +356,9 @@ static enum profile_sync_state rows_state(json_object *rows) {
                 else
                         pending = true;
         }
-        return pending ? PROFILE_SYNC_PENDING
-                       : reload ? PROFILE_SYNC_RELOAD_REQUIRED : PROFILE_SYNC_SUCCESS;
+        return pending  ? PROFILE_SYNC_PENDING
+               : reload ? PROFILE_SYNC_RELOAD_REQUIRED
+                        : PROFILE_SYNC_SUCCESS;
 }
 
 int profile_plan_build(struct profile_plan *p, const struct config *conf, struct gpu_set *set,

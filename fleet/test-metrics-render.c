@@ -41,16 +41,16 @@ static bool has_line(const char *text, const char *line) {
         return false;
 }
 
-#define assert_line(text, line)                                                             \
-        do {                                                                                \
-                if (!has_line((text), (line)))                                              \
-                        fail_msg("missing line: %s\n--- in:\n%s", (line), (text));          \
+#define assert_line(text, line)                                                    \
+        do {                                                                       \
+                if (!has_line((text), (line)))                                     \
+                        fail_msg("missing line: %s\n--- in:\n%s", (line), (text)); \
         } while (0)
 
-#define assert_no(text, s)                                                                  \
-        do {                                                                                \
-                if (strstr((text), (s)))                                                    \
-                        fail_msg("unexpected: %s\n--- in:\n%s", (s), (text));               \
+#define assert_no(text, s)                                                    \
+        do {                                                                  \
+                if (strstr((text), (s)))                                      \
+                        fail_msg("unexpected: %s\n--- in:\n%s", (s), (text)); \
         } while (0)
 
 static const char *METRIC =
@@ -89,16 +89,25 @@ static void test_metric(void **state) {
         assert_line(t, "amdsmi_gpu_energy_joules_total{gpu=\"0000:05:00.0\"} 500441.25");
         /* hwmon's junction, not gpu_metrics' hotspot again; gpu_metrics' mem where hwmon has
          * none; an array's elements with their index, its nulls left out */
-        assert_line(t, "amdsmi_gpu_temperature_celsius{gpu=\"0000:05:00.0\",sensor=\"junction\"} 41");
+        assert_line(t,
+                    "amdsmi_gpu_temperature_celsius{gpu=\"0000:05:00.0\",sensor=\"junction\"} 41");
         assert_line(t, "amdsmi_gpu_temperature_celsius{gpu=\"0000:05:00.0\",sensor=\"mem\"} 37");
         assert_line(t, "amdsmi_gpu_temperature_celsius{gpu=\"0000:05:00.0\",sensor=\"vrsoc\"} 33");
-        assert_line(t, "amdsmi_gpu_temperature_celsius{gpu=\"0000:05:00.0\",sensor=\"hbm\",index=\"0\"} 50");
-        assert_line(t, "amdsmi_gpu_temperature_celsius{gpu=\"0000:05:00.0\",sensor=\"hbm\",index=\"2\"} 52");
+        assert_line(
+                t,
+                "amdsmi_gpu_temperature_celsius{gpu=\"0000:05:00.0\",sensor=\"hbm\",index=\"0\"} 50");
+        assert_line(
+                t,
+                "amdsmi_gpu_temperature_celsius{gpu=\"0000:05:00.0\",sensor=\"hbm\",index=\"2\"} 52");
         assert_no(t, "sensor=\"hbm\",index=\"1\"");
         assert_no(t, "hotspot");
         /* MHz to Hz, per instance; the averages are not clocks of their own */
-        assert_line(t, "amdsmi_gpu_clock_hertz{gpu=\"0000:05:00.0\",clock=\"gfx\",index=\"1\"} 509000000");
-        assert_line(t, "amdsmi_gpu_clock_hertz{gpu=\"0000:05:00.0\",clock=\"mem\",index=\"0\"} 900000000");
+        assert_line(
+                t,
+                "amdsmi_gpu_clock_hertz{gpu=\"0000:05:00.0\",clock=\"gfx\",index=\"1\"} 509000000");
+        assert_line(
+                t,
+                "amdsmi_gpu_clock_hertz{gpu=\"0000:05:00.0\",clock=\"mem\",index=\"0\"} 900000000");
         assert_no(t, "avg");
         /* percent to ratio */
         assert_line(t, "amdsmi_gpu_busy_ratio{gpu=\"0000:05:00.0\",engine=\"gfx\"} 0.07");
@@ -106,11 +115,13 @@ static void test_metric(void **state) {
         assert_no(t, "engine=\"memory\"");
         assert_no(t, "engine=\"jpeg\"");
         /* the mean over the partition's XCCs that have a value; none: no series */
-        assert_line(t, "amdsmi_partition_gfx_busy_ratio{gpu=\"0000:05:00.0\",partition=\"0\"} 0.15");
+        assert_line(t,
+                    "amdsmi_partition_gfx_busy_ratio{gpu=\"0000:05:00.0\",partition=\"0\"} 0.15");
         assert_no(t, "partition=\"1\"");
         assert_line(t, "amdsmi_gpu_vram_used_bytes{gpu=\"0000:05:00.0\"} 314572800");
         assert_line(t, "amdsmi_gpu_vram_size_bytes{gpu=\"0000:05:00.0\"} 206158430208");
-        assert_line(t, "amdsmi_gpu_throttle_seconds_total{gpu=\"0000:05:00.0\",reason=\"power\"} 1.5");
+        assert_line(t,
+                    "amdsmi_gpu_throttle_seconds_total{gpu=\"0000:05:00.0\",reason=\"power\"} 1.5");
         assert_no(t, "reason=\"hbm_thermal\"");
         assert_line(t, "amdsmi_gpu_pcie_replays_total{gpu=\"0000:05:00.0\"} 2");
         /* KB to bytes */
@@ -137,7 +148,9 @@ static const char *STATIC = "{\"gpus\": [{\"bdf\": \"0000:05:00.0\", \"serial_nu
 
 /* identity: labels escaped, null labels left out (never empty), identity = no */
 static void test_info(void **state) {
-        struct metrics_input in = { .list = doc(LIST), .static_doc = doc(STATIC), .identity = true };
+        struct metrics_input in = { .list = doc(LIST),
+                                    .static_doc = doc(STATIC),
+                                    .identity = true };
         char *t = render(&in, METRICS_FORMAT_TEXT);
 
         assert_line(t, "amdsmi_gpu_info{gpu=\"0000:05:00.0\",product=\"MI300X\","
@@ -177,9 +190,15 @@ static void test_power(void **state) {
         assert_line(t, "amdsmi_gpu_power_cap_watts{gpu=\"0000:05:00.0\",limit=\"vm\"} 450");
         assert_no(t, "limit=\"apml\"");
         assert_line(t, "amdsmi_gpu_power_cap_watts{gpu=\"0000:26:00.0\",limit=\"ppt1\"} 800");
-        assert_line(t, "amdsmi_gpu_power_cap_source_info{gpu=\"0000:05:00.0\",source=\"host\",binds=\"false\"} 1");
-        assert_line(t, "amdsmi_gpu_power_cap_source_info{gpu=\"0000:05:00.0\",source=\"vm\",binds=\"true\"} 1");
-        assert_line(t, "amdsmi_gpu_power_cap_source_info{gpu=\"0000:26:00.0\",source=\"external\",binds=\"true\"} 1");
+        assert_line(
+                t,
+                "amdsmi_gpu_power_cap_source_info{gpu=\"0000:05:00.0\",source=\"host\",binds=\"false\"} 1");
+        assert_line(
+                t,
+                "amdsmi_gpu_power_cap_source_info{gpu=\"0000:05:00.0\",source=\"vm\",binds=\"true\"} 1");
+        assert_line(
+                t,
+                "amdsmi_gpu_power_cap_source_info{gpu=\"0000:26:00.0\",source=\"external\",binds=\"true\"} 1");
         free(t);
         json_object_put(in.power);
 }
@@ -210,8 +229,12 @@ static void test_state(void **state) {
         assert_line(t, "amdsmi_gpu_health{gpu=\"0000:05:00.0\",state=\"warning\"} 1");
         assert_line(t, "amdsmi_gpu_health{gpu=\"0000:05:00.0\",state=\"ok\"} 0");
         assert_no(t, "amdsmi_gpu_health{gpu=\"0000:26:00.0\"");
-        assert_line(t, "amdsmi_gpu_ecc_errors_total{gpu=\"0000:05:00.0\",block=\"umc\",severity=\"uncorrectable\"} 1");
-        assert_line(t, "amdsmi_gpu_ecc_errors_total{gpu=\"0000:05:00.0\",block=\"umc\",severity=\"correctable\"} 20");
+        assert_line(
+                t,
+                "amdsmi_gpu_ecc_errors_total{gpu=\"0000:05:00.0\",block=\"umc\",severity=\"uncorrectable\"} 1");
+        assert_line(
+                t,
+                "amdsmi_gpu_ecc_errors_total{gpu=\"0000:05:00.0\",block=\"umc\",severity=\"correctable\"} 20");
         assert_no(t, "deferred");
         assert_line(t, "amdsmi_gpu_partition_info{gpu=\"0000:05:00.0\",compute_mode=\"CPX\","
                        "memory_mode=\"NPS1\",memory_pending=\"NPS4\"} 1");
@@ -232,8 +255,9 @@ static void test_state(void **state) {
 
 /* OpenMetrics: family names without _total / _info, info and UNIT lines, # EOF last */
 static void test_openmetrics(void **state) {
-        struct metrics_input in = { .metric = doc(METRIC), .list = doc(LIST), .up = true,
-                                    .scrape_duration_s = -1 };
+        struct metrics_input in = {
+                .metric = doc(METRIC), .list = doc(LIST), .up = true, .scrape_duration_s = -1
+        };
         char *t = render(&in, METRICS_FORMAT_OPENMETRICS);
         size_t n = strlen(t);
 
@@ -241,7 +265,9 @@ static void test_openmetrics(void **state) {
         assert_line(t, "# UNIT amdsmi_gpu_energy_joules joules");
         assert_line(t, "amdsmi_gpu_energy_joules_total{gpu=\"0000:05:00.0\"} 500441.25");
         assert_line(t, "# TYPE amdsmi_gpu info");
-        assert_line(t, "# HELP amdsmi_gpu Identity of the GPU (serial and unique_id unless [metrics] identity = no).");
+        assert_line(
+                t,
+                "# HELP amdsmi_gpu Identity of the GPU (serial and unique_id unless [metrics] identity = no).");
         assert_line(t, "# TYPE amdsmi_gpu_pcie_replays counter");
         assert_no(t, "# UNIT amdsmi_gpu_pcie_replays");
         assert_line(t, "# UNIT amdsmi_gpu_busy_ratio ratio");
@@ -257,8 +283,9 @@ static void test_host_vfs(void **state) {
         struct metrics_input in = {
                 .list = doc("[{\"bdf\": \"0000:05:00.0\", \"role\": \"host-pf\"},"
                             " {\"bdf\": \"0000:05:02.0\", \"role\": \"vf\"}]"),
-                .metric = doc("[{\"bdf\": \"0000:05:00.0\", \"memory\": {\"vram_total_bytes\": 2}},"
-                              " {\"bdf\": \"0000:05:02.0\", \"memory\": {\"vram_total_bytes\": 1}}]"),
+                .metric =
+                        doc("[{\"bdf\": \"0000:05:00.0\", \"memory\": {\"vram_total_bytes\": 2}},"
+                            " {\"bdf\": \"0000:05:02.0\", \"memory\": {\"vram_total_bytes\": 1}}]"),
                 .health = doc("[{\"bdf\": \"0000:05:02.0\", \"role\": \"vf\","
                               " \"health\": {\"state\": \"ok\"}}]"),
                 .scrape_duration_s = -1,
@@ -276,13 +303,15 @@ static void test_host_vfs(void **state) {
 
 /* nothing at all: amdsmi_up 0 and nothing else */
 static void test_empty(void **state) {
-        struct metrics_input in = { .metric = doc("{\"gpus\": 5}"), .power = doc("\"x\""),
+        struct metrics_input in = { .metric = doc("{\"gpus\": 5}"),
+                                    .power = doc("\"x\""),
                                     .scrape_duration_s = -1 };
         char *t = render(&in, METRICS_FORMAT_TEXT);
 
-        assert_string_equal(t, "# HELP amdsmi_up Whether amdsmi could read the GPUs (1) or not (0).\n"
-                               "# TYPE amdsmi_up gauge\n"
-                               "amdsmi_up 0\n");
+        assert_string_equal(t,
+                            "# HELP amdsmi_up Whether amdsmi could read the GPUs (1) or not (0).\n"
+                            "# TYPE amdsmi_up gauge\n"
+                            "amdsmi_up 0\n");
         free(t);
         json_object_put(in.metric);
         json_object_put(in.power);
@@ -328,8 +357,7 @@ int main(void) {
                 cmocka_unit_test(test_metric),      cmocka_unit_test(test_info),
                 cmocka_unit_test(test_power),       cmocka_unit_test(test_state),
                 cmocka_unit_test(test_openmetrics), cmocka_unit_test(test_empty),
-                cmocka_unit_test(test_host_vfs),
-                cmocka_unit_test(test_accept),
+                cmocka_unit_test(test_host_vfs),    cmocka_unit_test(test_accept),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
