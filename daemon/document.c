@@ -34,6 +34,7 @@
 #include <syslog.h>
 
 #include "amdsmid.h"
+#include "daemon-metrics.h"
 #include "documents.h"
 #include "gpu-set.h"
 #include "health-json.h"
@@ -478,6 +479,39 @@ static int reply_text(sd_bus_message *m, const char *text, char **notes) {
         return r;
 }
 
+/*
+ * GetDocumentText("prometheus" or "openmetrics", no options): what /metrics answers, the
+ * rendering amdsmid keeps (fleet/daemon-metrics.c), for amdsmi metric --prometheus. @return 1
+ * when @m asks for it (answered), 0 when it does not, or a negative errno with @error set.
+ */
+static int prometheus_text(struct daemon *d, sd_bus_message *m, sd_bus_error *error) {
+        enum metrics_format f;
+        const char *verb, *text = NULL;
+        int r;
+
+        if (sd_bus_message_rewind(m, true) < 0 || sd_bus_message_read(m, "s", &verb) < 0)
+                return 0;
+        if (strcmp(verb, "prometheus") == 0)
+                f = METRICS_FORMAT_TEXT;
+        else if (strcmp(verb, "openmetrics") == 0)
+                f = METRICS_FORMAT_OPENMETRICS;
+        else {
+                (void) sd_bus_message_rewind(m, true);
+                return 0;
+        }
+        r = sd_bus_message_enter_container(m, 'a', "{sv}");
+        if (r >= 0 && sd_bus_message_at_end(m, false) <= 0)
+                return bus_error_errno(error, -EINVAL,
+                                       "GetDocumentText: %s takes no options: it is every GPU's, "
+                                       "as /metrics answers",
+                                       verb);
+        r = daemon_metrics_get(d, f, &text, NULL, NULL);
+        if (r < 0)
+                return bus_error_errno(error, r, "cannot render the metrics: %s", strerror(-r));
+        r = reply_text(m, text, NULL);
+        return r < 0 ? r : 1;
+}
+
 static int method_get_document_text(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         struct daemon *d = userdata;
         _cleanup_strv_free_ char **note_list = NULL;
@@ -485,6 +519,10 @@ static int method_get_document_text(sd_bus_message *m, void *userdata, sd_bus_er
         const char *text;
         bool cache = is_metric_of_all(m);
         int r;
+
+        r = prometheus_text(d, m, error);
+        if (r != 0)
+                return r < 0 ? r : 1;
 
         if (cache && d->metric_text &&
             now_usec(CLOCK_MONOTONIC) - d->metric_text_usec < METRICS_MAX_AGE_USEC) {

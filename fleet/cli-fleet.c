@@ -83,6 +83,28 @@ static int leave_out_vfs(struct cli *c, json_object *list) {
         return 0;
 }
 
+/* Through amdsmid, for every GPU: its own rendering, byte for byte what /metrics answers
+ * (GetDocumentText("prometheus")). @return 1 printed; 0 to collect the documents instead (a
+ * -g selection, no amdsmid, an older one without the verb); < 0 failed (reported). */
+static int prometheus_from_daemon(struct cli *c) {
+        _cleanup_strv_free_ char **notes = NULL;
+        _cleanup_free_ char *text = NULL, *message = NULL;
+        size_t size;
+        int r;
+
+        if (!c->read_daemon || c->selection.n_items > 0)
+                return 0;
+        r = cli_bus_get_document_text("prometheus", NULL, 30000, &text, &notes, &message);
+        if (r == -ENOMEM)
+                return cli_fail(c, r, "out of memory");
+        if (r < 0)
+                return 0;
+        size = strlen(text);
+        if (fwrite(text, 1, size, stdout) != size || fflush(stdout) != 0)
+                return cli_fail(c, -EIO, "cannot write the metrics: %s", strerror(errno));
+        return 1;
+}
+
 static int prometheus_sample(struct cli *c) {
         struct prometheus_docs d = {};
         uint64_t t0 = now_monotonic_us();
@@ -91,6 +113,9 @@ static int prometheus_sample(struct cli *c) {
         size_t size = 0;
         int r = 0;
 
+        r = prometheus_from_daemon(c);
+        if (r != 0)
+                return r < 0 ? r : 0;
         if (c->metric.throttle && !c->read_daemon && c->sample == 0) {
                 /* the limiters' first sample, 100 ms before the one rendered */
                 json_object *first = NULL;

@@ -30,8 +30,8 @@ import unittest
 import urllib.parse
 import urllib.request
 
-from daemontest import (GPU0, SIM, Daemon, gpu_path, mkdtemp, remove_tree, require_daemon,
-                        wait_until)
+from daemontest import (GPU0, NOBODY, SIM, BusError, Daemon, gpu_path, mkdtemp, remove_tree,
+                        require_daemon, wait_until)
 
 PARTITION = "org.amdsmi1.Partition"
 OPENMETRICS = "application/openmetrics-text; version=1.0.0; charset=utf-8"
@@ -338,6 +338,39 @@ class Families(unittest.TestCase):
             dur = samples(later, "amdsmi_scrape_duration_seconds")[""]
             self.assertGreater(dur, 0)
             self.assertLess(dur, 4.0)
+
+
+class ThroughAmdsmid(unittest.TestCase):
+    def test_cli_prints_what_metrics_answers(self):
+        """amdsmi metric --prometheus through amdsmid prints /metrics' bytes (one collection:
+        a long interval), without reading the GPUs itself (its mount namespace has an empty
+        tree where the simulator is); GetDocumentText("openmetrics") is the OpenMetrics
+        rendering; options, and GetDocument, are refused."""
+        with Exporter(config="[metrics]\ninterval_ms = 10000\n") as d:
+            scraped = scrape(d.port)[1]
+            blind = ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c",
+                     'mount -t tmpfs amdsmi-blind "$0" && exec "$@"', d.mount.root]
+            p = d.cli("metric", "--prometheus", user=blind)
+            self.assertEqual(p.stdout, scraped)
+            self.assertEqual(p.stderr, "")
+            # as another user: the same text (the endpoint is open to every local user too)
+            p = d.cli("metric", "--prometheus", user=blind + NOBODY)
+            self.assertEqual(p.stdout, scraped)
+            # -g: the documents of those GPUs, rendered by the CLI (through amdsmid)
+            p = d.cli("metric", "--prometheus", "-g", "1", user=blind)
+            self.assertEqual(len(samples(p.stdout, "amdsmi_gpu_info")), 1)
+            text = d.call("/org/amdsmi1", "org.amdsmi1.Manager", "GetDocumentText",
+                          "sa{sv}", "openmetrics", 0)
+            om = scrape(d.port, accept="application/openmetrics-text")[1]
+            self.assertEqual(text[0], om)
+            self.assertTrue(text[0].endswith("# EOF\n"))
+            self.assertEqual(text[1], [])
+            with self.assertRaisesRegex(BusError, "prometheus takes no options"):
+                d.call("/org/amdsmi1", "org.amdsmi1.Manager", "GetDocumentText", "sa{sv}",
+                       "prometheus", 1, "gpus", "as", 1, "0")
+            with self.assertRaisesRegex(BusError, "unknown verb 'prometheus'"):
+                d.call("/org/amdsmi1", "org.amdsmi1.Manager", "GetDocument", "sa{sv}",
+                       "prometheus", 0)
 
 
 class PrometheusServer(unittest.TestCase):
