@@ -340,6 +340,67 @@ class Families(unittest.TestCase):
             self.assertLess(dur, 4.0)
 
 
+class OpenWatch:
+    """inotify IN_OPEN on the files of some directories (any process): what was opened."""
+    IN_OPEN = 0x20
+
+    def __init__(self, *dirs):
+        import ctypes
+        import ctypes.util
+        self.libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+        self.fd = self.libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+        if self.fd < 0:
+            raise OSError(ctypes.get_errno(), "inotify_init1")
+        self.dirs = {}
+        for d in dirs:
+            wd = self.libc.inotify_add_watch(self.fd, d.encode(), self.IN_OPEN)
+            if wd < 0:
+                raise OSError(ctypes.get_errno(), "inotify_add_watch " + d)
+            self.dirs[wd] = d
+
+    def opened(self):
+        """The paths opened since the last call."""
+        import struct
+        out = []
+        while True:
+            try:
+                data = os.read(self.fd, 65536)
+            except BlockingIOError:
+                return out
+            off = 0
+            while off < len(data):
+                wd, _, _, n = struct.unpack_from("iIII", data, off)
+                name = data[off + 16:off + 16 + n].rstrip(b"\0").decode()
+                out.append(os.path.join(self.dirs.get(wd, "?"), name))
+                off += 16 + n
+
+    def close(self):
+        os.close(self.fd)
+
+
+class DeviceNodes(unittest.TestCase):
+    def test_scrapes_open_no_device_node(self):
+        """Scrapes (and the textfile) never open /dev/kfd or a DRM node: an inotify watch on
+        the device root sees none, while an in-process `amdsmi static` (which asks the render
+        node for the firmware versions) is seen, so the watch works."""
+        with Exporter(config="[metrics]\ninterval_ms = 200\n") as d:
+            dri = os.path.join(d.dev_dir, "dri")
+            os.makedirs(dri, exist_ok=True)
+            for minor in range(128, 136):
+                open(os.path.join(dri, "renderD%d" % minor), "w").close()
+            watch = OpenWatch(d.dev_dir, dri)
+            self.addCleanup(watch.close)
+            for _ in range(4):
+                scrape(d.port)
+                scrape(d.port, accept="application/openmetrics-text")
+                time.sleep(0.25)  # a new collection each time
+            d.cli("metric", "--prometheus")
+            self.assertEqual(watch.opened(), [])
+            # the control: the CLI in-process opens the render node
+            d.cli("--direct", "static", "-g", "0", status=None)
+            self.assertIn(os.path.join(dri, "renderD128"), watch.opened())
+
+
 class ThroughAmdsmid(unittest.TestCase):
     def test_cli_prints_what_metrics_answers(self):
         """amdsmi metric --prometheus through amdsmid prints /metrics' bytes (one collection:
