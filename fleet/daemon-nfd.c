@@ -187,7 +187,7 @@ static void log_state(int r, const char *why) {
                 log_warning("cannot write the NFD feature file %s: %s (tried again, said again "
                             "once it works)",
                             nfd.path, why);
-        else if (nfd.tried)
+        else if (nfd.tried && nfd.state < 0)
                 log_info("the NFD feature file %s is written again", nfd.path);
         else
                 log_info("writing the NFD feature file %s (labels %s*)", nfd.path,
@@ -235,6 +235,10 @@ void daemon_nfd_update(struct daemon *d) {
                 return;
         nfd.ours = true;
         nfd.written_usec = now;
+        /* the next writing NFD_REWRITE_S after this one, whatever the periodic check does */
+        if (nfd.timer)
+                (void) sd_event_source_set_time(nfd.timer,
+                                                now + (uint64_t) NFD_REWRITE_S * 1000000);
         free(nfd.labels);
         nfd.labels = strdup(labels); /* NULL: written again next time */
 }
@@ -260,8 +264,14 @@ static void remove_file(void) {
 }
 
 static int on_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        uint64_t written = nfd.written_usec;
+
         daemon_nfd_update(userdata);
-        return sd_event_source_set_time(s, usec + (uint64_t) NFD_REWRITE_S * 1000000);
+        /* written: the timer is set already; else try again in NFD_REWRITE_S */
+        if (nfd.written_usec != written)
+                return 0;
+        return sd_event_source_set_time(s, now_usec(CLOCK_MONOTONIC) +
+                                                   (uint64_t) NFD_REWRITE_S * 1000000);
 }
 
 void daemon_nfd_config(struct daemon *d) {

@@ -5,9 +5,10 @@ that [kubernetes] nfd_features names: the file's format (an expiry directive fir
 future and at most 5 minutes ahead; only feature.node.kubernetes.io/amdsmi-gpu.* labels with
 valid values; no amd.com/; 0644; no temporary file left), labels that follow a live partition
 change, a selector change (profile, sync-state) and a pending memory mode, a file left alone
-while nothing changes, removal when amdsmid stops or the configuration moves the file, a gim
-host (PFs counted, not VFs), and directories refused (world-writable, a symbolic link) with a
-log line, written once they are fixed."""
+while nothing changes but rewritten every minute (also when the periodic check is slower),
+removal when amdsmid stops or the configuration moves the file, a gim host (PFs counted, not
+VFs), and directories refused (world-writable, a symbolic link) with a log line, written once
+they are fixed."""
 
 import calendar
 import os
@@ -138,6 +139,21 @@ class Nfd(unittest.TestCase):
             self.assertEqual(d.stop(), 0)
             self.assertEqual(os.listdir(fdir), [])
             self.assertIn("NFD feature file %s removed" % path, d.log())
+
+    def test_rewritten_every_minute(self):
+        # a periodic check slower than the expiry: amdsmid's own timer keeps the labels alive
+        fdir = self.features_dir()
+        path = os.path.join(fdir, "amdsmi")
+        conf = config(path).replace("poll_interval_ms = 200", "poll_interval_ms = 600000")
+        with Daemon(config=conf):
+            first = wait_labels(path, {"present": "true"})
+            ino, start = os.stat(path).st_ino, time.monotonic()
+            wait_until("the file rewritten", lambda: os.stat(path).st_ino != ino, timeout=75)
+            took = time.monotonic() - start
+            self.assertGreater(took, 50)
+            second = read(path)
+            self.assertGreaterEqual(second["expiry"] - first["expiry"], 55)
+            self.assertEqual(os.listdir(fdir), ["amdsmi"])
 
     def test_reload_moves_and_disables(self):
         first, second = self.features_dir(), self.features_dir()
