@@ -106,7 +106,7 @@ class Nfd(unittest.TestCase):
             self.assertEqual(os.listdir(fdir), ["amdsmi"])
             st = os.stat(path)
             self.assertEqual(stat.S_IMODE(st.st_mode), 0o644)
-            self.assertEqual(st.st_uid, 0)
+            self.assertEqual(st.st_uid, os.geteuid())
             self.assertIn("writing the NFD feature file " + path, d.log())
 
             # nothing changes: the file is left alone (rewritten once a minute only)
