@@ -37,14 +37,16 @@
 #include "nfd.h"
 #include "safe-open.h"
 
+/* nfd.state of a default directory that does not exist (no NFD on this node) */
+#define NO_DIRECTORY 1
+
 static struct {
         char *path;            /* the file in force (NULL: none) */
         bool named;            /* by [kubernetes] nfd_features (else the default) */
         char *labels;          /* the text last written, after its expiry line */
         uint64_t written_usec; /* when (CLOCK_MONOTONIC), 0: not yet */
         bool ours;             /* the file at path was written by this amdsmid */
-        int state;             /* the last attempt: 0 written, 1 no directory (default
-                                  path), < 0 its error */
+        int state;             /* the last attempt: 0 written, NO_DIRECTORY, < 0 its error */
         bool tried;            /* an attempt was made since the path was set */
         sd_event_source *timer;
 } nfd;
@@ -180,7 +182,7 @@ static int render(struct daemon *d, char **ret) {
 static void log_state(int r, const char *why) {
         if (nfd.tried && r == nfd.state)
                 return;
-        if (r == 1)
+        if (r == NO_DIRECTORY)
                 log_full(nfd.tried && nfd.state == 0 ? LOG_INFO : LOG_DEBUG, NULL, NULL,
                          "no NFD labels: %s", why);
         else if (r < 0)
@@ -219,14 +221,15 @@ void daemon_nfd_update(struct daemon *d) {
         r = split(nfd.path, dir, sizeof(dir), &base);
         if (r < 0)
                 snprintf(why, sizeof(why), "%s", strerror(-r));
-        if (r >= 0)
-                r = dfd = open_dir(dir, why, sizeof(why));
+        else {
+                dfd = open_dir(dir, why, sizeof(why));
+                r = dfd < 0 ? dfd : 0;
+        }
         if (r == -ENOENT && !nfd.named) {
                 /* no NFD here: nothing is wrong */
                 snprintf(why, sizeof(why), "%s does not exist", dir);
-                r = 1;
-        }
-        if (r >= 0 && r != 1)
+                r = NO_DIRECTORY;
+        } else if (r == 0)
                 r = write_at(dfd, base, text, why, sizeof(why));
         log_state(r, why);
         nfd.tried = true;
