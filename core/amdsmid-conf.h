@@ -25,6 +25,11 @@
 #define CONFIG_METRICS_INTERVAL_MS_MAX 60000
 #define CONFIG_METRICS_INTERVAL_MS_DEFAULT 1000
 #define CONFIG_METRICS_TEXTFILE_MAX 4096 /* bytes of [metrics] textfile, with its NUL */
+/* [kubernetes] nfd_features: the file of Node Feature Discovery's local source that amdsmid
+ * writes by default, when its directory exists (nfd-worker's features.d) */
+#define CONFIG_NFD_FEATURES_DIR_DEFAULT "/etc/kubernetes/node-feature-discovery/features.d"
+#define CONFIG_NFD_FEATURES_DEFAULT CONFIG_NFD_FEATURES_DIR_DEFAULT "/amdsmi"
+#define CONFIG_NFD_FEATURES_MAX 4096 /* bytes of [kubernetes] nfd_features, with its NUL */
 #define CONFIG_FILE_MAX (1024 * 1024) /* bytes; a larger file is refused (-EFBIG) */
 /* [health] (the verdict's thresholds, health/health-json.h) */
 #define CONFIG_HEALTH_CE_RATE_DEFAULT 100 /* correctable errors per hour */
@@ -97,6 +102,13 @@ struct config {
         unsigned metrics_interval_ms;         /* the sampler's period while consumed (1000) */
         bool metrics_identity;                /* serial and unique_id on amdsmi_gpu_info (yes) */
         char *metrics_textfile;               /* written every interval; NULL: none */
+        /* [kubernetes] */
+        enum config_nfd {
+                CONFIG_NFD_AUTO, /* CONFIG_NFD_FEATURES_DEFAULT when its directory exists */
+                CONFIG_NFD_PATH, /* nfd_features = PATH */
+                CONFIG_NFD_NO,   /* nfd_features = no */
+        } nfd;
+        char *nfd_features;                   /* CONFIG_NFD_PATH: the file; else NULL */
         /* [health] */
         struct {
                 uint64_t ce_rate_warning_per_hour;  /* warning above (100) */

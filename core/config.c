@@ -55,6 +55,7 @@ enum section {
         SECTION_METRICS,
         SECTION_POWER,
         SECTION_HEALTH,
+        SECTION_KUBERNETES,
 };
 
 enum key {
@@ -76,6 +77,7 @@ enum key {
         KEY_HEALTH_BAD_PAGES_PERCENT,
         KEY_HEALTH_RESET_WINDOW,
         KEY_HEALTH_EVENTS,
+        KEY_NFD_FEATURES,
         _KEY_MAX,
 };
 
@@ -101,6 +103,7 @@ static const struct {
         [KEY_HEALTH_BAD_PAGES_PERCENT] = { "bad_pages_warning_percent", SECTION_HEALTH },
         [KEY_HEALTH_RESET_WINDOW] = { "reset_window_minutes", SECTION_HEALTH },
         [KEY_HEALTH_EVENTS] = { "events", SECTION_HEALTH },
+        [KEY_NFD_FEATURES] = { "nfd_features", SECTION_KUBERNETES },
 };
 
 static const char *const section_keys[] = {
@@ -111,6 +114,7 @@ static const char *const section_keys[] = {
         [SECTION_POWER] = "enforce",
         [SECTION_HEALTH] = "ce_rate_warning_per_hour, bad_pages_warning_percent, "
                            "reset_window_minutes, events",
+        [SECTION_KUBERNETES] = "nfd_features",
 };
 
 struct parser {
@@ -128,6 +132,7 @@ struct parser {
         unsigned metrics_line; /* [metrics], when != 0 */
         unsigned power_line;   /* [power], when != 0 */
         unsigned health_line;  /* [health], when != 0 */
+        unsigned kubernetes_line; /* [kubernetes], when != 0 */
         unsigned profile_line; /* profile = in [daemon], when != 0 */
 
         enum section section;                /* the current section */
@@ -409,6 +414,14 @@ static int section_begin(struct parser *p, const char *s, size_t n, char *buf, s
                 p->health_line = p->line;
                 p->section = SECTION_HEALTH;
                 snprintf(canonical, sizeof(canonical), "health");
+        } else if (streq(p->section_text, "kubernetes")) {
+                if (p->kubernetes_line > 0)
+                        return parser_error(p, -EINVAL,
+                                            "section [%s] given twice (first on line %u)",
+                                            p->section_text, p->kubernetes_line);
+                p->kubernetes_line = p->line;
+                p->section = SECTION_KUBERNETES;
+                snprintf(canonical, sizeof(canonical), "kubernetes");
         } else if (strncmp(p->section_text, "gpu", 3) == 0 &&
                    (p->section_text[3] == '\0' || is_blank(p->section_text[3]))) {
                 const char *arg = p->section_text + 3;
@@ -456,7 +469,8 @@ static int section_begin(struct parser *p, const char *s, size_t n, char *buf, s
         } else
                 return parser_error(p, -EINVAL,
                                     "unknown section [%s] ([daemon], [gpu], [gpu all], [gpu BDF], "
-                                    "[health], [libvirt], [metrics], [power], [profile NAME], "
+                                    "[health], [kubernetes], [libvirt], [metrics], [power], "
+                                    "[profile NAME], "
                                     "[profile NAME gpu BDF])",
                                     p->section_text);
 
@@ -681,6 +695,33 @@ static int set_key(struct parser *p, enum key k, const char *value) {
                         return parser_error(p, -EINVAL, "bad events \"%s\" (auto, yes or no)",
                                             value);
                 return 0;
+
+        case KEY_NFD_FEATURES: {
+                /* no, or an absolute path of a file, no "." or ".." part, whose name does not
+                 * start with '.' (nfd-worker skips those: amdsmid's temporary files) */
+                const char *base = strrchr(value, '/');
+
+                if (streq(value, "no")) {
+                        free(p->c->nfd_features);
+                        p->c->nfd_features = NULL;
+                        p->c->nfd = CONFIG_NFD_NO;
+                        return 0;
+                }
+                if (value[0] != '/' || strlen(value) >= CONFIG_NFD_FEATURES_MAX || !base ||
+                    base[1] == '\0' || base[1] == '.' || strstr(value, "/./") ||
+                    strstr(value, "/../"))
+                        return parser_error(p, -EINVAL,
+                                            "bad nfd_features \"%s\" (no, or an absolute file "
+                                            "name not starting with '.', such as "
+                                            CONFIG_NFD_FEATURES_DEFAULT ")",
+                                            value);
+                free(p->c->nfd_features);
+                p->c->nfd_features = strdup(value);
+                if (!p->c->nfd_features)
+                        return parser_error(p, -ENOMEM, "out of memory");
+                p->c->nfd = CONFIG_NFD_PATH;
+                return 0;
+        }
 
         case _KEY_MAX:
                 break;
@@ -1036,6 +1077,7 @@ struct config *config_free(struct config *c) {
                 return NULL;
         free(c->path);
         free(c->metrics_textfile);
+        free(c->nfd_features);
         free(c->gpus);
         for (size_t i = 0; i < c->n_profiles; i++)
                 free(c->profiles[i].gpus);

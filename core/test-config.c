@@ -308,6 +308,50 @@ static void test_metrics(void **state) {
                           "history_max_kib, profile)");
 }
 
+/* [kubernetes] nfd_features: the default (the standard file when its directory exists), a file
+ * of the admin's, no; every refused spelling named. */
+static void test_kubernetes(void **state) {
+        _cleanup_(config_freep) struct config *d = parse_ok("[gpu]\npower_cap = 500\n");
+        _cleanup_(config_freep) struct config *c =
+                parse_ok("[kubernetes]\nnfd_features = /run/nfd/features.d/gpu\n");
+        _cleanup_(config_freep) struct config *n = parse_ok("[kubernetes]\nnfd_features = no\n");
+
+        assert_int_equal(d->nfd, CONFIG_NFD_AUTO);
+        assert_null(d->nfd_features);
+        assert_int_equal(c->nfd, CONFIG_NFD_PATH);
+        assert_string_equal(c->nfd_features, "/run/nfd/features.d/gpu");
+        assert_int_equal(n->nfd, CONFIG_NFD_NO);
+        assert_null(n->nfd_features);
+        assert_string_equal(CONFIG_NFD_FEATURES_DEFAULT,
+                            "/etc/kubernetes/node-feature-discovery/features.d/amdsmi");
+
+#define BAD_NFD(v)                                                                               \
+        NAME ":2: bad nfd_features \"" v "\" (no, or an absolute file name not starting with "  \
+             "'.', such as /etc/kubernetes/node-feature-discovery/features.d/amdsmi)"
+        expect_error("[kubernetes]\nnfd_features = amdsmi\n", -EINVAL, BAD_NFD("amdsmi"));
+        expect_error("[kubernetes]\nnfd_features = yes\n", -EINVAL, BAD_NFD("yes"));
+        expect_error("[kubernetes]\nnfd_features = /etc/features.d/\n", -EINVAL,
+                     BAD_NFD("/etc/features.d/"));
+        expect_error("[kubernetes]\nnfd_features = /etc/features.d/.amdsmi\n", -EINVAL,
+                     BAD_NFD("/etc/features.d/.amdsmi"));
+        expect_error("[kubernetes]\nnfd_features = /etc/features.d/..\n", -EINVAL,
+                     BAD_NFD("/etc/features.d/.."));
+        expect_error("[kubernetes]\nnfd_features = /etc/../features.d/amdsmi\n", -EINVAL,
+                     BAD_NFD("/etc/../features.d/amdsmi"));
+        expect_error("[kubernetes]\nnfd_features = /etc/./features.d/amdsmi\n", -EINVAL,
+                     BAD_NFD("/etc/./features.d/amdsmi"));
+#undef BAD_NFD
+        expect_error("[kubernetes]\nnfd_features = no\nnfd_features = /a/b\n", -EINVAL,
+                     NAME ":3: key \"nfd_features\" given twice in [kubernetes] (first on line 2)");
+        expect_error("[kubernetes]\n[kubernetes]\n", -EINVAL,
+                     NAME ":2: section [kubernetes] given twice (first on line 1)");
+        expect_error("[kubernetes]\ntextfile = /a/b.prom\n", -EINVAL,
+                     NAME ":2: unknown key \"textfile\" in [kubernetes] (nfd_features)");
+        expect_error("[metrics]\nnfd_features = no\n", -EINVAL,
+                     NAME ":2: unknown key \"nfd_features\" in [metrics] (interval_ms, "
+                          "identity, textfile)");
+}
+
 /* [metrics] identity and textfile: the defaults (identity shown, no textfile), the values
  * taken, and every refused spelling named. */
 static void test_metrics_exporter(void **state) {
@@ -425,7 +469,7 @@ static void test_power(void **state) {
                      NAME ":1: key \"enforce\" outside a section");
         expect_error("[Power]\n", -EINVAL,
                      NAME ":1: unknown section [Power] ([daemon], [gpu], [gpu all], [gpu BDF], "
-                          "[health], [libvirt], [metrics], [power], [profile NAME], [profile NAME gpu BDF])");
+                          "[health], [kubernetes], [libvirt], [metrics], [power], [profile NAME], [profile NAME gpu BDF])");
 }
 
 /* Both ends of every range are accepted, one past them is refused with -ERANGE. */
@@ -529,15 +573,15 @@ static void test_errors(void **state) {
 
                 /* sections */
                 { "[gpus]\n", -EINVAL,
-                  ":1: unknown section [gpus] ([daemon], [gpu], [gpu all], [gpu BDF], [health], [libvirt], [metrics], [power], [profile NAME], [profile NAME gpu BDF])" },
+                  ":1: unknown section [gpus] ([daemon], [gpu], [gpu all], [gpu BDF], [health], [kubernetes], [libvirt], [metrics], [power], [profile NAME], [profile NAME gpu BDF])" },
                 { "# c\n\n[GPU]\n", -EINVAL,
-                  ":3: unknown section [GPU] ([daemon], [gpu], [gpu all], [gpu BDF], [health], [libvirt], [metrics], [power], [profile NAME], [profile NAME gpu BDF])" },
+                  ":3: unknown section [GPU] ([daemon], [gpu], [gpu all], [gpu BDF], [health], [kubernetes], [libvirt], [metrics], [power], [profile NAME], [profile NAME gpu BDF])" },
                 { "[]\n", -EINVAL,
-                  ":1: unknown section [] ([daemon], [gpu], [gpu all], [gpu BDF], [health], [libvirt], [metrics], [power], [profile NAME], [profile NAME gpu BDF])" },
+                  ":1: unknown section [] ([daemon], [gpu], [gpu all], [gpu BDF], [health], [kubernetes], [libvirt], [metrics], [power], [profile NAME], [profile NAME gpu BDF])" },
                 { "[gpu0000:05:00.0]\n", -EINVAL,
-                  ":1: unknown section [gpu0000:05:00.0] ([daemon], [gpu], [gpu all], [gpu BDF], [health], [libvirt], [metrics], [power], [profile NAME], [profile NAME gpu BDF])" },
+                  ":1: unknown section [gpu0000:05:00.0] ([daemon], [gpu], [gpu all], [gpu BDF], [health], [kubernetes], [libvirt], [metrics], [power], [profile NAME], [profile NAME gpu BDF])" },
                 { "[daemon x]\n", -EINVAL,
-                  ":1: unknown section [daemon x] ([daemon], [gpu], [gpu all], [gpu BDF], [health], [libvirt], [metrics], [power], [profile NAME], [profile NAME gpu BDF])" },
+                  ":1: unknown section [daemon x] ([daemon], [gpu], [gpu all], [gpu BDF], [health], [kubernetes], [libvirt], [metrics], [power], [profile NAME], [profile NAME gpu BDF])" },
                 { "[gpu 0000:05:00]\n", -EINVAL,
                   ":1: malformed PCI address \"0000:05:00\" in [gpu 0000:05:00] (DDDD:BB:DD.F or "
                   "BB:DD.F, e.g. 0000:05:00.0)" },
@@ -652,7 +696,7 @@ static void test_errors(void **state) {
                 { "[gpu]\nnum_vfs = x\n[bogus]\n", -EINVAL,
                   ":2: bad num_vfs \"x\" (a whole number, 0..65535)" },
                 { "[bogus]\nnum_vfs = x\n", -EINVAL,
-                  ":1: unknown section [bogus] ([daemon], [gpu], [gpu all], [gpu BDF], [health], [libvirt], [metrics], [power], [profile NAME], [profile NAME gpu BDF])" },
+                  ":1: unknown section [bogus] ([daemon], [gpu], [gpu all], [gpu BDF], [health], [kubernetes], [libvirt], [metrics], [power], [profile NAME], [profile NAME gpu BDF])" },
                 { "[gpu]\r\nnum_vfs = 1\r\nnum_vfs = 2\r\n", -EINVAL,
                   ":3: key \"num_vfs\" given twice in [gpu] (first on line 2)" },
         };
@@ -1150,7 +1194,7 @@ static void test_profile_names(void **state) {
                      NAME ":2: bad compute_mode \"XPX\" (SPX, DPX, TPX, QPX, CPX)");
         expect_error("[profilex]\n", -EINVAL,
                      NAME ":1: unknown section [profilex] ([daemon], [gpu], [gpu all], [gpu BDF], "
-                     "[health], [libvirt], [metrics], [power], [profile NAME], [profile NAME "
+                     "[health], [kubernetes], [libvirt], [metrics], [power], [profile NAME], [profile NAME "
                      "gpu BDF])");
 }
 
@@ -1389,6 +1433,7 @@ int main(void) {
                 cmocka_unit_test(test_libvirt),
                 cmocka_unit_test(test_metrics),
                 cmocka_unit_test(test_metrics_exporter),
+                cmocka_unit_test(test_kubernetes),
                 cmocka_unit_test(test_power),
                 cmocka_unit_test(test_profiles),
                 cmocka_unit_test(test_profile_daemon_key),

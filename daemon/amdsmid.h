@@ -455,6 +455,8 @@ int fleet_daemon_apply_document(struct daemon *d, struct gpu_set *set, json_obje
 void fleet_daemon_sync_update(struct daemon *d);
 void fleet_daemon_reloaded(struct daemon *d);
 void fleet_daemon_check(struct daemon *d);
+/* SyncState's value now ("success", ...; computed on first use). */
+const char *fleet_daemon_sync_state(struct daemon *d);
 
 /* daemon/introspect.c: amdsmid --bus-introspect */
 int introspect_main(const char *what);

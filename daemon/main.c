@@ -24,6 +24,7 @@
 #include "libvirt-watch.h"
 #include "amdsmid-conf.h"
 #include "daemon-metrics.h"
+#include "daemon-nfd.h"
 #include "history.h"
 #include "pid-file.h"
 #include "runtime-dir.h"
@@ -231,6 +232,7 @@ int manager_reload_apply(struct daemon *d, bool all) {
         config_free(old);
         manager_invalidate(d);
         daemon_metrics_config(d); /* [metrics] identity and textfile in force */
+        daemon_nfd_config(d);     /* [kubernetes] nfd_features in force */
         fleet_daemon_reloaded(d);
         return 0;
 }
@@ -417,6 +419,7 @@ static int run(struct daemon *d) {
         (void) sd_event_source_set_enabled(d->poll_timer, SD_EVENT_ON);
 
         manager_apply_desired(d, NULL, false, NULL);
+        daemon_nfd_config(d);     /* the NFD labels: written from the next line on */
         fleet_daemon_reloaded(d); /* Profile, SyncState, the selector file's version */
         jobs_ready_check(d);
         /* the libvirt domains (a thread of its own; never on a hook's call path) */
@@ -465,6 +468,7 @@ int main(int argc, char *argv[]) {
                 (void) unlink(d.pid_file);
         http_metrics_stop(&d);
         daemon_metrics_done(&d);
+        daemon_nfd_done(&d); /* the labels go with amdsmid */
         manager_done(&d);
         polkit_done(&d);
         config_free(d.config);

@@ -29,6 +29,7 @@
 
 #include "amdsmid.h"
 #include "amdsmid-conf.h"
+#include "daemon-nfd.h"
 #include "gpu-set.h"
 #include "json-util.h"
 #include "power-arbitration.h"
@@ -129,7 +130,20 @@ static void emit(struct daemon *d, const char *property) {
                                                       AMDSMI_BUS_IFACE_MANAGER, property, NULL);
 }
 
+static void sync_update(struct daemon *d);
+
 void fleet_daemon_sync_update(struct daemon *d) {
+        sync_update(d);
+        daemon_nfd_update(d); /* the NFD labels follow Profile, SyncState and the GPUs */
+}
+
+const char *fleet_daemon_sync_state(struct daemon *d) {
+        if (!fleet_daemon.state_known)
+                sync_update(d);
+        return profile_sync_state_to_string(fleet_daemon.state);
+}
+
+static void sync_update(struct daemon *d) {
         _cleanup_(selection_clear) struct selection sel = {};
         struct report rep = {};
         struct gpu_set set = {};
@@ -213,9 +227,7 @@ static int property_sync_state(sd_bus *bus, const char *path, const char *interf
                                sd_bus_error *error) {
         struct daemon *d = userdata;
 
-        if (!fleet_daemon.state_known)
-                fleet_daemon_sync_update(d);
-        return sd_bus_message_append(reply, "s", profile_sync_state_to_string(fleet_daemon.state));
+        return sd_bus_message_append(reply, "s", fleet_daemon_sync_state(d));
 }
 
 /* ---- SetProfile ----------------------------------------------------------------------------- */

@@ -5,8 +5,9 @@
  * only -EINVAL/-ERANGE/-ENOMEM fail, with a "NAME:LINE: " message and the output untouched; an
  * accepted file holds only values within their ranges, [gpu] first, normalised unique BDFs,
  * valid unique profile names whose GPU sections are unique and normalised, an active profile
- * (profile = of [daemon]) that has a section; and config_desired()/config_unknown_gpus() work
- * on whatever was accepted, the profile's GPU keys winning.
+ * (profile = of [daemon]) that has a section, an nfd_features file nfd-worker reads; and
+ * config_desired()/config_unknown_gpus() work on whatever was accepted, the profile's GPU keys
+ * winning.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -70,6 +71,11 @@ static void check_result(int r, struct config *c, struct config *sentinel, const
             (!config_find_profile(c, c->profile) || c->profile_source != CONFIG_PROFILE_CONFIG ||
              strcmp(c->profile, c->daemon_profile) != 0))
                 abort(); /* profile = names a section */
+        if ((c->nfd == CONFIG_NFD_PATH) != (c->nfd_features != NULL) ||
+            (c->nfd_features && (c->nfd_features[0] != '/' ||
+                                 strrchr(c->nfd_features, '/')[1] == '\0' ||
+                                 strrchr(c->nfd_features, '/')[1] == '.')))
+                abort(); /* [kubernetes] nfd_features: no, or a file NFD reads */
         for (size_t i = 0; i < c->n_profiles; i++) {
                 const struct config_profile *pr = &c->profiles[i];
                 bool active = strcmp(pr->name, c->profile) == 0;

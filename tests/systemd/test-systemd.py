@@ -494,6 +494,11 @@ class Install(unittest.TestCase):
         self.assertIn("/etc/amdsmi",
                       [p.lstrip("-") for p in words(u, s, "ReadWritePaths")],
                       "ReadWritePaths= must hold /etc/amdsmi (the profile selector)")
+        # the NFD feature file, under ProtectSystem=full; "-": NFD need not be installed
+        self.assertIn("-/etc/kubernetes/node-feature-discovery/features.d",
+                      words(u, s, "ReadWritePaths"),
+                      "ReadWritePaths= must hold -/etc/kubernetes/node-feature-discovery/"
+                      "features.d")
         # DRM nodes and the VFIO group nodes
         self.assertFalse(enabled(u, s, "PrivateDevices"),
                          "PrivateDevices= hides /dev/dri and /dev/vfio")
