@@ -540,7 +540,7 @@ static int bench_scrape(int port, unsigned rounds, unsigned fresh, unsigned inte
 struct scraper {
         int port;
         uint64_t start, period, until;
-        struct series t, bytes;
+        struct series t, bytes, renderings; /* renderings: the hash of each body */
         unsigned failures;
 };
 
@@ -560,6 +560,7 @@ static void *scraper_run(void *userdata) {
                 }
                 series_add(&s->t, now_ns() - t0);
                 series_add(&s->bytes, size);
+                series_add(&s->renderings, hash(h.buf + off, size));
         }
         http_close(&h);
         free(h.buf);
@@ -569,7 +570,8 @@ static void *scraper_run(void *userdata) {
 static int bench_scrapers(int port, unsigned clients, double hz, double seconds) {
         struct scraper *s = calloc(clients, sizeof(*s));
         pthread_t *th = calloc(clients, sizeof(*th));
-        struct series all = {}, bytes = {};
+        struct series all = {}, bytes = {}, renderings = {};
+        size_t distinct = 0;
         uint64_t period = (uint64_t) (1e9 / hz), start = now_ns() + 100000000ULL;
         unsigned failures = 0;
 
@@ -592,15 +594,24 @@ static int bench_scrapers(int port, unsigned clients, double hz, double seconds)
                 for (size_t k = 0; k < s[i].t.n; k++) {
                         series_add(&all, s[i].t.v[k]);
                         series_add(&bytes, s[i].bytes.v[k]);
+                        series_add(&renderings, s[i].renderings.v[k]);
                 }
                 failures += s[i].failures;
                 free(s[i].t.v);
                 free(s[i].bytes.v);
+                free(s[i].renderings.v);
         }
+        /* each collection renders anew (amdsmi_scrape_duration_seconds changes with it) */
+        qsort(renderings.v, renderings.n, sizeof(*renderings.v), cmp_u64);
+        for (size_t k = 0; k < renderings.n; k++)
+                distinct += k == 0 || renderings.v[k] != renderings.v[k - 1];
         printf("%u scrapers at %.3g Hz for %.0f s (phases spread over the period): %zu scrapes, "
-               "%u failed; latency median %.1f us, p90 %.1f us, max %.1f us; %.0f bytes\n",
+               "%u failed; latency median %.1f us, p90 %.1f us, max %.1f us; %.0f bytes; %zu "
+               "distinct renderings (collections)\n",
                clients, hz, seconds, all.n, failures, series_median(&all) / 1e3,
-               series_pct(&all, 0.9) / 1e3, series_pct(&all, 1.0) / 1e3, series_median(&bytes));
+               series_pct(&all, 0.9) / 1e3, series_pct(&all, 1.0) / 1e3, series_median(&bytes),
+               distinct);
+        free(renderings.v);
         free(all.v);
         free(bytes.v);
         free(s);

@@ -295,8 +295,14 @@ fi
 #      sampler's consumer) and with 10 scrapers at 1 Hz; then the same windows, plus one
 #      scraper at 1 Hz, under strace, counting amdsmid's syscalls on files of the mount
 #      (strace slows amdsmid: those windows are not timed)
+#   4. 2 and 3's CPU windows again with amdsmid on a plain snapshot of the same machine (what
+#      the reads cost without FUSE)
 metrics_window=${METRICS_WINDOW:-60}
 metrics_warm=7
+
+free_port() {
+        /usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
 
 # CPU time of PID: "TICKS NS" (utime + stime in clock ticks; schedstat of every thread in ns)
 proc_cpu() {
@@ -391,7 +397,7 @@ if [ "$(id -u)" = 0 ] && [ -e /dev/fuse ] && command -v dbus-daemon >/dev/null &
         mnt=$PW/sim-metrics
         mkdir "$mnt" "$PW/metrics-docs"
         "$B/sim/amdsmi-sim" mount --seed 1 -m "$PW/mi300x-8-cpx.json" --ctl "$PW/ctl-metrics.sock" "$mnt"
-        metrics_port=$(/usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+        metrics_port=$(free_port)
         amdsmid_start_metrics "$B/daemon/amdsmid" "$mnt" "$metrics_port"
         for verb in list static metric ras power partition health sriov "apply --check"; do
                 # shellcheck disable=SC2086
@@ -425,6 +431,20 @@ if [ "$(id -u)" = 0 ] && [ -e /dev/fuse ] && command -v dbus-daemon >/dev/null &
         amdsmid_stop
         fusermount3 -u "$mnt"
         mnt=
+        # what FUSE adds: the same machine as a plain tree, as the kernel's sysfs is read
+        echo "-- the same on a plain snapshot of that machine (no FUSE round trips; frozen telemetry)"
+        "$B/sim/amdsmi-sim" snapshot --frozen -m "$PW/mi300x-8-cpx.json" "$PW/cpx-plain" >/dev/null
+        metrics_port=$(free_port)
+        amdsmid_start_metrics "$B/daemon/amdsmid" "$PW/cpx-plain" "$metrics_port"
+        "$B/bench/bench-metrics" scrape "$metrics_port" "${SCRAPE_RUNS:-2000}" "${FRESH_RUNS:-10}" 1000 ||
+                echo "bench-metrics scrape failed"
+        for kind in none scrapers; do
+                metrics_cpu "$kind"
+        done
+        if [ -n "${cpu_pct[scrapers]:-}" ]; then
+                echo "ratio: amdsmid CPU with 10 scrapers at 1 Hz, plain tree: ${cpu_pct[scrapers]} % of one core ($(awk -v a="${cpu_pct[scrapers]}" 'BEGIN { print (a <= 1.0) ? "met" : "NOT met" }'); idle ${cpu_pct[none]} %)"
+        fi
+        amdsmid_stop
 else
         echo "== amdsmid's /metrics skipped (needs root, /dev/fuse, dbus-daemon and systemd-socket-activate)"
 fi
