@@ -5,10 +5,15 @@
 #   amdsmid_start AMDSMID TREE   a dbus-daemon and AMDSMID on TREE, their own state, runtime
 #                                and configuration directories; sets daemon_pid, bus_pid,
 #                                bus_dir and exports DBUS_SYSTEM_BUS_ADDRESS
+#   amdsmid_start_metrics AMDSMID TREE PORT
+#                                the same, amdsmid under systemd-socket-activate listening on
+#                                127.0.0.1:PORT (the socket named "metrics", as
+#                                amdsmid-metrics.socket passes it); a first connection starts
+#                                amdsmid, which keeps the pid (daemon_pid)
 #   amdsmid_stop                 stops both and removes their directory (once: it forgets
 #                                the pids and the directory)
 
-amdsmid_start() {
+amdsmid_bus() {
         bus_dir=$(mktemp -d)
         mkdir "$bus_dir/state" "$bus_dir/run" "$bus_dir/etc"
         cat > "$bus_dir/bus.conf" <<CONF
@@ -31,13 +36,41 @@ CONF
         for _ in $(seq 50); do [ -s "$bus_dir/address" ] && break; sleep 0.1; done
         DBUS_SYSTEM_BUS_ADDRESS=$(head -n 1 "$bus_dir/address")
         export DBUS_SYSTEM_BUS_ADDRESS
-        AMDSMI_SYSFS_ROOT=$2 STATE_DIRECTORY=$bus_dir/state RUNTIME_DIRECTORY=$bus_dir/run \
-                CONFIGURATION_DIRECTORY=$bus_dir/etc "$1" 2> "$bus_dir/amdsmid.log" &
-        daemon_pid=$!
+}
+
+amdsmid_wait() {
         for _ in $(seq 100); do
                 busctl --system status org.amdsmi1 >/dev/null 2>&1 && break
                 sleep 0.1
         done
+}
+
+amdsmid_start() {
+        amdsmid_bus
+        AMDSMI_SYSFS_ROOT=$2 STATE_DIRECTORY=$bus_dir/state RUNTIME_DIRECTORY=$bus_dir/run \
+                CONFIGURATION_DIRECTORY=$bus_dir/etc "$1" 2> "$bus_dir/amdsmid.log" &
+        daemon_pid=$!
+        amdsmid_wait
+}
+
+amdsmid_start_metrics() {
+        local pass=(-E AMDSMI_SYSFS_ROOT -E STATE_DIRECTORY -E RUNTIME_DIRECTORY
+                -E CONFIGURATION_DIRECTORY -E DBUS_SYSTEM_BUS_ADDRESS) v
+        # systemd-socket-activate passes only the variables named with -E
+        for v in AMDSMI_DEV_ROOT AMDSMI_SIM_CTL AMDSMI_DEBUG LD_PRELOAD; do
+                [ -z "${!v:-}" ] || pass+=(-E "$v")
+        done
+        amdsmid_bus
+        AMDSMI_SYSFS_ROOT=$2 STATE_DIRECTORY=$bus_dir/state RUNTIME_DIRECTORY=$bus_dir/run \
+                CONFIGURATION_DIRECTORY=$bus_dir/etc systemd-socket-activate \
+                -l "127.0.0.1:$3" --fdname=metrics "${pass[@]}" "$1" 2> "$bus_dir/amdsmid.log" &
+        daemon_pid=$!
+        # the first connection (once it listens) makes it exec amdsmid
+        for _ in $(seq 50); do
+                (exec 3<>"/dev/tcp/127.0.0.1/$3") 2>/dev/null && break
+                sleep 0.1
+        done
+        amdsmid_wait
 }
 
 amdsmid_stop() {

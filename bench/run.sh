@@ -282,3 +282,169 @@ if command -v dbus-daemon >/dev/null; then
 else
         echo "== amdsmid skipped (needs dbus-daemon)"
 fi
+
+# amdsmid's Prometheus /metrics on the simulated 8 x MI300X in CPX/NPS4 (64 partitions): the
+# mi300x-8 machine with every GPU in CPX, served by amdsmi-sim (living telemetry), amdsmid
+# under systemd-socket-activate on a private bus with its default [metrics] interval_ms (1 s).
+#   1. metrics_render() of the documents `amdsmi VERB --json` printed through that amdsmid
+#   2. GET /metrics on loopback (bench-metrics' own HTTP client) alternated with
+#      Manager.GetMetrics(), back to back and each after a second of quiet
+#   3. windows of METRICS_WINDOW s (default 60), each after 7 s of warm-up (the clients run
+#      meanwhile; with none, the sampler has stopped by then): amdsmid's CPU (utime + stime of
+#      /proc/PID/stat, and the exact schedstat) idle, with one GetMetrics() client at 1 Hz (the
+#      sampler's consumer) and with 10 scrapers at 1 Hz; then the same windows, plus one
+#      scraper at 1 Hz, under strace, counting amdsmid's syscalls on files of the mount
+#      (strace slows amdsmid: those windows are not timed)
+#   4. 2 and 3's CPU windows again with amdsmid on a plain snapshot of the same machine (what
+#      the reads cost without FUSE)
+metrics_window=${METRICS_WINDOW:-60}
+metrics_warm=7
+
+free_port() {
+        /usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# CPU time of PID: "TICKS NS" (utime + stime in clock ticks; schedstat of every thread in ns)
+proc_cpu() {
+        local ns=0 t v
+        for t in /proc/"$1"/task/*/schedstat; do
+                read -r v _ < "$t" && ns=$((ns + v))
+        done
+        # the fields after the command name, which is in parentheses
+        echo "$(sed 's/^.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }') $ns"
+}
+
+# metrics_clients KIND SECONDS: runs the clients of a window (none, sampler, scraper, scrapers)
+metrics_clients() {
+        case $1 in
+        none) sleep "$2" ;;
+        sampler) "$B/bench/bench-metrics" dbus-client 1 "$2" ;;
+        scraper) "$B/bench/bench-metrics" scrapers "$metrics_port" 1 1 "$2" ;;
+        scrapers) "$B/bench/bench-metrics" scrapers "$metrics_port" 10 1 "$2" ;;
+        esac
+}
+
+declare -A metrics_label=(
+        [none]="no client"
+        [sampler]="one GetMetrics() client at 1 Hz"
+        [scraper]="1 scraper at 1 Hz"
+        [scrapers]="10 scrapers at 1 Hz"
+)
+
+# metrics_cpu KIND: amdsmid's CPU over a window; sets cpu_pct[KIND]
+declare -A cpu_pct=()
+metrics_cpu() {
+        local out=$PW/metrics-clients.out c0 c1 t0 t1 hz pct_ticks pct_ns
+        metrics_clients "$1" $((metrics_warm + metrics_window + 2)) > "$out" &
+        local cpid=$!
+        sleep "$metrics_warm"
+        t0=$(date +%s%N)
+        c0=$(proc_cpu "$daemon_pid")
+        sleep "$metrics_window"
+        c1=$(proc_cpu "$daemon_pid")
+        t1=$(date +%s%N)
+        wait "$cpid" || echo "(the clients of the window failed)"
+        hz=$(getconf CLK_TCK)
+        read -r pct_ticks pct_ns < <(echo "$c0 $c1" | awk -v hz="$hz" -v dt=$((t1 - t0)) \
+                '{ printf "%.2f %.3f\n", 100 * ($3 - $1) / hz / (dt / 1e9), 100 * ($4 - $2) / dt }')
+        cpu_pct[$1]=$pct_ns
+        echo "amdsmid CPU, ${metrics_label[$1]}, $(awk -v d=$((t1 - t0)) 'BEGIN { printf "%.1f", d / 1e9 }') s: $pct_ns % of one core (schedstat; /proc/PID/stat utime+stime: $pct_ticks %)"
+        sed 's/^/  /' "$out"
+}
+
+# metrics_reads KIND: amdsmid's syscalls on files of the mount over a window (strace); sets
+# reads[KIND] (read and pread64 calls) and prints the files read most
+declare -A reads=()
+metrics_reads() {
+        local out=$PW/metrics-clients.out trace=$PW/strace-$1.txt
+        metrics_clients "$1" $((metrics_warm + metrics_window + 2)) > "$out" &
+        local cpid=$!
+        sleep "$metrics_warm"
+        timeout -s INT "$metrics_window" strace -f -y -o "$trace" \
+                -e trace=openat,read,pread64,readlinkat,getdents64 -p "$daemon_pid" 2>/dev/null || true
+        wait "$cpid" || echo "(the clients of the window failed)"
+        # a call on the mount: its fd (or the directory fd of an openat) is shown <under $mnt>
+        awk -v m="<$mnt" '
+                index($0, m) == 0 { next }
+                {
+                        call = $0; sub(/^[0-9]+ +/, "", call); sub(/\(.*/, "", call)
+                        n[call]++
+                        if (call == "read" || call == "pread64") {
+                                f = $0; sub(/^[^<]*</, "", f); sub(/>.*/, "", f)
+                                sub(/.*\//, "", f); gsub(/[0-9]+/, "N", f)
+                                files[f]++
+                        }
+                }
+                END {
+                        printf "%d %d %d %d %d\n", n["read"] + n["pread64"], n["openat"],
+                                n["getdents64"], n["readlinkat"], n["read"] + n["pread64"] + n["openat"] + n["getdents64"] + n["readlinkat"]
+                        for (f in files) printf "file %d %s\n", files[f], f
+                }' "$trace" > "$trace.sum"
+        local r o g l all
+        read -r r o g l all < "$trace.sum"
+        reads[$1]=$r
+        echo "amdsmid's calls on the mount, ${metrics_label[$1]}, $metrics_window s: $r reads (read/pread64), $o openat, $g getdents64, $l readlinkat ($all in all)"
+        echo "  read most: $(grep '^file ' "$trace.sum" | sort -k2,2nr | head -n 8 | awk '{ printf "%s%s %d", (NR > 1) ? ", " : "", $3, $2 }')"
+        sed 's/^/  /' "$out"
+}
+
+if [ "$(id -u)" = 0 ] && [ -e /dev/fuse ] && command -v dbus-daemon >/dev/null &&
+        command -v systemd-socket-activate >/dev/null; then
+        echo "== amdsmid's /metrics: 8 x MI300X in CPX/NPS4 (64 partitions) on amdsmi-sim; load average $(uptime | sed 's/.*load average: //')"
+        "$B/sim/amdsmi-sim" dump-machine mi300x-8 |
+                /usr/bin/python3 -c 'import json, sys; m = json.load(sys.stdin); m["name"] = "mi300x-8-cpx"; [g.update(compute_partition="CPX", memory_partition="NPS4") for g in m["gpus"]]; json.dump(m, sys.stdout)' \
+                > "$PW/mi300x-8-cpx.json"
+        mnt=$PW/sim-metrics
+        mkdir "$mnt" "$PW/metrics-docs"
+        "$B/sim/amdsmi-sim" mount --seed 1 -m "$PW/mi300x-8-cpx.json" --ctl "$PW/ctl-metrics.sock" "$mnt"
+        metrics_port=$(free_port)
+        amdsmid_start_metrics "$B/daemon/amdsmid" "$mnt" "$metrics_port"
+        for verb in list static metric ras power partition health sriov "apply --check"; do
+                # shellcheck disable=SC2086
+                env RUNTIME_DIRECTORY="$bus_dir/run" CONFIGURATION_DIRECTORY="$bus_dir/etc" \
+                        AMDSMI_SYSFS_ROOT="$mnt" "$AMDSMI" $verb --json \
+                        > "$PW/metrics-docs/${verb%% *}.json" 2>/dev/null ||
+                        echo "(amdsmi $verb --json failed: the renderer goes without it)"
+        done
+        echo "-- metrics_render() in-process, documents that amdsmi VERB --json printed through amdsmid"
+        "$B/bench/bench-metrics" render "$PW/metrics-docs" "${RENDER_RUNS:-2000}" || echo "bench-metrics render failed"
+        echo "-- one scrape end to end (HTTP on loopback, bench-metrics' C client) against Manager.GetMetrics(), same amdsmid"
+        "$B/bench/bench-metrics" scrape "$metrics_port" "${SCRAPE_RUNS:-2000}" "${FRESH_RUNS:-10}" 1000 ||
+                echo "bench-metrics scrape failed"
+        echo "-- amdsmid's CPU over ${metrics_window} s windows (budget for 10 scrapers at 1 Hz: <= 1 % of one core)"
+        for kind in none sampler scrapers; do
+                metrics_cpu "$kind"
+        done
+        if [ -n "${cpu_pct[scrapers]:-}" ]; then
+                echo "ratio: amdsmid CPU with 10 scrapers at 1 Hz: ${cpu_pct[scrapers]} % of one core ($(awk -v a="${cpu_pct[scrapers]}" 'BEGIN { print (a <= 1.0) ? "met" : "NOT met" }'); idle ${cpu_pct[none]} %, one GetMetrics() client ${cpu_pct[sampler]} %)"
+        fi
+        if command -v strace >/dev/null; then
+                echo "-- amdsmid's sysfs reads over ${metrics_window} s windows (strace on amdsmid: calls on files of the mount)"
+                for kind in none sampler scraper scrapers; do
+                        metrics_reads "$kind"
+                done
+                echo "ratio: sysfs reads, 10 scrapers / 1 scraper = $(awk -v a="${reads[scrapers]}" -v b="${reads[scraper]}" 'BEGIN { printf "%.2f", b ? a / b : 0 }')x (${reads[scrapers]} / ${reads[scraper]})"
+                echo "ratio: sysfs reads, 10 scrapers / the sampler's consumer alone = $(awk -v a="${reads[scrapers]}" -v b="${reads[sampler]}" 'BEGIN { printf "%.2f", b ? a / b : 0 }')x (${reads[scrapers]} / ${reads[sampler]}; idle ${reads[none]}); claim \"no sysfs reads beyond the sampler's\": $(awk -v a="${reads[scrapers]}" -v b="${reads[sampler]}" 'BEGIN { print (a <= b * 1.05) ? "holds" : "does NOT hold" }')"
+        else
+                echo "(strace not installed: amdsmid's sysfs reads are not counted)"
+        fi
+        amdsmid_stop
+        fusermount3 -u "$mnt"
+        mnt=
+        # what FUSE adds: the same machine as a plain tree, as the kernel's sysfs is read
+        echo "-- the same on a plain snapshot of that machine (no FUSE round trips; frozen telemetry)"
+        "$B/sim/amdsmi-sim" snapshot --frozen -m "$PW/mi300x-8-cpx.json" "$PW/cpx-plain" >/dev/null
+        metrics_port=$(free_port)
+        amdsmid_start_metrics "$B/daemon/amdsmid" "$PW/cpx-plain" "$metrics_port"
+        "$B/bench/bench-metrics" scrape "$metrics_port" "${SCRAPE_RUNS:-2000}" "${FRESH_RUNS:-10}" 1000 ||
+                echo "bench-metrics scrape failed"
+        for kind in none scrapers; do
+                metrics_cpu "$kind"
+        done
+        if [ -n "${cpu_pct[scrapers]:-}" ]; then
+                echo "ratio: amdsmid CPU with 10 scrapers at 1 Hz, plain tree: ${cpu_pct[scrapers]} % of one core ($(awk -v a="${cpu_pct[scrapers]}" 'BEGIN { print (a <= 1.0) ? "met" : "NOT met" }'); idle ${cpu_pct[none]} %)"
+        fi
+        amdsmid_stop
+else
+        echo "== amdsmid's /metrics skipped (needs root, /dev/fuse, dbus-daemon and systemd-socket-activate)"
+fi
