@@ -128,7 +128,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 
         if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0) {
                 log_debug("metrics endpoint: %s %s: 405 (GET or HEAD only)", method, url);
+                /* answered before its body is read: MHD closes the connection after it */
                 return MHD_queue_response(c, MHD_HTTP_METHOD_NOT_ALLOWED, h->method);
+        }
+        /* A response queued in the first call, before MHD has read the whole request, makes
+         * it close the connection: the scraper's kept-alive connection would be lost at
+         * every scrape. The first call only marks the request; the answer comes in the
+         * second, once the request (a GET has no body) is read. */
+        if (!*con_cls) {
+                *con_cls = (void *) h;
+                return MHD_YES;
         }
         if (strcmp(url, "/metrics") == 0) {
                 const char *accept =

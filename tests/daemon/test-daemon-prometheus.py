@@ -160,6 +160,24 @@ class Http(unittest.TestCase):
             self.assertEqual((status, body), (200, b""))
             self.assertEqual(h["content-type"], TEXT)
             self.assertEqual(int(h["content-length"]), len(text.encode()))
+            # the connection is kept alive (Prometheus reuses its own): three scrapes, one
+            # TCP connection
+            c = http.client.HTTPConnection("127.0.0.1", d.port, timeout=30)
+            try:
+                for _ in range(3):
+                    c.request("GET", "/metrics")
+                    r = c.getresponse()
+                    self.assertEqual(r.status, 200)
+                    self.assertGreater(len(r.read()), 1000)
+                    self.assertFalse(r.will_close, r.getheaders())
+                    self.assertNotEqual((r.getheader("connection") or "").lower(), "close")
+                # a 404 keeps it too
+                c.request("GET", "/nothing")
+                r = c.getresponse()
+                r.read()
+                self.assertEqual((r.status, r.will_close), (404, False))
+            finally:
+                c.close()
             # the root page names /metrics; query strings are no other path
             status, h, body = request(d.port, path="/")
             self.assertEqual(status, 200)
