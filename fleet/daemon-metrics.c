@@ -98,7 +98,7 @@ static void collect(struct daemon *d, struct daemon_metrics *m) {
 int daemon_metrics_get(struct daemon *d, enum metrics_format f, const char **ret, size_t *ret_size,
                        uint64_t *ret_generation) {
         struct daemon_metrics *m = metrics(d);
-        uint64_t now = now_usec(CLOCK_MONOTONIC), start;
+        uint64_t now = now_usec(CLOCK_MONOTONIC), start, interval, slack;
         struct metrics_input in;
         char *text = NULL;
         size_t size = 0;
@@ -108,7 +108,12 @@ int daemon_metrics_get(struct daemon *d, enum metrics_format f, const char **ret
                 return -ENOMEM;
         if ((unsigned) f >= N_FORMATS)
                 return -EINVAL;
-        if (!m->collected || now - m->collected_usec >= sampler_interval_usec(d))
+        /* a tenth of the interval early (at most 100 ms): a scraper at exactly the interval
+         * (Prometheus' scrape_interval = interval_ms) would otherwise get the previous
+         * rendering about every other scrape, as its scrapes jitter around the boundary */
+        interval = sampler_interval_usec(d);
+        slack = interval / 10 < 100000 ? interval / 10 : 100000;
+        if (!m->collected || now - m->collected_usec + slack >= interval)
                 collect(d, m);
         else
                 sampler_use(d); /* a scrape is a consumer of the samples, also when cached */
