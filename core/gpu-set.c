@@ -114,13 +114,47 @@ void gpu_set_clear(struct gpu_set *s) {
         *s = (struct gpu_set){};
 }
 
-enum gpu_state gpu_state_read(struct amdsmi_gpu *gpu) {
+/* gpu_state_batch_begin(): the states found since (a GPU past the last slot is read anew). */
+static struct {
+        bool on;
+        size_t n;
+        struct amdsmi_gpu *gpu[256];
+        enum gpu_state state[256];
+} batch;
+
+void gpu_state_batch_begin(void) {
+        batch.on = true;
+        batch.n = 0;
+}
+
+void gpu_state_batch_end(void) {
+        batch.on = false;
+        batch.n = 0;
+}
+
+static enum gpu_state state_read(struct amdsmi_gpu *gpu) {
         /* a host's VF waits unbound for vfio-pci and a VM: that is its normal state */
         if (amdsmi_gpu_get_driver(gpu) == AMDSMI_DRIVER_NONE)
                 return amdsmi_gpu_get_role(gpu) == AMDSMI_ROLE_VF ? GPU_STATE_OK
                                                                   : GPU_STATE_NO_DRIVER;
         /* other failures (and a GPU without pm files) are the values' own to report */
         return amdsmi_gpu_check_ready(gpu) == -EBUSY ? GPU_STATE_RESETTING : GPU_STATE_OK;
+}
+
+enum gpu_state gpu_state_read(struct amdsmi_gpu *gpu) {
+        enum gpu_state st;
+
+        if (!batch.on)
+                return state_read(gpu);
+        for (size_t i = 0; i < batch.n; i++)
+                if (batch.gpu[i] == gpu)
+                        return batch.state[i];
+        st = state_read(gpu);
+        if (batch.n < ELEMENTSOF(batch.gpu)) {
+                batch.gpu[batch.n] = gpu;
+                batch.state[batch.n++] = st;
+        }
+        return st;
 }
 
 const char *gpu_state_to_string(enum gpu_state s) {

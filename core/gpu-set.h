@@ -66,6 +66,11 @@ enum gpu_state {
 
 /* Finds the state of @gpu: the driver it is bound to, and one read of a pm file. */
 enum gpu_state gpu_state_read(struct amdsmi_gpu *gpu);
+/* Between these, gpu_state_read() reads each GPU's state once: for a caller that builds
+ * several documents at once (amdsmid's Prometheus collection), one pm read per GPU instead of
+ * one per GPU and document. Not nested; single-threaded callers only. */
+void gpu_state_batch_begin(void);
+void gpu_state_batch_end(void);
 /* "ok", "resetting", "no_driver": the "state" key of each GPU's object. */
 const char *gpu_state_to_string(enum gpu_state s);
 /* The error of a GPU in @s (-EBUSY, -EOPNOTSUPP; 0 for ok) and what it means to the user. */

@@ -29,6 +29,7 @@
 #include "amdsmid-conf.h"
 #include "amdsmid.h"
 #include "daemon-metrics.h"
+#include "gpu-set.h"
 
 /* The documents of a collection, in struct metrics_input's order. */
 static const char *const verbs[] = {
@@ -77,6 +78,7 @@ static void collect(struct daemon *d, struct daemon_metrics *m) {
 
         drop_documents(m);
         m->up = true;
+        gpu_state_batch_begin(); /* one readiness read per GPU, not one per document */
         for (size_t i = 0; i < N_VERBS; i++) {
                 int r = document_build_all(d, verbs[i], &m->docs[i]);
 
@@ -89,6 +91,7 @@ static void collect(struct daemon *d, struct daemon_metrics *m) {
                         m->up = false;
                 }
         }
+        gpu_state_batch_end();
         m->collected = true;
         m->collected_usec = start;
         m->collect_usec = now_usec(CLOCK_MONOTONIC) - start;
