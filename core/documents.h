@@ -37,6 +37,9 @@ struct doc_query {
         /* static: no firmware versions (their ioctls open the render node); for a reader that
          * must never open a device node (amdsmid's /metrics) */
         bool no_device_nodes;
+        /* amdsmid's Prometheus collection: what amdsmid sampled at its last periodic check,
+         * where it keeps it (health), rather than a fresh read */
+        bool cached;
 };
 
 typedef json_object *(*doc_gpu_fn)(const struct doc_query *q, size_t index,

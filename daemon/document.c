@@ -291,17 +291,18 @@ static int list_from_describe(struct daemon *d, json_object **ret, sd_bus_error 
  * The document of @v for the GPUs of @sel (empty: every GPU), its notes apart, once the
  * sampler's samples and the caller's privileges are settled: @samples, take them from the
  * sampler (DOC_SAMPLES); @unprivileged, the root-only parts said as needing root;
- * @no_device_nodes, nothing read through a device node (struct doc_query).
+ * @collection, for the Prometheus families: nothing read through a device node, and what
+ * amdsmid keeps from its periodic check rather than a fresh read (struct doc_query).
  * @return 0 with *@ret_doc and *@ret_notes (an array, or NULL: none), or a negative errno with
  * @error set.
  */
 static int build_verb(struct daemon *d, const struct doc_verb *v, struct selection *sel,
-                      bool unprivileged, bool no_device_nodes, json_object **ret_doc,
+                      bool unprivileged, bool collection, json_object **ret_doc,
                       json_object **ret_notes, sd_bus_error *error) {
         struct report rep = { .keep_field_errors = true, .keep_notes = true };
         struct gpu_set set = {};
         struct doc_query q = { .report = &rep, .set = &set, .unprivileged = unprivileged,
-                               .no_device_nodes = no_device_nodes };
+                               .no_device_nodes = collection, .cached = collection };
         json_object *gpus = NULL;
         int r;
 

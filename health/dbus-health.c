@@ -479,10 +479,13 @@ static json_object *health_doc_gpu(void *userdata, size_t index, struct amdsmi_g
                 health_input_read(gpu, &in);
                 return health_gpu_with(k->q, index, gpu, &k->t, &in);
         }
-        /* a fresh sample: the document says what the properties say from now on */
-        if (health_update(g, gpu, &names) < 0)
-                return NULL;
-        dgpu_emit_changed(g, AMDSMI_BUS_IFACE_HEALTH, names);
+        /* a fresh sample: the document says what the properties say from now on; a
+         * Prometheus collection takes the periodic check's (no read beyond amdsmid's own) */
+        if (!k->q->cached || !g->health) {
+                if (health_update(g, gpu, &names) < 0)
+                        return NULL;
+                dgpu_emit_changed(g, AMDSMI_BUS_IFACE_HEALTH, names);
+        }
         judge_input(g, g->health, &in);
         return health_gpu_with(k->q, index, gpu, &k->t, &in);
 }

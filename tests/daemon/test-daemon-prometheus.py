@@ -420,6 +420,25 @@ class DeviceNodes(unittest.TestCase):
             self.assertIn(os.path.join(dri, "renderD128"), watch.opened())
 
 
+class Health(unittest.TestCase):
+    def test_injected_errors_reach_the_families(self):
+        """An uncorrectable error injected into a GPU's RAS counts shows in the ECC counter
+        and turns its health series critical, without a restart."""
+        with Exporter(config="[metrics]\ninterval_ms = 200\n") as d:
+            text = scrape(d.port)[1]
+            key = '{gpu="%s",state="critical"}' % GPU0
+            self.assertEqual(samples(text, "amdsmi_gpu_health")[key], 0)
+            ue = '{gpu="%s",block="umc",severity="uncorrectable"}' % GPU0
+            before = samples(text, "amdsmi_gpu_ecc_errors_total").get(ue, 0)
+            d.ctl("ras-inject", GPU0, "umc", "ue", "2")
+            wait_until("the critical series", lambda: samples(
+                scrape(d.port)[1], "amdsmi_gpu_health")[key] == 1, timeout=20)
+            text = scrape(d.port)[1]
+            self.assertEqual(samples(text, "amdsmi_gpu_ecc_errors_total")[ue], before + 2)
+            ok = '{gpu="%s",state="ok"}' % GPU0
+            self.assertEqual(samples(text, "amdsmi_gpu_health")[ok], 0)
+
+
 class ThroughAmdsmid(unittest.TestCase):
     def test_cli_prints_what_metrics_answers(self):
         """amdsmi metric --prometheus through amdsmid prints /metrics' bytes (one collection:
