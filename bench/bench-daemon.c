@@ -238,8 +238,13 @@ int main(int argc, char *argv[]) {
                         return 1;
                 t[i] = now_ns() - s;
         }
-        printf("GetMetrics(), %u rounds over %zu GPUs: median %.1f us, p90 %.1f us\n", rounds / 4,
-               n_paths, median_us(t, rounds / 4), pct_us(t, rounds / 4, 0.9));
+        {
+                /* median_us() sorts: it runs before pct_us() reads the order */
+                double med = median_us(t, rounds / 4);
+
+                printf("GetMetrics(), %u rounds over %zu GPUs: median %.1f us, p90 %.1f us\n",
+                       rounds / 4, n_paths, med, pct_us(t, rounds / 4, 0.9));
+        }
         /* 2b. one RAS sample of every GPU (all blocks) through amdsmid: GetDocument("ras") */
         {
                 unsigned n = rounds / 8 ? rounds / 8 : 1;
@@ -253,11 +258,13 @@ int main(int argc, char *argv[]) {
                         }
                         t[i] = now_ns() - s;
                 }
-                if (n > 0)
+                if (n > 0) {
+                        double med = median_us(t, n); /* sorts, before pct_us() */
+
                         printf("GetDocument(\"ras\") of every GPU, %u rounds: median %.1f us, "
                                "p90 %.1f us\n",
-                               n, median_us(t, n), pct_us(t, n, 0.9));
-                else
+                               n, med, pct_us(t, n, 0.9));
+                } else
                         printf("GetDocument(\"ras\"): not served (an amdsmid without health)\n");
         }
         /* after 60 ms of quiet (older than the reuse window: a fresh document each time);
