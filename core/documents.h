@@ -20,6 +20,8 @@
 #include "samples.h"
 
 /* What a document is built from besides the GPUs themselves. */
+struct health_sample;
+
 struct doc_query {
         struct report *report;
         const struct gpu_set *set;
@@ -40,6 +42,10 @@ struct doc_query {
         /* amdsmid's Prometheus collection: what amdsmid sampled at its last periodic check,
          * where it keeps it (health), rather than a fresh read */
         bool cached;
+        /* ras: the RAS sample of @gpu kept by the caller (amdsmid's periodic check), with
+         * @cached; @return 0, or < 0: read it now. NULL: always read. */
+        int (*ras_sample)(void *userdata, struct amdsmi_gpu *gpu, struct health_sample *ret);
+        void *ras_sample_userdata;
 };
 
 typedef json_object *(*doc_gpu_fn)(const struct doc_query *q, size_t index,

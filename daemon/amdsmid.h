@@ -412,6 +412,10 @@ int sriov_daemon_document(struct daemon *d, const struct doc_query *q, json_obje
 /* health/dbus-health.c: `amdsmi health` with amdsmid's thresholds, CE-rate window and known
  * resets (a fresh sample of each GPU, which the properties follow) */
 int health_daemon_document(struct daemon *d, const struct doc_query *q, json_object **ret);
+/* The RAS sample of @gpu taken at the last periodic check (struct doc_query's ras_sample;
+ * @userdata: the daemon). @return 0, or -ENOENT: none yet. */
+struct health_sample;
+int health_daemon_ras_sample(void *userdata, struct amdsmi_gpu *gpu, struct health_sample *ret);
 
 /* power/dbus-power.c, for the VM provisioning of sriov/dbus-vm.c: on a worker thread (a job
  * holding @pf), sets (@uw) or clears (@uw AMDSMI_NA) the vm source @vm (VF @vf, may be NULL)

@@ -302,7 +302,9 @@ static int build_verb(struct daemon *d, const struct doc_verb *v, struct selecti
         struct report rep = { .keep_field_errors = true, .keep_notes = true };
         struct gpu_set set = {};
         struct doc_query q = { .report = &rep, .set = &set, .unprivileged = unprivileged,
-                               .no_device_nodes = collection, .cached = collection };
+                               .no_device_nodes = collection, .cached = collection,
+                               .ras_sample = health_daemon_ras_sample,
+                               .ras_sample_userdata = d };
         json_object *gpus = NULL;
         int r;
 

@@ -490,6 +490,15 @@ static json_object *health_doc_gpu(void *userdata, size_t index, struct amdsmi_g
         return health_gpu_with(k->q, index, gpu, &k->t, &in);
 }
 
+int health_daemon_ras_sample(void *userdata, struct amdsmi_gpu *gpu, struct health_sample *ret) {
+        struct dgpu *g = manager_find_gpu(userdata, amdsmi_gpu_get_bdf(gpu));
+
+        if (!g || !g->present || !g->health || !g->health->sampled)
+                return -ENOENT;
+        *ret = g->health->in.now;
+        return 0;
+}
+
 int health_daemon_document(struct daemon *d, const struct doc_query *q, json_object **ret) {
         struct health_doc k = { d, q };
 

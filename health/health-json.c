@@ -156,7 +156,8 @@ json_object *ras_gpu(const struct doc_query *q, size_t index, struct amdsmi_gpu 
         if (!o)
                 return NULL;
         add_partitions_selected(q, index, o);
-        health_sample_read(gpu, &s);
+        if (!q->cached || !q->ras_sample || q->ras_sample(q->ras_sample_userdata, gpu, &s) < 0)
+                health_sample_read(gpu, &s);
         if (s.error < 0) {
                 report_field_error_msg(q->report, idx, "ras", s.error,
                                        s.error == -ENODATA
