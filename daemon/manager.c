@@ -14,6 +14,7 @@
 #include <syslog.h>
 
 #include "amdsmid.h"
+#include "daemon-metrics.h"
 #include "decode.h"
 #include "documents.h"
 #include "amdsmid-conf.h"
@@ -69,6 +70,7 @@ void manager_invalidate(struct daemon *d) {
         d->metric_text = NULL;
         strv_free(d->metric_text_notes);
         d->metric_text_notes = NULL;
+        daemon_metrics_invalidate(d); /* the static document of /metrics */
 }
 
 static void dgpu_free(struct dgpu *g) {

@@ -52,6 +52,12 @@ struct daemon_metrics {
                 uint64_t render_usec; /* how long its last rendering took */
         } cache[N_FORMATS];
 
+        /* the static document (identity, firmware, link: what changes with a driver reload
+         * or a GPU that comes or goes, which daemon_metrics_invalidate() is told of) is
+         * built again at most every STATIC_MAX_AGE_USEC */
+        json_object *kept_static;
+        uint64_t kept_static_usec;
+
         /* [metrics] textfile */
         sd_event_source *textfile_timer;
         char *textfile;      /* the path in force (a copy of the configuration's) */
@@ -65,12 +71,42 @@ static struct daemon_metrics *metrics(struct daemon *d) {
         return d->metrics;
 }
 
+#define STATIC_MAX_AGE_USEC (UINT64_C(60) * 1000 * 1000)
+
 static void drop_documents(struct daemon_metrics *m) {
         for (size_t i = 0; i < N_VERBS; i++) {
                 json_object_put(m->docs[i]);
                 m->docs[i] = NULL;
         }
         m->collected = false;
+}
+
+static void drop_kept(struct daemon_metrics *m) {
+        json_object_put(m->kept_static);
+        m->kept_static = NULL;
+}
+
+void daemon_metrics_invalidate(struct daemon *d) {
+        if (d->metrics)
+                drop_kept(d->metrics);
+}
+
+/* The document of verbs[@i] for a collection starting at @start. */
+static int build(struct daemon *d, struct daemon_metrics *m, size_t i, uint64_t start) {
+        bool is_static = strcmp(verbs[i], "static") == 0;
+        int r;
+
+        if (is_static && m->kept_static && start - m->kept_static_usec < STATIC_MAX_AGE_USEC) {
+                m->docs[i] = json_object_get(m->kept_static);
+                return 0;
+        }
+        r = document_build_all(d, verbs[i], &m->docs[i]);
+        if (r >= 0 && is_static) {
+                drop_kept(m);
+                m->kept_static = json_object_get(m->docs[i]);
+                m->kept_static_usec = start;
+        }
+        return r;
 }
 
 static void collect(struct daemon *d, struct daemon_metrics *m) {
@@ -80,7 +116,7 @@ static void collect(struct daemon *d, struct daemon_metrics *m) {
         m->up = true;
         gpu_state_batch_begin(); /* one readiness read per GPU, not one per document */
         for (size_t i = 0; i < N_VERBS; i++) {
-                int r = document_build_all(d, verbs[i], &m->docs[i]);
+                int r = build(d, m, i, start);
 
                 if (r == -EINVAL && strcmp(verbs[i], "apply") == 0)
                         continue; /* no such verb in this amdsmid: its families are left out */
@@ -253,6 +289,7 @@ void daemon_metrics_config(struct daemon *d) {
         }
         /* identity or the interval may have changed: the next scrape collects again */
         drop_documents(m);
+        drop_kept(m);
         for (size_t f = 0; f < N_FORMATS; f++) {
                 free(m->cache[f].text);
                 m->cache[f].text = NULL;
@@ -294,6 +331,7 @@ void daemon_metrics_done(struct daemon *d) {
         if (!m)
                 return;
         drop_documents(m);
+        drop_kept(m);
         for (size_t f = 0; f < N_FORMATS; f++)
                 free(m->cache[f].text);
         sd_event_source_disable_unref(m->textfile_timer);

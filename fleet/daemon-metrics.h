@@ -30,6 +30,10 @@ void daemon_metrics_config(struct daemon *d);
 
 void daemon_metrics_done(struct daemon *d);
 
+/* The GPUs changed (manager_invalidate()): what a collection keeps across collections (the
+ * static document) is built again. */
+void daemon_metrics_invalidate(struct daemon *d);
+
 /* fleet/http-metrics.c: the /metrics endpoint on the sockets systemd passes named "metrics"
  * (amdsmid-metrics.socket), served from amdsmid's event loop. No such socket: no endpoint
  * (said at debug level). @return 0 or a negative errno (logged). */
