@@ -30,6 +30,7 @@
 #include "amdsmid.h"
 #include "daemon-metrics.h"
 #include "gpu-set.h"
+#include "runtime-dir.h"
 
 /* The documents of a collection, in struct metrics_input's order. */
 static const char *const verbs[] = {
@@ -195,52 +196,23 @@ done:
 
 /* ---- the textfile ----------------------------------------------------------------------- */
 
-/* Writes @size bytes of @data to @path atomically: a new file beside it (a name that ends
- * in neither .prom nor anything node_exporter reads), fsync, rename over @path. */
+/* Writes @size bytes of @data to @path atomically: a hidden file beside it (node_exporter
+ * reads *.prom only), fsync, rename over @path; 0644 whatever the umask, since node_exporter
+ * reads it as its user. */
 static int write_atomic(const char *path, const char *data, size_t size) {
-        _cleanup_close_ int dfd = -EBADF, fd = -EBADF;
+        _cleanup_close_ int dfd = -EBADF;
         _cleanup_free_ char *dir = NULL;
         const char *base = strrchr(path, '/');
-        char tmp[256];
-        int r = 0;
 
         if (!base || base[1] == '\0')
                 return -EINVAL;
         dir = base == path ? strdup("/") : strndup(path, (size_t) (base - path));
         if (!dir)
                 return -ENOMEM;
-        base++;
         dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (dfd < 0)
                 return -errno;
-        for (unsigned i = 0; fd < 0; i++) {
-                snprintf(tmp, sizeof(tmp), ".%.200s.%d.%u.tmp", base, (int) getpid(),
-                         (unsigned) (now_usec(CLOCK_MONOTONIC) + i) & 0xffffff);
-                fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-                if (fd < 0 && (errno != EEXIST || i >= 16))
-                        return -errno;
-        }
-        if (fchmod(fd, 0644) < 0) /* whatever the umask: node_exporter reads it as its user */
-                r = -errno;
-        for (size_t done = 0; r == 0 && done < size;) {
-                ssize_t n = write(fd, data + done, size - done);
-
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n <= 0)
-                        r = n < 0 ? -errno : -EIO;
-                else
-                        done += (size_t) n;
-        }
-        if (r == 0 && fsync(fd) < 0)
-                r = -errno;
-        if (close(TAKE_FD(fd)) < 0 && r == 0)
-                r = -errno;
-        if (r == 0 && renameat(dfd, tmp, dfd, base) < 0)
-                r = -errno;
-        if (r < 0)
-                (void) unlinkat(dfd, tmp, 0);
-        return r;
+        return write_file_atomic_at(dfd, base + 1, data, size, 0644, NULL);
 }
 
 static void textfile_write(struct daemon *d, struct daemon_metrics *m) {

@@ -35,6 +35,7 @@
 #include "amdsmid.h"
 #include "daemon-nfd.h"
 #include "nfd.h"
+#include "runtime-dir.h"
 #include "safe-open.h"
 
 /* nfd.state of a default directory that does not exist (no NFD on this node) */
@@ -104,46 +105,16 @@ static int open_dir(const char *dir, char *why, size_t why_size) {
         return TAKE_FD(fd);
 }
 
-/* @text to @base in @dfd: a hidden temporary file, fsync, renameat. */
+/* @text to @base in @dfd: a hidden temporary file (nfd-worker skips dot files), fsync,
+ * renameat; 0644 whatever the umask, since nfd-worker reads it as its user. */
 static int write_at(int dfd, const char *base, const char *text, char *why, size_t why_size) {
-        _cleanup_close_ int fd = -EBADF;
-        size_t size = strlen(text);
-        char tmp[NAME_MAX + 1];
-        int r = 0;
+        char tmp[256] = "";
+        int r = write_file_atomic_at(dfd, base, text, strlen(text), 0644, tmp);
 
-        for (unsigned i = 0; fd < 0; i++) {
-                snprintf(tmp, sizeof(tmp), ".%.200s.%06x", base,
-                         (unsigned) (now_usec(CLOCK_MONOTONIC) + i * 7919u + (unsigned) getpid()) &
-                                 0xffffff);
-                fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-                if (fd < 0 && (errno != EEXIST || i >= 16)) {
-                        r = -errno;
-                        snprintf(why, why_size, "cannot create %s: %s", tmp, strerror(-r));
-                        return r;
-                }
-        }
-        if (fchmod(fd, 0644) < 0) /* whatever the umask: nfd-worker reads it as its user */
-                r = -errno;
-        for (size_t done = 0; r == 0 && done < size;) {
-                ssize_t n = write(fd, text + done, size - done);
-
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n <= 0)
-                        r = n < 0 ? -errno : -EIO;
-                else
-                        done += (size_t) n;
-        }
-        if (r == 0 && fsync(fd) < 0)
-                r = -errno;
-        if (close(TAKE_FD(fd)) < 0 && r == 0)
-                r = -errno;
-        if (r == 0 && renameat(dfd, tmp, dfd, base) < 0)
-                r = -errno;
-        if (r < 0) {
-                (void) unlinkat(dfd, tmp, 0);
+        if (r < 0 && tmp[0])
+                snprintf(why, why_size, "cannot create %s: %s", tmp, strerror(-r));
+        else if (r < 0)
                 snprintf(why, why_size, "%s", strerror(-r));
-        }
         return r;
 }
 

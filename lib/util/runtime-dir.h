@@ -31,3 +31,12 @@ int runtime_dir_mkdir(const char *path);
  * @path (a symbolic link or a FIFO is replaced, never followed nor opened; a directory fails
  * with -EISDIR). @return 0 or a negative errno (nothing left behind). */
 int write_file_atomic(const char *path, const char *data, size_t len, unsigned mode);
+
+/* Replaces @name in the directory @dfd with @len bytes of @data, durably and atomically, for
+ * readers that skip hidden files (node_exporter reads *.prom, Node Feature Discovery skips
+ * dot files): a hidden temporary file ".NAME.XXXXXX" made O_EXCL|O_NOFOLLOW, fchmod @mode
+ * whatever the umask, fsync, renameat over @name. @return 0 or a negative errno (nothing
+ * left behind); @ret_tmp (NULL, or 256 bytes) names the temporary file when creating it
+ * failed. */
+int write_file_atomic_at(int dfd, const char *name, const char *data, size_t len, unsigned mode,
+                         char *ret_tmp);

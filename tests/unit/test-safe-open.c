@@ -7,6 +7,7 @@
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -23,6 +24,7 @@
 
 #include <cmocka.h>
 
+#include "runtime-dir.h"
 #include "safe-open.h"
 
 static char tmpdir[128];
@@ -242,12 +244,55 @@ static void test_mkdir(void **state) {
         }
 }
 
+/* write_file_atomic_at(): the content and mode whatever the umask, nothing hidden left, a
+ * symbolic link at the name replaced (never followed), a directory at it refused. */
+static void test_write_atomic_at(void **state) {
+        int dfd = open(tmpdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        char buf[64] = "", tmp[256] = "";
+        struct stat st;
+        DIR *d;
+        struct dirent *e;
+        int fd;
+
+        assert_true(dfd >= 0);
+        umask(077);
+        assert_int_equal(write_file_atomic_at(dfd, "a.prom", "one\n", 4, 0644, tmp), 0);
+        assert_int_equal(stat(in_dir("a.prom"), &st), 0);
+        assert_int_equal(st.st_mode & 07777, 0644);
+        assert_int_equal(write_file_atomic_at(dfd, "a.prom", "two\n", 4, 0644, NULL), 0);
+        fd = open(in_dir("a.prom"), O_RDONLY | O_CLOEXEC);
+        assert_true(fd >= 0);
+        assert_int_equal(read(fd, buf, sizeof(buf)), 4);
+        close(fd);
+        assert_string_equal(buf, "two\n");
+        /* a link at the name: replaced, its target untouched */
+        make_file(in_dir("target"), 0600);
+        assert_int_equal(symlink(in_dir("target"), in_dir("link")), 0);
+        assert_int_equal(write_file_atomic_at(dfd, "link", "new\n", 4, 0644, NULL), 0);
+        assert_int_equal(lstat(in_dir("link"), &st), 0);
+        assert_true(S_ISREG(st.st_mode));
+        assert_int_equal(stat(in_dir("target"), &st), 0);
+        assert_int_equal(st.st_size, 2);
+        /* a directory at the name: refused, no temporary file left */
+        assert_int_equal(mkdir(in_dir("adir"), 0755), 0);
+        assert_true(write_file_atomic_at(dfd, "adir", "x", 1, 0644, NULL) < 0);
+        d = opendir(tmpdir);
+        assert_non_null(d);
+        while ((e = readdir(d)))
+                assert_false(e->d_name[0] == '.' && strcmp(e->d_name, ".") != 0 &&
+                             strcmp(e->d_name, "..") != 0);
+        closedir(d);
+        umask(022);
+        close(dfd);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_type_names),
                 cmocka_unit_test(test_refuse_by_type),
                 cmocka_unit_test(test_trusted_and_locks),
                 cmocka_unit_test(test_mkdir),
+                cmocka_unit_test(test_write_atomic_at),
         };
 
         return cmocka_run_group_tests(tests, setup, teardown);
