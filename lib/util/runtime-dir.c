@@ -2,10 +2,10 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -84,8 +84,7 @@ int write_file_atomic_at(int dfd, const char *name, const char *data, size_t len
         int fd = -1, r = 0;
 
         for (unsigned i = 0; fd < 0; i++) {
-                snprintf(tmp, sizeof(tmp), ".%.200s.%06x", name,
-                         tmp_suffix(i) & 0xffffff);
+                snprintf(tmp, sizeof(tmp), ".%.200s.%06x", name, tmp_suffix(i) & 0xffffff);
                 fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
                             (mode_t) mode);
                 if (fd < 0 && (errno != EEXIST || i >= 16)) {
