@@ -951,6 +951,28 @@ int config_parse_string(const char *name, const char *text, struct config **ret,
         return config_parse_buffer(name, text, strlen(text), ret, err, err_size);
 }
 
+/* Reads @fd to its end into @buf (@max + 1 bytes). @return 0 with *@ret_size, -EFBIG past
+ * @max bytes, or the negative errno of read(). */
+static int read_bounded(int fd, char *buf, size_t max, size_t *ret_size) {
+        size_t size = 0;
+
+        for (;;) {
+                ssize_t k = read(fd, buf + size, max + 1 - size);
+
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0)
+                        return -errno;
+                if (k == 0)
+                        break;
+                size += (size_t) k;
+                if (size > max)
+                        return -EFBIG;
+        }
+        *ret_size = size;
+        return 0;
+}
+
 /* The file @path (NULL: the default) alone, without a selector. */
 static int load_file(const char *path, struct config **ret, char *err, size_t err_size) {
         _cleanup_close_ int fd = -EBADF;
@@ -996,22 +1018,12 @@ static int load_file(const char *path, struct config **ret, char *err, size_t er
         data = malloc(CONFIG_FILE_MAX + 1);
         if (!data)
                 return file_error(err, err_size, -ENOMEM, "%s: out of memory", path);
-        for (;;) {
-                ssize_t k = read(fd, data + size, CONFIG_FILE_MAX + 1 - size);
-
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k < 0)
-                        return file_error(err, err_size, -errno, "%s: cannot read: %s", path,
-                                          strerror(errno));
-                if (k == 0)
-                        break;
-                size += (size_t) k;
-                if (size > CONFIG_FILE_MAX)
-                        return file_error(err, err_size, -EFBIG,
-                                          "%s: file too large (more than %d bytes)", path,
-                                          CONFIG_FILE_MAX);
-        }
+        r = read_bounded(fd, data, CONFIG_FILE_MAX, &size);
+        if (r == -EFBIG)
+                return file_error(err, err_size, r, "%s: file too large (more than %d bytes)",
+                                  path, CONFIG_FILE_MAX);
+        if (r < 0)
+                return file_error(err, err_size, r, "%s: cannot read: %s", path, strerror(-r));
 
         return config_parse_buffer(path, data, size, ret, err, err_size);
 }
@@ -1249,13 +1261,13 @@ int config_selector_read(const char *path, char ret[static CONFIG_PROFILE_NAME_M
         char data[CONFIG_SELECTOR_MAX + 1];
         struct stat st;
         size_t size = 0;
+        int r;
 
         if (ret_stamp)
                 *ret_stamp = (struct config_selector_stamp){};
         fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
         if (fd < 0) {
-                int r = -errno;
-
+                r = -errno;
                 if (r == -ENOENT)
                         return r;
                 if (r == -ELOOP)
@@ -1286,22 +1298,13 @@ int config_selector_read(const char *path, char ret[static CONFIG_PROFILE_NAME_M
                 return file_error(err, err_size, -EFBIG,
                                   "%s: refused: larger than %d bytes (one profile name)", path,
                                   CONFIG_SELECTOR_MAX);
-        for (;;) {
-                ssize_t k = read(fd, data + size, sizeof(data) - size);
-
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k < 0)
-                        return file_error(err, err_size, -errno, "%s: cannot read: %s", path,
-                                          strerror(errno));
-                if (k == 0)
-                        break;
-                size += (size_t) k;
-                if (size > CONFIG_SELECTOR_MAX)
-                        return file_error(err, err_size, -EFBIG,
-                                          "%s: refused: larger than %d bytes (one profile name)",
-                                          path, CONFIG_SELECTOR_MAX);
-        }
+        r = read_bounded(fd, data, CONFIG_SELECTOR_MAX, &size);
+        if (r == -EFBIG)
+                return file_error(err, err_size, r,
+                                  "%s: refused: larger than %d bytes (one profile name)", path,
+                                  CONFIG_SELECTOR_MAX);
+        if (r < 0)
+                return file_error(err, err_size, r, "%s: cannot read: %s", path, strerror(-r));
         return config_selector_parse(path, data, size, ret, err, err_size);
 }
 
