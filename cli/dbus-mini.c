@@ -586,7 +586,7 @@ static int get_string_array(const uint8_t *p, size_t end, bool big_endian, size_
 
 /* The reply @m to the call: its string (and with @ret_notes, GetDocumentText's notes), or its
  * error name, message and document. */
-static int handle_reply(const struct msg *m, char **ret_text, char ***ret_notes,
+static int handle_reply(struct conn *c, const struct msg *m, char **ret_text, char ***ret_notes,
                         char **ret_error_name, char **ret_message) {
         _cleanup_free_ char *name = NULL, *message = NULL, *text = NULL;
         _cleanup_strv_free_ char **notes = NULL;
@@ -607,9 +607,11 @@ static int handle_reply(const struct msg *m, char **ret_text, char ***ret_notes,
                 }
                 if (off != m->body_len)
                         return -EBADMSG;
-                r = strdup_to(s, ret_text);
-                if (r < 0)
-                        return r;
+                /* the document can be tens of kilobytes: moved to the front of the buffer it
+                 * was read into and handed over, not copied into fresh pages */
+                memmove(c->buf, s, strlen(s) + 1);
+                *ret_text = (char *) TAKE_PTR(c->buf);
+                c->len = c->cap = 0;
                 if (ret_notes)
                         *ret_notes = TAKE_PTR(notes);
                 return 0;
@@ -695,7 +697,7 @@ int dbus_mini_get_document_fd(int fd, const char *method, const char *verb, char
                         break;
                 if ((m.type == MSG_RETURN || m.type == MSG_ERROR) && m.has_reply_serial &&
                     m.reply_serial == SERIAL_CALL) {
-                        r = handle_reply(&m, ret_text, ret_notes, ret_error_name, ret_message);
+                        r = handle_reply(&c, &m, ret_text, ret_notes, ret_error_name, ret_message);
                         break;
                 }
                 consume(&c, size);
@@ -733,9 +735,8 @@ int dbus_mini_error_errno(const char *name) {
         return -EIO;
 }
 
-int dbus_mini_get_document(const char *method, const char *verb, char **gpus,
-                           unsigned timeout_ms, char **ret_text, char ***ret_notes,
-                           char **ret_message) {
+int dbus_mini_get_document(const char *method, const char *verb, char **gpus, unsigned timeout_ms,
+                           char **ret_text, char ***ret_notes, char **ret_message) {
         _cleanup_free_ char *text = NULL, *name = NULL, *message = NULL;
         _cleanup_strv_free_ char **notes = NULL;
         _cleanup_close_ int fd = -EBADF;
