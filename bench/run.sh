@@ -212,6 +212,18 @@ if command -v rocm-smi >/dev/null && [ "$(id -u)" = 0 ] && unshare -m true 2>/de
         done
         peer_ratio "$PW/rocm-tree" "rocm-smi / amdsmi metric (tree with rocm-smi's labels)" \
                 "metric --json" "rocm-smi --showuse --showtemp --showpower --json"
+        # A tree rocm-smi 5.2 reads to the end (exit 0): its labels, power1_average, and every
+        # gpu_metrics a zeroed 1.3 table (120 bytes), the last revision it knows. amdsmi reads
+        # the same tree (its 1.3 parser), so this is the ratio of two successful runs.
+        cp -a "$PW/rocm-tree" "$PW/rocm-done"
+        find "$PW/rocm-done" -name gpu_metrics -type f | while read -r f; do
+                { printf '\170\000\001\003'; head -c 116 /dev/zero; } > "$f"
+        done
+        find "$PW/rocm-done" -type d -regex '.*/hwmon/hwmon[0-9]+' | while read -r h; do
+                [ ! -e "$h/power1_input" ] || cp "$h/power1_input" "$h/power1_average"
+        done
+        peer_ratio "$PW/rocm-done" "rocm-smi / amdsmi metric (tree rocm-smi reads to the end)" \
+                "metric --json" "rocm-smi --showuse --showtemp --showpower --json"
         peer_ratio "$SPX" "rocm-smi / amdsmi power" "power --json" \
                 "rocm-smi --showpower --showmaxpower --json" \
                 STATE_DIRECTORY="$PW/state" RUNTIME_DIRECTORY="$PW/run"
@@ -224,7 +236,36 @@ if command -v rocm-smi >/dev/null && [ "$(id -u)" = 0 ] && unshare -m true 2>/de
                         "metric --json" "rocm-smi --showuse --showtemp --showpower --json" \
                         RUNTIME_DIRECTORY="$bus_dir/run" AMDSMI_SYSFS_ROOT="$PW/rocm-tree"
                 amdsmid_stop
+                amdsmid_start "$B/daemon/amdsmid" "$PW/rocm-done"
+                peer_ratio "$PW/rocm-done" \
+                        "rocm-smi / amdsmi metric through amdsmid (tree rocm-smi reads to the end)" \
+                        "metric --json" "rocm-smi --showuse --showtemp --showpower --json" \
+                        RUNTIME_DIRECTORY="$bus_dir/run" AMDSMI_SYSFS_ROOT="$PW/rocm-done"
+                amdsmid_stop
         fi
+        # What any process costs here bounds every whole-process ratio: rocm-smi against
+        # /bin/true and against an empty program linked with amdsmi's libraries
+        if command -v cc >/dev/null; then
+                printf 'int main(void) { return 0; }\n' > "$PW/empty.c"
+                cc -O2 -o "$PW/empty" "$PW/empty.c" -Wl,--no-as-needed \
+                        -L"$B/lib" -Wl,-rpath,"$B/lib" -lamdsmi -ljson-c -linih -ldrm 2>/dev/null ||
+                        rm -f "$PW/empty"
+        fi
+        out=$(unshare -m bash -c '
+                set -e
+                mount --bind "$1" /sys
+                mount -t tmpfs tmpfs /dev/shm
+                "$2" -n "$3" -l "/bin/true" -- /bin/true
+                [ ! -x "$4" ] || "$2" -n "$3" -l "empty program, amdsmi'"'"'s libraries" -- "$4"
+                "$2" -n "$5" -l "rocm-smi" -- sh -c "rm -f /dev/shm/rocm_smi*; exec rocm-smi --showuse --showtemp --showpower --json" || true
+        ' _ "$PW/rocm-done" "$EXEC" "$RUNS" "$PW/empty" "$PEER_RUNS")
+        echo "$out"
+        peer=$(echo "$out" | grep '^rocm-smi' | median)
+        echo "$out" | grep -v '^rocm-smi' | while read -r line; do
+                t=$(echo "$line" | median)
+                [ -z "$t" ] || [ -z "$peer" ] || [ "$t" -le 0 ] ||
+                        echo "ceiling: rocm-smi / ${line%%:*} = $(awk -v a="$peer" -v b="$t" 'BEGIN { printf "%.0f", a / b }')x (the ratio of a run that did nothing else)"
+        done
 else
         echo "== peers skipped (need root, unshare -m and the rocm-smi package)"
 fi
