@@ -177,6 +177,8 @@ int verb_apply(struct cli *c);
 int verb_reload(struct cli *c);
 /* fleet/cli-export.c: the running state as an amdsmid.conf profile */
 int verb_export(struct cli *c);
+/* process/cli-process.c */
+int verb_process(struct cli *c);
 /* health/cli-health.c */
 int verb_ras(struct cli *c);
 int verb_bad_pages(struct cli *c);
@@ -190,6 +192,7 @@ int power_cli_collect(struct cli *c, json_object **ret);
 int sriov_cli_collect(struct cli *c, json_object **ret);
 int health_cli_collect(struct cli *c, json_object **ret);
 int ras_cli_collect(struct cli *c, json_object **ret);
+int process_cli_collect(struct cli *c, json_object **ret);
 /* The whole "apply" document (amdsmi apply --check --json), not its "gpus". */
 int apply_cli_collect(struct cli *c, json_object **ret);
 /* fleet/cli-fleet.c: amdsmi metric --prometheus */

@@ -45,16 +45,16 @@ enum {
         OPT_NUM_VFS = 1u << 14,   /* --num-vfs N (sriov set) */
         OPT_AUTOPROBE_OFF = 1u << 15,
         OPT_PERSIST = 1u << 16,
-        OPT_COUNT = 1u << 17, /* -n without --watch: the last COUNT entries (history) */
-        OPT_DAMAGED = 1u << 18, /* --damaged (power clear) */
-        OPT_THROTTLE = 1u << 19, /* --throttle (metric) */
-        OPT_FIELDS = 1u << 20,   /* -p -t -c -u -m -P -x -T, --fields (metric) */
-        OPT_CPER = 1u << 21,     /* --cper (ras) */
-        OPT_FOLLOW = 1u << 22,   /* --follow (ras --cper) */
-        OPT_CPER_DIR = 1u << 23, /* --cper-dir DIR (ras --cper) */
-        OPT_KIND = 1u << 24,     /* --kind K,K (events) */
-        OPT_CHECK = 1u << 25,    /* --check (apply) */
-        OPT_PROFILE = 1u << 26,  /* --profile NAME (apply, export) */
+        OPT_COUNT = 1u << 17,      /* -n without --watch: the last COUNT entries (history) */
+        OPT_DAMAGED = 1u << 18,    /* --damaged (power clear) */
+        OPT_THROTTLE = 1u << 19,   /* --throttle (metric) */
+        OPT_FIELDS = 1u << 20,     /* -p -t -c -u -m -P -x -T, --fields (metric) */
+        OPT_CPER = 1u << 21,       /* --cper (ras) */
+        OPT_FOLLOW = 1u << 22,     /* --follow (ras --cper) */
+        OPT_CPER_DIR = 1u << 23,   /* --cper-dir DIR (ras --cper) */
+        OPT_KIND = 1u << 24,       /* --kind K,K (events) */
+        OPT_CHECK = 1u << 25,      /* --check (apply) */
+        OPT_PROFILE = 1u << 26,    /* --profile NAME (apply, export) */
         OPT_PROMETHEUS = 1u << 30, /* --prometheus (metric) */
 };
 
@@ -169,6 +169,27 @@ const struct verb cli_verbs[] = {
                 .examples = "amdsmi monitor -w 1\n"
                             "amdsmi monitor -g 0.0,0.1 -w 0.5\n"
                             "amdsmi monitor -w 5 -n 12 --csv > node.csv",
+                .exits = EXITS_READ,
+                .option_help = OPTION_HELP(
+                        "count", "with --watch: stop after COUNT samples"),
+        },
+        {
+                .name = "process",
+                .fn = verb_process,
+                .options = OPT_WATCH,
+                .help = "the processes using each GPU and partition (VRAM, queues, CUs)",
+                .synopsis = "[-g SEL]... [--json|--csv] process [-w SECONDS [-n COUNT]]",
+                .description =
+                        "The processes that use the GPUs through KFD (ROCm, HIP, OpenCL):\n"
+                        "PID, name, user and container, and per partition their VRAM,\n"
+                        "queues, CU occupancy, SDMA time, eviction time and GPU page faults.\n"
+                        "-g N.P shows one partition. Through amdsmid other users' processes\n"
+                        "show when polkit allows org.amdsmi1.process.list (active local\n"
+                        "sessions by default), else the caller's own; read here (--direct),\n"
+                        "what the kernel shows this user.",
+                .examples = "amdsmi process\n"
+                            "amdsmi process -g 0.3 --json\n"
+                            "amdsmi process -w 2 --csv",
                 .exits = EXITS_READ,
                 .option_help = OPTION_HELP(
                         "count", "with --watch: stop after COUNT samples"),
@@ -640,8 +661,8 @@ const struct cli_option cli_options[] = {
           "busy and activity, per partition too", CLI_VALUE_NONE },
         { "mem-usage", 'm', no_argument, 'm', OPT_FIELDS, false, NULL, "VRAM used and total",
           CLI_VALUE_NONE },
-        { "pcie", 'P', no_argument, 'P', OPT_FIELDS, false, NULL,
-          "the PCIe link and its counters", CLI_VALUE_NONE },
+        { "pcie", 'P', no_argument, 'P', OPT_FIELDS, false, NULL, "the PCIe link and its counters",
+          CLI_VALUE_NONE },
         { "xgmi", 'x', no_argument, 'x', OPT_FIELDS, false, NULL,
           "the XGMI links and their counters", CLI_VALUE_NONE },
         { "ecc", 'e', no_argument, 'e', OPT_FIELDS, false, NULL,
@@ -811,8 +832,7 @@ static int parse_event_kinds(const char *s, uint64_t *ret) {
                         mask |= CLI_EVENT_HEALTH;
                 else if (strcmp(name, "cper") == 0)
                         mask |= CLI_EVENT_CPER;
-                else if (amdsmi_event_kind_from_string(name, &k) < 0 ||
-                         k == AMDSMI_EVENT_UNKNOWN)
+                else if (amdsmi_event_kind_from_string(name, &k) < 0 || k == AMDSMI_EVENT_UNKNOWN)
                         return -EINVAL;
                 else
                         mask |= AMDSMI_EVENT_MASK(k);
@@ -1095,9 +1115,8 @@ static int parse_argv(struct cli *c, int argc, char **argv, const struct verb **
                                      OPT_AUTOPROBE_OFF | OPT_PERSIST)))
                                 a = argv[optind - 2];
                         /* options whose value was taken by hand: find the option itself */
-                        for (int k = optind - 1; k > 0 && bit & (OPT_HOST | OPT_APML | OPT_VM |
-                                                                 OPT_POWER_CAP);
-                             k--)
+                        for (int k = optind - 1;
+                             k > 0 && bit & (OPT_HOST | OPT_APML | OPT_VM | OPT_POWER_CAP); k--)
                                 if (argv[k][0] == '-' &&
                                     !(argv[k][1] >= '0' && argv[k][1] <= '9')) {
                                         a = argv[k];
@@ -1105,11 +1124,11 @@ static int parse_argv(struct cli *c, int argc, char **argv, const struct verb **
                                 }
                         given[n_given].bit = bit;
                         if (strncmp(a, "--", 2) == 0)
-                                snprintf(given[n_given].spelling, sizeof(given[0].spelling),
-                                         "%.*s", (int) strcspn(a, "="), a);
+                                snprintf(given[n_given].spelling, sizeof(given[0].spelling), "%.*s",
+                                         (int) strcspn(a, "="), a);
                         else
-                                snprintf(given[n_given].spelling, sizeof(given[0].spelling),
-                                         "-%c", opt);
+                                snprintf(given[n_given].spelling, sizeof(given[0].spelling), "-%c",
+                                         opt);
                         n_given++;
                 }
         }
@@ -1198,35 +1217,36 @@ static int parse_argv(struct cli *c, int argc, char **argv, const struct verb **
                                         c->report.command);
                 if (given[i].bit & (OPT_COMPUTE | OPT_MEMORY) &&
                     verb->options & (OPT_COMPUTE_PARTITION | OPT_MEMORY_PARTITION))
-                        return cli_fail(c, -EINVAL,
-                                        "option '%s' is not valid for '%s' (use %s)",
+                        return cli_fail(c, -EINVAL, "option '%s' is not valid for '%s' (use %s)",
                                         given[i].spelling, c->report.command,
                                         given[i].bit == OPT_COMPUTE ? "-C/--compute-partition"
                                                                     : "-M/--memory-partition");
                 if (given[i].bit & (OPT_COMPUTE_PARTITION | OPT_MEMORY_PARTITION) &&
                     verb->options & (OPT_COMPUTE | OPT_MEMORY))
-                        return cli_fail(c, -EINVAL,
-                                        "option '%s' is not valid for '%s' (use %s)",
+                        return cli_fail(c, -EINVAL, "option '%s' is not valid for '%s' (use %s)",
                                         given[i].spelling, c->report.command,
                                         given[i].bit == OPT_COMPUTE_PARTITION ? "--compute"
                                                                               : "--memory");
-                return cli_fail(c, -EINVAL, "option '%s' is not valid for '%s'",
-                                given[i].spelling, c->report.command);
+                return cli_fail(c, -EINVAL, "option '%s' is not valid for '%s'", given[i].spelling,
+                                c->report.command);
         }
         if (count_arg && c->interval_ns == 0 && !(verb->options & OPT_COUNT))
                 return cli_fail(c, -EINVAL, "--count needs --watch");
         if (c->metric.prometheus) {
                 if (c->format != OUTPUT_TABLE)
-                        return cli_fail(c, -EINVAL, "--prometheus prints the Prometheus text "
-                                                    "format: not with --json or --csv");
+                        return cli_fail(c, -EINVAL,
+                                        "--prometheus prints the Prometheus text "
+                                        "format: not with --json or --csv");
                 if (c->interval_ns > 0)
-                        return cli_fail(c, -EINVAL, "--prometheus prints one sample: not with "
-                                                    "--watch (Prometheus scrapes amdsmid's "
-                                                    "/metrics for that)");
+                        return cli_fail(c, -EINVAL,
+                                        "--prometheus prints one sample: not with "
+                                        "--watch (Prometheus scrapes amdsmid's "
+                                        "/metrics for that)");
                 if (c->metric.groups || c->metric.fields)
-                        return cli_fail(c, -EINVAL, "--prometheus prints every family: not "
-                                                    "with -p, -t, -c, -u, -m, -P, -x, -T, -e or "
-                                                    "--fields");
+                        return cli_fail(c, -EINVAL,
+                                        "--prometheus prints every family: not "
+                                        "with -p, -t, -c, -u, -m, -P, -x, -T, -e or "
+                                        "--fields");
         }
 
         *ret_verb = verb;

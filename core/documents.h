@@ -46,6 +46,12 @@ struct doc_query {
          * @cached; @return 0, or < 0: read it now. NULL: always read. */
         int (*ras_sample)(void *userdata, struct amdsmi_gpu *gpu, struct health_sample *ret);
         void *ras_sample_userdata;
+        /* process: the KFD processes, read once per document (process_read()); with
+         * @processes_own_only, only those of @processes_uid are shown (amdsmid's caller that
+         * polkit did not allow org.amdsmi1.process.list) */
+        const struct amdsmi_process_list *processes;
+        bool processes_own_only;
+        uint32_t processes_uid;
 };
 
 typedef json_object *(*doc_gpu_fn)(const struct doc_query *q, size_t index,

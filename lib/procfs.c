@@ -6,20 +6,28 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "parse-util.h"
 #include "private.h"
 #include "procfs.h"
 
+/* "/proc", or the tree a unit test made (procfs_set_root()) */
+static const char *proc_root = "/proc";
+
+void procfs_set_root(const char *root) {
+        proc_root = root ? root : "/proc";
+}
+
 int procfs_read_comm(struct amdsmi_ctx *ctx, pid_t pid, char *buf, size_t size) {
         _cleanup_close_ int fd = -EBADF;
-        char path[64], text[64];
+        char path[PATH_MAX], text[64];
         ssize_t n;
 
         if (pid <= 0 || size == 0)
                 return -EINVAL;
-        snprintf(path, sizeof(path), "/proc/%d/comm", (int) pid);
+        snprintf(path, sizeof(path), "%s/%d/comm", proc_root, (int) pid);
         do
                 fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
         while (fd < 0 && errno == EINTR);
@@ -114,11 +122,11 @@ int procfs_find_fd_users(struct amdsmi_ctx *ctx, const char *const *targets, siz
         int fd, r;
 
         do
-                fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                fd = open(proc_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         while (fd < 0 && errno == EINTR);
         if (fd < 0) {
                 r = -errno;
-                log_debug(ctx, "open /proc: %s", strerror(-r));
+                log_debug(ctx, "open %s: %s", proc_root, strerror(-r));
                 return r;
         }
         d = fdopendir(fd);
@@ -150,5 +158,80 @@ int procfs_find_fd_users(struct amdsmi_ctx *ctx, const char *const *targets, siz
         *ret_users = n > 0 ? TAKE_PTR(users) : NULL;
         *ret_n = n;
         *ret_denied = denied;
+        return 0;
+}
+
+/* Reads up to size - 1 bytes of a /proc file of @pid_fd's directory, NUL-terminated; the byte
+ * count, or a negative errno. */
+static ssize_t read_small(int pid_fd, const char *name, char *buf, size_t size) {
+        _cleanup_close_ int fd = -EBADF;
+        size_t n = 0;
+
+        do
+                fd = openat(pid_fd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
+        while (fd < 0 && errno == EINTR);
+        if (fd < 0)
+                return -errno;
+        while (n < size - 1) {
+                ssize_t k = read(fd, buf + n, size - 1 - n);
+
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0)
+                        return -errno;
+                if (k == 0)
+                        break;
+                n += (size_t) k;
+        }
+        buf[n] = '\0';
+        return (ssize_t) n;
+}
+
+int procfs_read_process(struct amdsmi_ctx *ctx, pid_t pid, struct procfs_process *ret) {
+        _cleanup_close_ int pid_fd = -EBADF;
+        char path[PATH_MAX], text[4096];
+        struct stat st;
+        ssize_t n;
+        char *line, *save = NULL;
+
+        if (pid <= 0)
+                return -EINVAL;
+        *ret = (struct procfs_process){ .uid = UINT32_MAX };
+        snprintf(path, sizeof(path), "%s/%d", proc_root, (int) pid);
+        do
+                pid_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        while (pid_fd < 0 && errno == EINTR);
+        if (pid_fd < 0)
+                return -errno; /* ENOENT: gone, or hidden (hidepid=invisible) */
+        if (fstat(pid_fd, &st) < 0)
+                return -errno;
+        ret->uid = (uint32_t) st.st_uid;
+
+        /* the kernel cuts comm to 15 bytes; a longer one (not from a kernel) is cut here */
+        n = read_small(pid_fd, "comm", text, sizeof(ret->comm));
+        if (n == -ENOENT || n == -ESRCH)
+                return -ESRCH;
+        if (n >= 0) {
+                if (memchr(text, '\0', (size_t) n))
+                        n = (ssize_t) strlen(text);
+                if (n > 0 && text[n - 1] == '\n')
+                        text[--n] = '\0';
+                memcpy(ret->comm, text, (size_t) n + 1);
+        } else
+                log_debug(ctx, "%s/comm: %s", path, strerror((int) -n));
+
+        n = read_small(pid_fd, "cgroup", text, sizeof(text));
+        if (n == -ENOENT || n == -ESRCH)
+                return -ESRCH;
+        if (n < 0) {
+                log_debug(ctx, "%s/cgroup: %s", path, strerror((int) -n));
+                return 0;
+        }
+        /* the unified hierarchy's line, "0::/path" */
+        for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+                if (strncmp(line, "0::", 3) == 0 && strlen(line + 3) < sizeof(ret->cgroup)) {
+                        strcpy(ret->cgroup, line + 3);
+                        break;
+                }
         return 0;
 }

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct amdsmi_ctx;
@@ -31,3 +32,18 @@ struct procfs_fd_user {
 int procfs_find_fd_users(struct amdsmi_ctx *ctx, const char *const *targets, size_t n_targets,
                          struct procfs_fd_user **ret_users, size_t *ret_n,
                          unsigned *ret_denied);
+
+/* What /proc says of a process using a GPU. */
+struct procfs_process {
+        uint32_t uid;     /* owner of /proc/PID, UINT32_MAX unknown */
+        char comm[64];    /* raw (any byte but NUL), "" unknown */
+        char cgroup[512]; /* the cgroup v2 path, "" unknown or too long */
+};
+
+/* Reads the owner, comm and cgroup of @pid. -ESRCH (or -ENOENT) when the process is gone or
+ * hidden from this reader, another negative errno when /proc/PID cannot be opened; a comm or
+ * cgroup that cannot be read is left empty. */
+int procfs_read_process(struct amdsmi_ctx *ctx, pid_t pid, struct procfs_process *ret);
+
+/* Unit tests: read ROOT instead of /proc (NULL: /proc again). */
+void procfs_set_root(const char *root);

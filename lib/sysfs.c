@@ -54,15 +54,22 @@ static void log_failure(struct amdsmi_ctx *ctx, const char *what, const char *pa
         log_debug(ctx, "%s %s/%s: %s", what, ctx->sysfs_root, relative(path), strerror(-r));
 }
 
-static int open_at_root(struct amdsmi_ctx *ctx, const char *path, int flags) {
-        int dfd = root_fd(ctx), fd;
+/* Opens @path relative to @dfd, or to the root for SYSFS_AT_ROOT. */
+static int open_at(struct amdsmi_ctx *ctx, int dfd, const char *path, int flags) {
+        int fd;
 
+        if (dfd == SYSFS_AT_ROOT)
+                dfd = root_fd(ctx);
         if (dfd < 0)
                 return dfd;
         do
                 fd = openat(dfd, relative(path), flags | O_CLOEXEC);
         while (fd < 0 && errno == EINTR);
         return fd < 0 ? -errno : fd;
+}
+
+static int open_at_root(struct amdsmi_ctx *ctx, const char *path, int flags) {
+        return open_at(ctx, SYSFS_AT_ROOT, path, flags);
 }
 
 static ssize_t read_retry(int fd, void *buf, size_t size) {
@@ -128,7 +135,8 @@ static int kept_grow(struct amdsmi_ctx *ctx) {
 static void kept_add(struct amdsmi_ctx *ctx, const char *path, int fd) {
         struct sysfs_kept *k;
 
-        if (ctx->n_kept >= KEPT_MAX || ((ctx->n_kept + 1) * 2 > ctx->kept_size && kept_grow(ctx) < 0)) {
+        if (ctx->n_kept >= KEPT_MAX ||
+            ((ctx->n_kept + 1) * 2 > ctx->kept_size && kept_grow(ctx) < 0)) {
                 close(fd);
                 return;
         }
@@ -217,7 +225,8 @@ static ssize_t read_kept(struct amdsmi_ctx *ctx, const char *path, void *buf, si
 
 /* ---- text and numbers ------------------------------------------------------------------- */
 
-static int read_text(struct amdsmi_ctx *ctx, const char *path, bool live, char *buf, size_t size) {
+static int read_text_at(struct amdsmi_ctx *ctx, int dfd, const char *path, bool live, char *buf,
+                        size_t size) {
         _cleanup_close_ int owned = -1;
         bool fresh = true;
         ssize_t n;
@@ -232,7 +241,7 @@ static int read_text(struct amdsmi_ctx *ctx, const char *path, bool live, char *
                 if (fresh)
                         owned = fd;
         } else {
-                fd = owned = open_at_root(ctx, path, O_RDONLY);
+                fd = owned = open_at(ctx, dfd, path, O_RDONLY);
                 if (fd < 0) {
                         log_failure(ctx, "open", path, fd);
                         return fd;
@@ -263,8 +272,42 @@ static int read_text(struct amdsmi_ctx *ctx, const char *path, bool live, char *
         return 0;
 }
 
+static int read_text(struct amdsmi_ctx *ctx, const char *path, bool live, char *buf, size_t size) {
+        return read_text_at(ctx, SYSFS_AT_ROOT, path, live, buf, size);
+}
+
 int sysfs_read_text(struct amdsmi_ctx *ctx, const char *path, char *buf, size_t size) {
         return read_text(ctx, path, false, buf, size);
+}
+
+int sysfs_open_dir(struct amdsmi_ctx *ctx, const char *path) {
+        int fd = open_at(ctx, SYSFS_AT_ROOT, path, O_RDONLY | O_DIRECTORY);
+
+        if (fd < 0)
+                log_failure(ctx, "opendir", path, fd);
+        return fd;
+}
+
+int sysfs_read_text_at(struct amdsmi_ctx *ctx, int dfd, const char *path, char *buf, size_t size) {
+        return read_text_at(ctx, dfd, path, false, buf, size);
+}
+
+int sysfs_read_u64_at(struct amdsmi_ctx *ctx, int dfd, const char *path, int base, uint64_t *ret) {
+        char buf[64];
+        uint64_t v;
+        int r;
+
+        r = read_text_at(ctx, dfd, path, false, buf, sizeof(buf));
+        if (r < 0)
+                return r == -EMSGSIZE ? -EBADMSG : r;
+        r = parse_u64(buf, base, &v);
+        if (r < 0) {
+                r = buf[0] == '\0' ? -ENOMSG : r == -ERANGE ? -ERANGE : -EBADMSG;
+                log_failure(ctx, "parse", path, r);
+                return r;
+        }
+        *ret = v;
+        return 0;
 }
 
 int sysfs_read_text_live(struct amdsmi_ctx *ctx, const char *path, char *buf, size_t size) {
@@ -475,13 +518,18 @@ static int cmp_str(const void *a, const void *b) {
 }
 
 int sysfs_list_dir(struct amdsmi_ctx *ctx, const char *path, const char *prefix, char ***ret) {
+        return sysfs_list_dir_at(ctx, SYSFS_AT_ROOT, path, prefix, ret);
+}
+
+int sysfs_list_dir_at(struct amdsmi_ctx *ctx, int dfd, const char *path, const char *prefix,
+                      char ***ret) {
         _cleanup_strv_free_ char **names = NULL;
         _cleanup_closedir_ DIR *d = NULL;
         size_t n = 0, allocated = 0, plen = prefix ? strlen(prefix) : 0;
         struct dirent *de;
         int fd;
 
-        fd = open_at_root(ctx, path, O_RDONLY | O_DIRECTORY);
+        fd = open_at(ctx, dfd, path, O_RDONLY | O_DIRECTORY);
         if (fd < 0) {
                 log_failure(ctx, "opendir", path, fd);
                 return fd;

@@ -57,6 +57,15 @@ int sysfs_readlink_basename(struct amdsmi_ctx *ctx, const char *path, char **ret
 /* Lists a directory: names in ascending order (strcmp), without "." and "..".
  * prefix, if not NULL, keeps only names starting with it. Returns the count. */
 int sysfs_list_dir(struct amdsmi_ctx *ctx, const char *path, const char *prefix, char ***ret);
+/* Reads relative to a directory opened once (sysfs_open_dir(), closed by the caller), for
+ * many files of one directory (a KFD process entry): the path walk from the root is done once.
+ * SYSFS_AT_ROOT as @dfd is the root. Same results as the functions above. */
+#define SYSFS_AT_ROOT (-1000)
+int sysfs_open_dir(struct amdsmi_ctx *ctx, const char *path);
+int sysfs_read_text_at(struct amdsmi_ctx *ctx, int dfd, const char *path, char *buf, size_t size);
+int sysfs_read_u64_at(struct amdsmi_ctx *ctx, int dfd, const char *path, int base, uint64_t *ret);
+int sysfs_list_dir_at(struct amdsmi_ctx *ctx, int dfd, const char *path, const char *prefix,
+                      char ***ret);
 /* 0 if the path exists, -ENOENT or another negative errno if not. */
 int sysfs_exists(struct amdsmi_ctx *ctx, const char *path);
 /* 1 if the file has any write permission bit, 0 if not, or a negative errno. */

@@ -23,11 +23,9 @@
 
 #include "parse-util.h"
 #include "partition-private.h"
-#include "time-util.h"
-#include "procfs.h"
 #include "sysfs.h"
+#include "time-util.h"
 
-#define KFD_PROC "class/kfd/kfd/proc"
 #define DEFAULT_TIMEOUT_MS 30000U
 #define SETTLE_POLL_MS 25U
 #define RELOAD_HINT "only a driver reload (amdsmi reset --reload-driver) brings KFD back"
@@ -96,109 +94,63 @@ _printf_(2, 3) static bool change_message_append(struct amdsmi_partition_change 
         return true;
 }
 
-static int cmp_process(const void *a, const void *b) {
-        const struct amdsmi_kfd_process *x = a, *y = b;
-
-        return x->pid < y->pid ? -1 : (x->pid > y->pid);
-}
-
-static bool gpu_has_kfd_gpu_id(struct amdsmi_gpu *gpu, uint32_t gpu_id) {
-        for (size_t i = 0; i < gpu->n_partitions; i++)
-                if (gpu->partitions[i].kfd_gpu_id == gpu_id)
-                        return true;
-        return false;
-}
-
-/* Fills p if process dir (class/kfd/kfd/proc/PID) uses gpu: 1 if it does, 0 if not or it is
- * gone, or a negative errno. */
-static int read_process(struct amdsmi_gpu *gpu, const char *name, int32_t pid,
-                        struct amdsmi_kfd_process *p) {
-        struct amdsmi_ctx *ctx = gpu->ctx;
-        _cleanup_strv_free_ char **files = NULL;
-        char dir[128];
-        uint64_t vram = 0;
-        bool uses = false, vram_known = true;
-        int n;
-
-        snprintf(dir, sizeof(dir), KFD_PROC "/%s", name);
-        n = sysfs_list_dir(ctx, dir, "vram_", &files);
-        if (n == -ENOENT || n == -ESRCH)
-                return 0; /* ended since the directory was listed */
-        if (n < 0)
-                return n;
-        for (int i = 0; i < n; i++) {
-                char path[192];
-                uint32_t gpu_id;
-                uint64_t v;
-                int r;
-
-                if (parse_u32(files[i] + 5, 10, &gpu_id) < 0 || !gpu_has_kfd_gpu_id(gpu, gpu_id))
-                        continue;
-                uses = true;
-                snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
-                r = sysfs_read_u64(ctx, path, 10, &v);
-                if (r == -ENOENT || r == -ESRCH)
-                        return 0; /* ended meanwhile */
-                if (r < 0) {
-                        log_debug(ctx, "%s/%s: %s", ctx->sysfs_root, path, strerror(-r));
-                        vram_known = false;
-                        continue;
-                }
-                vram += v;
-        }
-        if (!uses)
-                return 0;
-        *p = (struct amdsmi_kfd_process){
-                .pid = pid,
-                .vram_bytes = vram_known ? vram : AMDSMI_NA,
-        };
-        snprintf(p->bdf, sizeof(p->bdf), "%s", gpu->bdf);
-        if (procfs_read_comm(ctx, (pid_t) pid, p->comm, sizeof(p->comm)) < 0)
-                p->comm[0] = '\0';
-        return 1;
-}
-
-/* The KFD users of gpu, sorted by PID, in a new array, without this process unless
- * @include_self. Returns their number. */
-static int list_users(struct amdsmi_gpu *gpu, bool include_self,
-                      struct amdsmi_kfd_process **ret) {
-        pid_t self = getpid();
-        struct amdsmi_ctx *ctx = gpu->ctx;
-        _cleanup_strv_free_ char **names = NULL;
+/* The KFD users of gpu (amdsmi_ctx_read_processes(): a process with an entry for one of its
+ * partitions holds it, in use or not), sorted by PID, in a new array, without this process
+ * unless @include_self. Returns their number. */
+static int list_users(struct amdsmi_gpu *gpu, bool include_self, struct amdsmi_kfd_process **ret) {
+        struct amdsmi_process_list *list = NULL;
         _cleanup_free_ struct amdsmi_kfd_process *procs = NULL;
+        pid_t self = getpid();
         size_t n_procs = 0;
-        int n, r;
+        int r;
 
-        /* the users name the gpu_ids of now: map the partitions again if they changed */
-        r = kfd_refresh(ctx);
+        *ret = NULL;
+        r = amdsmi_ctx_read_processes(gpu->ctx, AMDSMI_PROCESS_BRIEF, &list);
         if (r < 0)
                 return r;
-        if (gpu->partitions_error < 0)
-                return gpu->partitions_error;
-        *ret = NULL;
-        if (gpu->n_partitions == 0)
-                return 0;
-        n = sysfs_list_dir(ctx, KFD_PROC, NULL, &names);
-        if (n == -ENOENT)
-                return 0;
-        if (n < 0)
-                return n;
-        procs = calloc((size_t) n + 1, sizeof(*procs));
-        if (!procs)
-                return -ENOMEM;
-        for (int i = 0; i < n; i++) {
-                int pid;
-
-                if (parse_int(names[i], &pid) < 0 || pid <= 0)
-                        continue;
-                if (!include_self && pid == (int) self)
-                        continue;
-                r = read_process(gpu, names[i], pid, &procs[n_procs]);
-                if (r < 0)
-                        return r;
-                n_procs += r;
+        /* read after the refresh the reader did: the partitions of now */
+        r = gpu->partitions_error;
+        if (r < 0 || gpu->n_partitions == 0 || list->n_processes == 0)
+                goto finish;
+        procs = calloc(list->n_processes, sizeof(*procs));
+        if (!procs) {
+                r = -ENOMEM;
+                goto finish;
         }
-        qsort(procs, n_procs, sizeof(*procs), cmp_process);
+        for (size_t i = 0; i < list->n_processes; i++) {
+                const struct amdsmi_process *p = &list->processes[i];
+                struct amdsmi_kfd_process *k = &procs[n_procs];
+                bool uses = false, vram_known = true;
+                uint64_t vram = 0;
+
+                if (!include_self && p->pid == (int32_t) self)
+                        continue;
+                for (size_t j = 0; j < p->n_nodes; j++) {
+                        if (p->nodes[j].gpu_index != (int32_t) gpu->index)
+                                continue;
+                        uses = true;
+                        if (p->nodes[j].vram_bytes == AMDSMI_NA)
+                                vram_known = false;
+                        else
+                                vram += p->nodes[j].vram_bytes;
+                }
+                if (!uses)
+                        continue;
+                *k = (struct amdsmi_kfd_process){
+                        .pid = p->pid,
+                        .vram_bytes = vram_known ? vram : AMDSMI_NA,
+                };
+                snprintf(k->bdf, sizeof(k->bdf), "%s", gpu->bdf);
+                /* the kernel's comm fits (15 bytes); a longer one is cut */
+                memcpy(k->comm, p->comm, sizeof(k->comm) - 1);
+                k->comm[sizeof(k->comm) - 1] = '\0';
+                n_procs++;
+        }
+        r = 0;
+finish:
+        amdsmi_process_list_free(list);
+        if (r < 0)
+                return r;
         *ret = TAKE_PTR(procs);
         return (int) n_procs;
 }

@@ -19,6 +19,7 @@
 #include <amdsmi/amdsmi-health.h>
 #include <amdsmi/amdsmi-partition.h>
 #include <amdsmi/amdsmi-power.h>
+#include <amdsmi/amdsmi-process.h>
 #include <amdsmi/amdsmi-sriov.h>
 #include <amdsmi/amdsmi-telemetry.h>
 
