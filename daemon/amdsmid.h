@@ -393,6 +393,16 @@ void health_events_done(struct daemon *d);
 extern const sd_bus_vtable gpu_vtable[], manager_vtable[];
 /* daemon/document.c: Manager.GetDocument() */
 extern const sd_bus_vtable document_manager_vtable[];
+/* The document of the read verb @v for the selection @sel, as GetDocument answers @m (polkit
+ * asked for the privileged parts; the sampler's samples fresh first): for a slice's own
+ * method with fixed arguments. @return 0 with *@ret_doc and *@ret_notes (an array, or NULL);
+ * 1 when @again is called with @m later; a negative errno with @error set. */
+struct doc_verb;
+struct selection;
+const struct doc_verb *document_find_verb(const char *verb);
+int document_build_for(struct daemon *d, sd_bus_message *m, const struct doc_verb *v,
+                       struct selection *sel, sampler_reply_fn again, json_object **ret_doc,
+                       json_object **ret_notes, sd_bus_error *error);
 /* daemon/document.c, for amdsmid's own readers (fleet/daemon-metrics.c): the document of the
  * read verb @verb (GetDocument's verbs) for every GPU, as root, built as GetDocument builds it
  * (metric and power from the sampler's samples as they are: nothing waits for a second one;
@@ -455,6 +465,8 @@ int power_daemon_sources(struct daemon *d, const char *bdf, struct power_sources
  * selector file changed: a reload). */
 struct gpu_set;
 extern const sd_bus_vtable fleet_manager_vtable[];
+/* process/dbus-process.c: Manager.ListProcesses */
+extern const sd_bus_vtable process_manager_vtable[];
 int fleet_daemon_apply_document(struct daemon *d, struct gpu_set *set, json_object *doc);
 void fleet_daemon_sync_update(struct daemon *d);
 void fleet_daemon_reloaded(struct daemon *d);

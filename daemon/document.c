@@ -39,6 +39,7 @@
 #include "gpu-set.h"
 #include "health-json.h"
 #include "json-util.h"
+#include "process-json.h"
 #include "report.h"
 #include "select.h"
 
@@ -116,14 +117,16 @@ void note_moved_indexes(struct daemon *d, const struct selection *sel, struct re
                 if (gpu && strcmp(amdsmi_gpu_get_bdf(gpu), d->index_before[s->index]) == 0)
                         continue;
                 if (gpu)
-                        report_note(rep, "GPU %u is %s since %s; before, it was %s (GPUs came or "
-                                         "went: -g with a PCI address or unique id always "
-                                         "names the same GPU)",
+                        report_note(rep,
+                                    "GPU %u is %s since %s; before, it was %s (GPUs came or "
+                                    "went: -g with a PCI address or unique id always "
+                                    "names the same GPU)",
                                     s->index, amdsmi_gpu_get_bdf(gpu), when,
                                     d->index_before[s->index]);
                 else
-                        report_note(rep, "GPU %u was %s until %s; it is gone (-g with a PCI "
-                                         "address or unique id always names the same GPU)",
+                        report_note(rep,
+                                    "GPU %u was %s until %s; it is gone (-g with a PCI "
+                                    "address or unique id always names the same GPU)",
                                     s->index, d->index_before[s->index], when);
         }
 }
@@ -133,6 +136,7 @@ enum {
         DOC_SKIP_CHANGING = 1u << 1,
         DOC_PRIVILEGED = 1u << 2, /* has root-only parts (HEALTH_READ_PRIVILEGED_ACTION) */
         DOC_APPLY = 1u << 3,      /* no "gpus": the plan of amdsmid.conf (fleet/dbus-profile.c) */
+        DOC_PROCESSES = 1u << 4,  /* the KFD processes (PROCESS_LIST_ACTION for others') */
 };
 
 struct doc_verb {
@@ -156,6 +160,7 @@ static const struct doc_verb doc_verbs[] = {
         { "bad-pages", DOC_PRIVILEGED, bad_pages_gpu, NULL },
         { "health", 0, NULL, &health_slice },
         { "apply", DOC_APPLY, NULL, NULL }, /* amdsmi apply --check */
+        { "process", DOC_PROCESSES, process_gpu, NULL },
 };
 
 /*
@@ -166,6 +171,8 @@ static const struct doc_verb doc_verbs[] = {
  * here for the call's replay (main thread only).
  */
 #define HEALTH_READ_PRIVILEGED_ACTION "org.amdsmi1.health.read-privileged"
+/* Other users' processes (the process document): without it, the caller's own */
+#define PROCESS_LIST_ACTION "org.amdsmi1.process.list"
 
 struct privileged_answer {
         sd_bus_message *call;
@@ -193,6 +200,7 @@ static int privileged_answer_take(sd_bus_message *m) {
 struct privileged_query {
         struct daemon *d;
         sampler_reply_fn again;
+        const char *action;
 };
 
 static void privileged_done(sd_bus_message *call, int r, const char *why, void *userdata) {
@@ -205,7 +213,7 @@ static void privileged_done(sd_bus_message *call, int r, const char *why, void *
                 return;
         }
         if (r < 0)
-                log_debug("polkit check of %s: %s", HEALTH_READ_PRIVILEGED_ACTION, strerror(-r));
+                log_debug("polkit check of %s: %s", pq->action, strerror(-r));
         a->call = sd_bus_message_ref(call);
         a->allowed = r == 1;
         a->next = privileged_answers;
@@ -217,29 +225,31 @@ static void privileged_done(sd_bus_message *call, int r, const char *why, void *
         (void) privileged_answer_take(call); /* when the replay failed before taking it */
 }
 
-/* 1: @m's caller may read the root-only parts, 0: not, 2: polkit is asked (@again follows
- * with @m), or a negative errno. */
-static int privileged_allowed(struct daemon *d, sd_bus_message *m, sampler_reply_fn again) {
+/* 1: @m's caller (its uid into *@ret_uid) is root or polkit allows it @action, 0: not, 2:
+ * polkit is asked (@again follows with @m), or a negative errno. */
+static int privileged_allowed(struct daemon *d, sd_bus_message *m, const char *action,
+                              sampler_reply_fn again, uid_t *ret_uid) {
         _cleanup_(sd_bus_creds_unrefp) sd_bus_creds *creds = NULL;
         struct privileged_query *pq;
         uid_t uid;
         int r;
 
-        r = privileged_answer_take(m);
-        if (r >= 0)
-                return r;
         r = sd_bus_query_sender_creds(m, SD_BUS_CREDS_EUID | SD_BUS_CREDS_AUGMENT, &creds);
         if (r >= 0)
                 r = sd_bus_creds_get_euid(creds, &uid);
         if (r < 0)
+                return r;
+        *ret_uid = uid;
+        r = privileged_answer_take(m);
+        if (r >= 0)
                 return r;
         if (uid == 0)
                 return 1;
         pq = malloc(sizeof(*pq));
         if (!pq)
                 return -ENOMEM;
-        *pq = (struct privileged_query){ d, again };
-        r = polkit_check(d, m, HEALTH_READ_PRIVILEGED_ACTION, privileged_done, pq, free);
+        *pq = (struct privileged_query){ d, again, action };
+        r = polkit_check(d, m, action, privileged_done, pq, free);
         if (r < 0) {
                 free(pq);
                 return r;
@@ -297,12 +307,16 @@ static int list_from_describe(struct daemon *d, json_object **ret, sd_bus_error 
  * @error set.
  */
 static int build_verb(struct daemon *d, const struct doc_verb *v, struct selection *sel,
-                      bool unprivileged, bool collection, json_object **ret_doc,
+                      bool unprivileged, uid_t uid, bool collection, json_object **ret_doc,
                       json_object **ret_notes, sd_bus_error *error) {
+        struct amdsmi_process_list *processes = NULL;
         struct report rep = { .keep_field_errors = true, .keep_notes = true };
         struct gpu_set set = {};
-        struct doc_query q = { .report = &rep, .set = &set, .unprivileged = unprivileged,
-                               .no_device_nodes = collection, .cached = collection,
+        struct doc_query q = { .report = &rep,
+                               .set = &set,
+                               .unprivileged = unprivileged,
+                               .no_device_nodes = collection,
+                               .cached = collection,
                                .ras_sample = health_daemon_ras_sample,
                                .ras_sample_userdata = d };
         json_object *gpus = NULL;
@@ -343,6 +357,19 @@ static int build_verb(struct daemon *d, const struct doc_verb *v, struct selecti
                 r = 0;
                 goto finish;
         }
+        if (v->flags & DOC_PROCESSES) {
+                r = process_read(&rep, d->ctx, &processes);
+                if (r < 0) {
+                        r = bus_error_errno(error, r, "%s", rep.error_message ?: strerror(-r));
+                        goto finish;
+                }
+                q.processes = processes;
+                q.processes_own_only = unprivileged;
+                q.processes_uid = (uint32_t) uid;
+                if (unprivileged)
+                        report_note(&rep, "showing only your own processes: polkit did not "
+                                          "allow " PROCESS_LIST_ACTION);
+        }
         if (v->gpu_fn)
                 r = doc_collect(&q, v->gpu_fn, &gpus);
         else
@@ -359,6 +386,7 @@ static int build_verb(struct daemon *d, const struct doc_verb *v, struct selecti
         *ret_notes = TAKE_PTR(rep.notes);
         r = 0;
 finish:
+        amdsmi_process_list_free(processes);
         gpu_set_clear(&set);
         report_clear(&rep);
         return r;
@@ -376,7 +404,7 @@ int document_build_all(struct daemon *d, const char *verb, json_object **ret) {
         if (strcmp(v->verb, "list") == 0 && all_gpus_ok(d))
                 r = list_from_describe(d, &doc, &error);
         else
-                r = build_verb(d, v, &sel, false, true, &doc, &notes, &error);
+                r = build_verb(d, v, &sel, false, 0, true, &doc, &notes, &error);
         sd_bus_error_free(&error);
         if (r < 0)
                 return r;
@@ -395,7 +423,6 @@ static int build_document(struct daemon *d, sd_bus_message *m, sampler_reply_fn 
                           json_object **ret_doc, json_object **ret_notes, sd_bus_error *error) {
         _cleanup_(selection_clear) struct selection sel = {};
         const struct doc_verb *v;
-        bool unprivileged = false;
         const char *verb;
         int r;
 
@@ -410,14 +437,24 @@ static int build_document(struct daemon *d, sd_bus_message *m, sampler_reply_fn 
                 return bus_error_errno(error, -EINVAL,
                                        "%s: unknown verb '%s' (verbs: list, static, metric, "
                                        "partition, power, sriov, metric-ecc, ras, ras-cper, "
-                                       "bad-pages, health, apply)",
+                                       "bad-pages, health, apply, process)",
                                        sd_bus_message_get_member(m), verb);
         r = bus_read_options(m, read_option, &sel, error);
         if (r < 0)
                 return r;
+        return document_build_for(d, m, v, &sel, again, ret_doc, ret_notes, error);
+}
+
+int document_build_for(struct daemon *d, sd_bus_message *m, const struct doc_verb *v,
+                       struct selection *sel, sampler_reply_fn again, json_object **ret_doc,
+                       json_object **ret_notes, sd_bus_error *error) {
+        bool unprivileged = false;
+        uid_t uid = 0;
+        int r;
+
         /* Describe() is rebuilt on events: a GPU that went into reset or lost its driver
          * since is read afresh (one pm read per GPU tells) */
-        if (strcmp(v->verb, "list") == 0 && sel.n_items == 0 && all_gpus_ok(d)) {
+        if (strcmp(v->verb, "list") == 0 && sel->n_items == 0 && all_gpus_ok(d)) {
                 *ret_notes = NULL;
                 return list_from_describe(d, ret_doc, error);
         }
@@ -427,8 +464,11 @@ static int build_document(struct daemon *d, sd_bus_message *m, sampler_reply_fn 
                         return r < 0 ? bus_error_errno(error, r, "out of memory") : 1;
         }
 
-        if (v->flags & DOC_PRIVILEGED) {
-                r = privileged_allowed(d, m, again);
+        if (v->flags & (DOC_PRIVILEGED | DOC_PROCESSES)) {
+                r = privileged_allowed(d, m,
+                                       v->flags & DOC_PROCESSES ? PROCESS_LIST_ACTION
+                                                                : HEALTH_READ_PRIVILEGED_ACTION,
+                                       again, &uid);
                 if (r < 0)
                         return bus_error_errno(error, r, "cannot check the caller: %s",
                                                strerror(-r));
@@ -436,7 +476,11 @@ static int build_document(struct daemon *d, sd_bus_message *m, sampler_reply_fn 
                         return 1;
                 unprivileged = r == 0;
         }
-        return build_verb(d, v, &sel, unprivileged, false, ret_doc, ret_notes, error);
+        return build_verb(d, v, sel, unprivileged, uid, false, ret_doc, ret_notes, error);
+}
+
+const struct doc_verb *document_find_verb(const char *verb) {
+        return find_verb(verb);
 }
 
 static int method_get_document(sd_bus_message *m, void *userdata, sd_bus_error *error) {
@@ -460,8 +504,7 @@ static bool is_metric_of_all(sd_bus_message *m) {
         bool all;
 
         if (sd_bus_message_rewind(m, true) < 0 || sd_bus_message_read(m, "s", &verb) < 0 ||
-            strcmp(verb, "metric") != 0 ||
-            sd_bus_message_enter_container(m, 'a', "{sv}") < 0)
+            strcmp(verb, "metric") != 0 || sd_bus_message_enter_container(m, 'a', "{sv}") < 0)
                 return false;
         all = sd_bus_message_at_end(m, false) > 0;
         (void) sd_bus_message_rewind(m, true);
@@ -571,7 +614,7 @@ const sd_bus_vtable document_manager_vtable[] = {
                                 SD_BUS_RESULT("s", json), method_get_document,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetDocumentText", SD_BUS_ARGS("s", verb, "a{sv}", options),
-                                SD_BUS_RESULT("s", text, "as", notes),
-                                method_get_document_text, SD_BUS_VTABLE_UNPRIVILEGED),
+                                SD_BUS_RESULT("s", text, "as", notes), method_get_document_text,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_VTABLE_END,
 };

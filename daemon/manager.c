@@ -13,11 +13,11 @@
 #include <string.h>
 #include <syslog.h>
 
+#include "amdsmid-conf.h"
 #include "amdsmid.h"
 #include "daemon-metrics.h"
 #include "decode.h"
 #include "documents.h"
-#include "amdsmid-conf.h"
 #include "history.h"
 #include "select.h"
 
@@ -332,7 +332,6 @@ int manager_rescan(struct daemon *d) {
 
 /* ---- Describe(), GetMetrics(), GetHistory() -------------------------------------------- */
 
-
 static json_object *string_or_null(const char *s) {
         return s && s[0] ? json_object_new_string(s) : NULL;
 }
@@ -352,9 +351,9 @@ static json_object *cached_entry(struct dgpu *g) {
         json_object_object_add(o, "partition_count", NULL);
         json_object_object_add(o, "compute_mode", string_or_null(g->compute_mode));
         json_object_object_add(o, "memory_mode", string_or_null(g->memory_mode));
-        json_object_object_add(o, "unique_id",
-                               doc_unique_id(g->unique_id && g->unique_id[0] ? g->unique_id
-                                                                             : NULL));
+        json_object_object_add(
+                o, "unique_id",
+                doc_unique_id(g->unique_id && g->unique_id[0] ? g->unique_id : NULL));
         json_object_object_add(o, "object_path", json_object_new_string(g->path));
         return o;
 }
@@ -423,14 +422,14 @@ static int build_describe(struct daemon *d, char **ret) {
         report_clear(&rep);
         daemon = json_object_new_object();
         json_object_object_add(daemon, "version", json_object_new_string(amdsmi_version()));
-        json_object_object_add(daemon, "config",
-                               d->config && d->config->path
-                                       ? json_object_new_string(d->config->path) : NULL);
+        json_object_object_add(
+                daemon, "config",
+                d->config && d->config->path ? json_object_new_string(d->config->path) : NULL);
         json_object_object_add(daemon, "config_error",
-                               d->config_error[0] ? json_object_new_string(d->config_error)
-                                                  : NULL);
+                               d->config_error[0] ? json_object_new_string(d->config_error) : NULL);
         json_object_object_add(doc, "daemon", daemon);
-        *ret = strdup(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+        *ret = strdup(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PLAIN |
+                                                                  JSON_C_TO_STRING_NOSLASHESCAPE));
         json_object_put(doc);
         return *ret ? 0 : -ENOMEM;
 }
@@ -495,7 +494,8 @@ static int metrics_reply(struct daemon *d, sd_bus_message *m, const char *bdf, c
         report_clear(&rep);
         if (!doc)
                 return bus_error_errno(error, -ENOMEM, "out of memory");
-        s = strdup(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+        s = strdup(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PLAIN |
+                                                               JSON_C_TO_STRING_NOSLASHESCAPE));
         json_object_put(doc);
         if (!s)
                 return bus_error_errno(error, -ENOMEM, "out of memory");
@@ -754,7 +754,8 @@ static int method_apply_desired(sd_bus_message *m, void *userdata, sd_bus_error 
                                        "amdsmi apply --dry-run shows the plan)",
                                        (unsigned long long) flags);
         if (d->config_error[0])
-                return bus_error_errno(error, -EINVAL, "the configuration on disk is refused "
+                return bus_error_errno(error, -EINVAL,
+                                       "the configuration on disk is refused "
                                        "(%s); the one in force is applied by Reload",
                                        d->config_error);
         r = polkit_check(d, m, "org.amdsmi1.partition.configure", apply_authorised, d, NULL);
@@ -781,16 +782,14 @@ const sd_bus_vtable manager_vtable[] = {
                                 method_get_history, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetMetrics", SD_BUS_NO_ARGS, SD_BUS_RESULT("s", json),
                                 method_manager_get_metrics, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("ApplyDesired", SD_BUS_ARGS("t", flags),
-                                SD_BUS_RESULT("s", json), method_apply_desired,
-                                SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("ApplyDesired", SD_BUS_ARGS("t", flags), SD_BUS_RESULT("s", json),
+                                method_apply_desired, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetGpuByBdf", SD_BUS_ARGS("s", bdf), SD_BUS_RESULT("o", path),
                                 method_get_gpu_by_bdf, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetGpuByIndex", SD_BUS_ARGS("u", index), SD_BUS_RESULT("o", path),
                                 method_get_gpu_by_index, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("CheckIndexes", SD_BUS_ARGS("as", gpus),
-                                SD_BUS_RESULT("as", notes), method_check_indexes,
-                                SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("CheckIndexes", SD_BUS_ARGS("as", gpus), SD_BUS_RESULT("as", notes),
+                                method_check_indexes, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_VTABLE_END,
 };
 
@@ -804,9 +803,8 @@ static int property_string_ptr(sd_bus *bus, const char *path, const char *interf
         return sd_bus_message_append(reply, "s", *s ? *s : "");
 }
 
-static int property_bdf(sd_bus *bus, const char *path, const char *interface,
-                        const char *property, sd_bus_message *reply, void *userdata,
-                        sd_bus_error *error) {
+static int property_bdf(sd_bus *bus, const char *path, const char *interface, const char *property,
+                        sd_bus_message *reply, void *userdata, sd_bus_error *error) {
         struct dgpu *g = userdata;
 
         return sd_bus_message_append(reply, "s", g->bdf);
@@ -833,8 +831,7 @@ const sd_bus_vtable gpu_vtable[] = {
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("Driver", "s", property_string_ptr, offsetof(struct dgpu, driver),
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
-        SD_BUS_PROPERTY("Changing", "b", property_changing, 0,
-                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("Changing", "b", property_changing, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_METHOD_WITH_ARGS("GetMetrics", SD_BUS_NO_ARGS, SD_BUS_RESULT("s", json),
                                 method_get_metrics, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_VTABLE_END,
@@ -889,6 +886,10 @@ int manager_register(struct daemon *d, sd_bus *bus) {
                                      fleet_manager_vtable, d);
         if (r < 0)
                 return r;
+        r = sd_bus_add_object_vtable(bus, NULL, AMDSMI_BUS_PATH, AMDSMI_BUS_IFACE_MANAGER,
+                                     process_manager_vtable, d);
+        if (r < 0)
+                return r;
         for (size_t i = 0; i < ELEMENTSOF(slices); i++)
                 if (slices[i]->manager_vtable) {
                         r = sd_bus_add_object_vtable(bus, NULL, AMDSMI_BUS_PATH,
@@ -909,8 +910,8 @@ int manager_register(struct daemon *d, sd_bus *bus) {
                 return r;
         for (size_t i = 0; i < ELEMENTSOF(slices); i++) {
                 r = sd_bus_add_fallback_vtable(bus, NULL, AMDSMI_BUS_GPU_PREFIX,
-                                               slices[i]->interface, slices[i]->vtable,
-                                               gpu_find, d);
+                                               slices[i]->interface, slices[i]->vtable, gpu_find,
+                                               d);
                 if (r < 0)
                         return r;
         }

@@ -42,7 +42,7 @@ def run_cli(validate, amdsmi, trees):
         root = os.path.join(trees, tree)
         if not os.path.isdir(root):
             continue
-        for verb in ("list", "static", "metric"):
+        for verb in ("list", "static", "metric", "process"):
             runs.append((root, [verb, "--json"], 0))
         runs.append((root, ["partition", "--json"], 0))
         runs.append((root, ["partition", "--json", "-g", "0.0"], None))

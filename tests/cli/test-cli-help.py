@@ -31,7 +31,7 @@ AMDSMI_SIM = os.environ.get("AMDSMI_SIM", "")
 SPX = "mi300x-8-spx"
 CPX = "mi300x-8-cpx"
 EXIT_OK, EXIT_USAGE = 0, 2
-VERB_NAMES = ["list", "static", "metric", "monitor", "ras", "bad-pages", "health", "events",
+VERB_NAMES = ["list", "static", "metric", "monitor", "process", "ras", "bad-pages", "health", "events",
               "partition", "power", "sriov", "vm", "set", "reset",
               "apply", "export", "reload", "history", "help"]
 

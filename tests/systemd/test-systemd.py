@@ -57,6 +57,8 @@ ACTIONS = {
     "org.amdsmi1.driver.reload": "auth_admin",
     # reads, not changes: a remote or inactive administrator may read them too
     "org.amdsmi1.health.read-privileged": ("auth_admin", "auth_admin", "auth_admin"),
+    # other users' processes: an active local session sees them, as with ps
+    "org.amdsmi1.process.list": ("auth_admin", "auth_admin", "yes"),
 }
 
 # ARCHITECTURE §2: amdsmid's interfaces, and the standard ones its objects implement.
