@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -185,6 +186,11 @@ static ssize_t read_small(int pid_fd, const char *name, char *buf, size_t size) 
         }
         buf[n] = '\0';
         return (ssize_t) n;
+}
+
+bool procfs_process_gone(pid_t pid) {
+        /* EPERM: it runs, as another user's; ESRCH: no such process */
+        return pid > 0 && kill(pid, 0) < 0 && errno == ESRCH;
 }
 
 int procfs_read_process(struct amdsmi_ctx *ctx, pid_t pid, struct procfs_process *ret) {

@@ -6,6 +6,7 @@
  */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -44,6 +45,10 @@ struct procfs_process {
  * hidden from this reader, another negative errno when /proc/PID cannot be opened; a comm or
  * cgroup that cannot be read is left empty. */
 int procfs_read_process(struct amdsmi_ctx *ctx, pid_t pid, struct procfs_process *ret);
+
+/* Whether no process @pid exists (kill(pid, 0) says ESRCH): a KFD entry whose /proc entry
+ * cannot be read is of a process that exited, or hidden from this reader (hidepid). */
+bool procfs_process_gone(pid_t pid);
 
 /* Unit tests: read ROOT instead of /proc (NULL: /proc again). */
 void procfs_set_root(const char *root);

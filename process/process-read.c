@@ -224,8 +224,9 @@ static int read_entry(struct amdsmi_ctx *ctx, const char *name, int32_t pid, uns
 
         r = procfs_read_process(ctx, (pid_t) pid, &info);
         if (r == -ESRCH || r == -ENOENT) {
-                /* exited, or hidden from this reader by /proc (hidepid): KFD still lists it */
-                if (sysfs_exists(ctx, dir) == -ENOENT)
+                /* exited (KFD drops the entry as the process goes: a moment later), or hidden
+                 * from this reader by /proc (hidepid) */
+                if (procfs_process_gone((pid_t) pid) || sysfs_exists(ctx, dir) == -ENOENT)
                         return 0;
                 *was_denied = true;
         } else if (denied(r))
