@@ -32,8 +32,10 @@ done
 # power runs use their own state and runtime directories and copies of the SPX tree.
 PW=$(mktemp -d)
 mnt=
+sleepers=()
 # also when a step fails (set -e): amdsmid and its bus stopped, the simulator unmounted
 cleanup() {
+        [ ${#sleepers[@]} -eq 0 ] || kill "${sleepers[@]}" 2>/dev/null || true
         [ -z "${bus_dir:-}" ] || amdsmid_stop
         if [ -n "$mnt" ] && mountpoint -q "$mnt"; then
                 fusermount3 -u "$mnt" || umount -l "$mnt" || true
@@ -99,6 +101,57 @@ b=$(printf '%s\n' "${v[@]}" | sort -n | sed -n 2p)
 if [ -n "$a" ] && [ -n "$b" ] && [ "$a" -gt 0 ]; then
         echo "ratio: amdsmi --version / /bin/true = $(awk -v a="$b" -v b="$a" 'BEGIN { printf "%.2f", a / b }')x ($b us / $a us; budget 1.5x)"
 fi
+
+# amdsmi process: 1000 live processes (sleep) made KFD users across the 64 partitions of the
+# CPX tree, one partition each, with VRAM, a queue, stats and counters, as KFD writes them.
+# The floor is the same listings and reads with nothing else done (bench-process).
+echo "== amdsmi process: 1000 processes across 64 partitions (8 x MI300X CPX, plain tree)"
+cp -a "$CPX" "$PW/proc-tree"
+for _ in $(seq 1000); do
+        sleep 3600 >/dev/null 2>&1 &
+        sleepers+=($!)
+done
+/usr/bin/python3 - "$PW/proc-tree" "${sleepers[@]}" <<'PY'
+import os
+import sys
+
+root, pids = sys.argv[1], sys.argv[2:]
+nodes = os.path.join(root, "class/kfd/kfd/topology/nodes")
+ids = []
+for n in sorted(os.listdir(nodes), key=int):
+    with open(os.path.join(nodes, n, "gpu_id")) as f:
+        gpu_id = f.read().strip()
+    if gpu_id != "0":
+        ids.append(gpu_id)
+
+
+def put(path, text):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
+
+
+for i, pid in enumerate(pids):
+    g = ids[i % len(ids)]
+    d = os.path.join(root, "class/kfd/kfd/proc", pid)
+    put(os.path.join(d, "pasid"), "%d\n" % (32768 + i))
+    put(os.path.join(d, "vram_" + g), "%d\n" % ((i % 16 + 1) << 28))
+    put(os.path.join(d, "sdma_" + g), "%d\n" % (i * 3))
+    put(os.path.join(d, "stats_" + g, "evicted_ms"), "0\n")
+    put(os.path.join(d, "stats_" + g, "cu_occupancy"), "%d\n" % (i % 38))
+    for c in ("faults", "page_in", "page_out"):
+        put(os.path.join(d, "counters_" + g, c), "0\n")
+    put(os.path.join(d, "queues", "0", "gpuid"), g)
+    put(os.path.join(d, "queues", "0", "size"), "1048576")
+    put(os.path.join(d, "queues", "0", "type"), "0")
+PY
+AMDSMI_SYSFS_ROOT=$PW/proc-tree "$B/bench/bench-process" 20
+AMDSMI_SYSFS_ROOT=$PW/proc-tree "$EXEC" -n 20 \
+        -l "amdsmi process --json, 1000 processes on 64 partitions (budget 100 ms)" -- \
+        "$AMDSMI" process --json
+kill "${sleepers[@]}" 2>/dev/null || true
+wait "${sleepers[@]}" 2>/dev/null || true
+sleepers=()
 
 # Reads through a running amdsmid (Manager.GetDocument): the same command, and the files the
 # CLI opens besides its libraries and the time zone (strace, when installed).

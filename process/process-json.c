@@ -13,6 +13,7 @@
 #include "config.h"
 
 #include <ctype.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <pwd.h>
 #include <stdio.h>
@@ -150,15 +151,33 @@ static json_object *container_json(const char *cgroup) {
         return o;
 }
 
+/* The user names of the last uids looked up: a thousand processes of a few users must not
+ * read the user database a thousand times (NSS reads /etc/passwd on every call). */
+#define USER_CACHE 16
+
 static json_object *user_json(uint32_t uid) {
+        static struct {
+                uint32_t uid;
+                bool known;
+                char name[64];
+        } cache[USER_CACHE];
+        static unsigned next;
         char buf[1024];
         struct passwd pw, *res = NULL;
+        size_t i;
 
         if (uid == UINT32_MAX)
                 return NULL;
-        if (getpwuid_r((uid_t) uid, &pw, buf, sizeof(buf), &res) != 0 || !res)
-                return NULL;
-        return json_object_new_string(res->pw_name);
+        for (i = 0; i < USER_CACHE; i++)
+                if (cache[i].uid == uid && cache[i].name[0] != '\0')
+                        return cache[i].known ? json_object_new_string(cache[i].name) : NULL;
+        i = next++ % USER_CACHE;
+        cache[i].uid = uid;
+        cache[i].known = getpwuid_r((uid_t) uid, &pw, buf, sizeof(buf), &res) == 0 && res &&
+                         strlen(res->pw_name) < sizeof(cache[i].name);
+        snprintf(cache[i].name, sizeof(cache[i].name), "%s",
+                 cache[i].known ? res->pw_name : "?");
+        return cache[i].known ? json_object_new_string(cache[i].name) : NULL;
 }
 
 static json_object *entry_json(const struct amdsmi_process *p,
