@@ -38,6 +38,9 @@
  * that starts the window is replaced by a newer one only when that one is this old (one CE a
  * second after the previous sample is no rate of 3600 an hour). */
 #define HEALTH_CE_WINDOW_USEC (5 * 60 * 1000000ULL)
+/* The XGMI links' status comes from gpu_metrics, which costs the SMU a read: at most once a
+ * minute per GPU at the periodic check (the PCIe files and the error counters every check). */
+#define HEALTH_LINKS_METRICS_USEC (60 * 1000000ULL)
 
 struct dgpu_health {
         /* the last GPU reset amdsmid saw (CLOCK_BOOTTIME µs; 0: none) and its cause */
@@ -63,6 +66,15 @@ struct dgpu_health {
         bool judged;
         struct health_verdict verdict;
         uint64_t ue, ce, de; /* AMDSMI_NA: unknown */
+
+        /* links (CLOCK_BOOTTIME µs): the last read, when gpu_metrics was last read for them,
+         * when PCIe replays last grew and by how much within the window, and xgmi_error,
+         * which clears when read: amdsmid alone reads it and keeps the total */
+        bool links_sampled;
+        struct health_links links;
+        uint64_t links_metrics_usec;
+        uint64_t replays_usec, replays_in_window;
+        uint64_t xgmi_error_usec, xgmi_errors_total;
 };
 
 static struct dgpu_health *dgpu_health_get(struct dgpu *g) {
@@ -263,6 +275,34 @@ static void sample_bad_pages(struct dgpu_health *h, struct amdsmi_gpu *gpu) {
         }
 }
 
+/* The links of @g at this check: replays that grew and xgmi_error's errors are kept with
+ * their time; a link that went down or came up changes the verdict through the masks. */
+static void sample_links(struct dgpu *g, struct dgpu_health *h, struct amdsmi_gpu *gpu) {
+        uint64_t now = now_usec(CLOCK_BOOTTIME), before = h->links.pcie_replays;
+        bool metrics =
+                !h->links_sampled || now - h->links_metrics_usec >= HEALTH_LINKS_METRICS_USEC;
+
+        (void) health_links_read(gpu, metrics, &h->links);
+        if (metrics)
+                h->links_metrics_usec = now;
+        if (h->links_sampled && before != AMDSMI_NA && h->links.pcie_replays != AMDSMI_NA &&
+            h->links.pcie_replays > before) {
+                uint64_t window = 0;
+                struct health_thresholds t;
+
+                health_thresholds_from_config(g->d->config, &t);
+                window = (uint64_t) t.reset_window_minutes * 60u * 1000000u;
+                if (h->replays_usec == 0 || now - h->replays_usec >= window)
+                        h->replays_in_window = 0;
+                h->replays_in_window += h->links.pcie_replays - before;
+                h->replays_usec = now;
+                log_gpu(LOG_WARNING, g->bdf, "%" PRIu64 " PCIe replays since the last check",
+                        h->links.pcie_replays - before);
+        }
+        h->links_sampled = true;
+        /* XGMI_ERROR_SAMPLE */
+}
+
 /* The input of the verdict: the last sample, the CE rate's window, the resets known. */
 static void judge_input(struct dgpu *g, struct dgpu_health *h, struct health_input *ret) {
         struct health_thresholds t;
@@ -279,6 +319,15 @@ static void judge_input(struct dgpu *g, struct dgpu_health *h, struct health_inp
         ret->last_reset_age_usec = h->last_reset_usec > 0 && h->last_reset_usec <= now
                                            ? now - h->last_reset_usec
                                            : UINT64_MAX;
+        ret->links = h->links;
+        ret->link_errors_known = h->links_sampled;
+        ret->last_replays_age_usec =
+                h->replays_usec > 0 && h->replays_usec <= now ? now - h->replays_usec : UINT64_MAX;
+        ret->replays_in_window = h->replays_in_window;
+        ret->last_xgmi_error_age_usec = h->xgmi_error_usec > 0 && h->xgmi_error_usec <= now
+                                                ? now - h->xgmi_error_usec
+                                                : UINT64_MAX;
+        ret->xgmi_errors_total = h->xgmi_errors_total;
 }
 
 /* A reason's text that says a time ("reset 40 s ago", "3 CEs in 120 s"): it changes at every
@@ -349,6 +398,7 @@ static int health_update(struct dgpu *g, struct amdsmi_gpu *gpu, char ***names) 
         }
         sample_bad_pages(h, gpu);
         sample_cper(g, h, gpu);
+        sample_links(g, h, gpu);
         h->sampled = true;
 
         ras_totals(&smp, &ue, &ce, &de);

@@ -74,6 +74,25 @@ struct health_sample {
 /* Reads @gpu's RAS state into @ret now. @return ret->error. */
 int health_sample_read(struct amdsmi_gpu *gpu, struct health_sample *ret);
 
+/* A GPU's links as gpu_metrics and its PCI device show them (health_links_read()). Unknown
+ * values are AMDSMI_NA. */
+struct health_links {
+        int error;             /* 0, or the negative errno of the gpu_metrics read (-ENODATA:
+                                  none, a VF) */
+        unsigned xgmi_known;   /* bit i: XGMI link i has a status, up or down (not n/a) */
+        unsigned xgmi_down;    /* bit i: XGMI link i is down */
+        uint64_t pcie_width, pcie_max_width;
+        uint64_t pcie_speed_mts, pcie_max_speed_mts;
+        uint64_t pcie_replays;    /* gpu_metrics' replay count, else pcie_replay_count */
+        uint64_t pcie_recoveries; /* L0 to recovery transitions (gpu_metrics) */
+        uint64_t usec;            /* CLOCK_BOOTTIME */
+};
+
+/* Reads @gpu's links now: the PCI link files and pcie_replay_count, and with @metrics one
+ * gpu_metrics read (the XGMI links' status; else *ret's XGMI masks and error are kept, as a
+ * previous read left them). @return ret->error. */
+int health_links_read(struct amdsmi_gpu *gpu, bool metrics, struct health_links *ret);
+
 /* Everything the verdict looks at. Each part has its error: 0 (read), -ENODATA (the GPU has
  * none: not judged), -EACCES (needs root: "not evaluated"), another (cannot be read). */
 struct health_input {
@@ -95,6 +114,16 @@ struct health_input {
         /* resets: amdsmid knows them (KFD events); false: "not evaluated" */
         bool resets_known;
         uint64_t last_reset_age_usec; /* how long ago the last one was; UINT64_MAX: none */
+
+        /* links: XGMI links down and a PCIe link narrower than it can be, now; errors that
+         * grew within the reset window: amdsmid compares its checks (replays) and reads
+         * xgmi_error, which clears when read (false: "not evaluated") */
+        struct health_links links;
+        bool link_errors_known;
+        uint64_t last_replays_age_usec;    /* since replays last grew; UINT64_MAX: not seen */
+        uint64_t replays_in_window;        /* how many then */
+        uint64_t last_xgmi_error_age_usec; /* since xgmi_error last said errors; UINT64_MAX */
+        uint64_t xgmi_errors_total;        /* counted by amdsmid since it started */
 };
 
 /* Reads everything but the previous sample and the resets from @gpu. Never fails: each part

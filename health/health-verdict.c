@@ -111,6 +111,53 @@ int health_sample_read(struct amdsmi_gpu *gpu, struct health_sample *ret) {
         return ret->error;
 }
 
+int health_links_read(struct amdsmi_gpu *gpu, bool metrics, struct health_links *ret) {
+        struct health_links prev = *ret;
+        struct amdsmi_gpu_metrics m;
+        struct amdsmi_pcie_link link;
+        uint64_t replays;
+
+        *ret = (struct health_links){
+                .pcie_width = AMDSMI_NA,
+                .pcie_max_width = AMDSMI_NA,
+                .pcie_speed_mts = AMDSMI_NA,
+                .pcie_max_speed_mts = AMDSMI_NA,
+                .pcie_replays = AMDSMI_NA,
+                .pcie_recoveries = AMDSMI_NA,
+                .usec = boottime_usec(),
+        };
+        if (amdsmi_gpu_read_pcie_link(gpu, &link) == 0) {
+                ret->pcie_width = link.current_width;
+                ret->pcie_max_width = link.max_width;
+                ret->pcie_speed_mts = link.current_speed_mts;
+                ret->pcie_max_speed_mts = link.max_speed_mts;
+        }
+        if (amdsmi_gpu_read_pcie_replay_count(gpu, &replays) == 0)
+                ret->pcie_replays = replays;
+        if (!metrics) {
+                ret->error = prev.error;
+                ret->xgmi_known = prev.xgmi_known;
+                ret->xgmi_down = prev.xgmi_down;
+                ret->pcie_recoveries = prev.pcie_recoveries;
+                if (ret->pcie_replays == AMDSMI_NA)
+                        ret->pcie_replays = prev.pcie_replays;
+                return ret->error;
+        }
+        ret->error = amdsmi_gpu_read_metrics(gpu, &m);
+        if (ret->error < 0)
+                return ret->error;
+        for (unsigned i = 0; i < AMDSMI_METRICS_MAX_XGMI; i++)
+                if (m.xgmi_link_status[i] == 0 || m.xgmi_link_status[i] == 1) {
+                        ret->xgmi_known |= 1u << i;
+                        if (m.xgmi_link_status[i] == 0)
+                                ret->xgmi_down |= 1u << i;
+                }
+        if (ret->pcie_replays == AMDSMI_NA)
+                ret->pcie_replays = m.pcie_replay_count_acc;
+        ret->pcie_recoveries = m.pcie_l0_to_recov_count_acc;
+        return 0;
+}
+
 void health_input_read(struct amdsmi_gpu *gpu, struct health_input *ret) {
         struct amdsmi_bad_page *pages = NULL;
         struct amdsmi_cper_batch *batch = NULL;
@@ -145,6 +192,9 @@ void health_input_read(struct amdsmi_gpu *gpu, struct health_input *ret) {
         }
         ret->resets_known = false;
         ret->last_reset_age_usec = UINT64_MAX;
+        (void) health_links_read(gpu, true, &ret->links);
+        ret->link_errors_known = false;
+        ret->last_replays_age_usec = ret->last_xgmi_error_age_usec = UINT64_MAX;
 }
 
 _printf_(4, 5) static void add(struct health_verdict *v, const char *code, enum health_severity sev,
@@ -347,6 +397,62 @@ static void judge_resets(const struct health_thresholds *t, const struct health_
                     in->last_reset_age_usec / 1000000u, t->reset_window_minutes);
 }
 
+static void link_list(unsigned mask, char *buf, size_t size) {
+        size_t n = 0;
+
+        buf[0] = '\0';
+        for (unsigned i = 0; i < 32 && n < size; i++)
+                if (mask & (1u << i))
+                        n += (size_t) snprintf(buf + n, size - n, "%s%u", n ? ", " : "", i);
+}
+
+static void judge_links(const struct health_thresholds *t, const struct health_input *in,
+                        struct health_verdict *v) {
+        const struct health_links *l = &in->links;
+        uint64_t window = (uint64_t) t->reset_window_minutes * 60u * 1000000u;
+        char buf[64];
+
+        if (l->xgmi_down) {
+                link_list(l->xgmi_down, buf, sizeof(buf));
+                add(v, "xgmi_link_down", HEALTH_SEVERITY_WARNING,
+                    "XGMI link%s %s down (%u of %u up)",
+                    (l->xgmi_down & (l->xgmi_down - 1)) ? "s" : "", buf,
+                    (unsigned) __builtin_popcount(l->xgmi_known & ~l->xgmi_down),
+                    (unsigned) __builtin_popcount(l->xgmi_known));
+        }
+        if (l->pcie_width != AMDSMI_NA && l->pcie_max_width != AMDSMI_NA &&
+            l->pcie_width < l->pcie_max_width)
+                add(v, "pcie_link_degraded", HEALTH_SEVERITY_WARNING,
+                    "PCIe link x%" PRIu64 " of x%" PRIu64 " at %" PRIu64 ".%" PRIu64 " GT/s",
+                    l->pcie_width, l->pcie_max_width,
+                    l->pcie_speed_mts == AMDSMI_NA ? 0 : l->pcie_speed_mts / 1000,
+                    l->pcie_speed_mts == AMDSMI_NA ? 0 : l->pcie_speed_mts % 1000 / 100);
+        else if (l->pcie_speed_mts != AMDSMI_NA && l->pcie_max_speed_mts != AMDSMI_NA &&
+                 l->pcie_speed_mts < l->pcie_max_speed_mts)
+                /* power management lowers the speed of an idle link: no warning */
+                add(v, "pcie_link_slower", HEALTH_SEVERITY_INFO,
+                    "PCIe link at %" PRIu64 ".%" PRIu64 " of %" PRIu64 ".%" PRIu64
+                    " GT/s (power management may have lowered it)",
+                    l->pcie_speed_mts / 1000, l->pcie_speed_mts % 1000 / 100,
+                    l->pcie_max_speed_mts / 1000, l->pcie_max_speed_mts % 1000 / 100);
+        if (!in->link_errors_known) {
+                if (l->xgmi_known || l->pcie_replays != AMDSMI_NA)
+                        add(v, "link_errors_not_evaluated", HEALTH_SEVERITY_INFO,
+                            "growing PCIe replays and XGMI errors not evaluated: amdsmid "
+                            "follows them");
+                return;
+        }
+        if (in->last_replays_age_usec < window)
+                add(v, "pcie_replays", HEALTH_SEVERITY_WARNING,
+                    "%" PRIu64 " PCIe replay%s within %u minutes (the last %" PRIu64 " s ago)",
+                    in->replays_in_window, in->replays_in_window == 1 ? "" : "s",
+                    t->reset_window_minutes, in->last_replays_age_usec / 1000000u);
+        if (in->last_xgmi_error_age_usec < window)
+                add(v, "xgmi_errors", HEALTH_SEVERITY_WARNING,
+                    "XGMI errors %" PRIu64 " s ago (%" PRIu64 " counted since amdsmid started)",
+                    in->last_xgmi_error_age_usec / 1000000u, in->xgmi_errors_total);
+}
+
 void health_judge(const struct health_thresholds *t, const struct health_input *in,
                   struct health_verdict *ret) {
         struct health_thresholds def;
@@ -362,6 +468,7 @@ void health_judge(const struct health_thresholds *t, const struct health_input *
         judge_bad_pages(t, in, ret);
         judge_cper(in, ret);
         judge_resets(t, in, ret);
+        judge_links(t, in, ret);
 
         for (size_t i = 0; i < ret->n_reasons; i++)
                 switch (ret->reasons[i].severity) {

@@ -33,6 +33,13 @@ static void healthy(struct health_input *in) {
         in->threshold = 100;
         in->resets_known = true;
         in->last_reset_age_usec = UINT64_MAX;
+        /* 7 XGMI links up (the 8th n/a), PCIe x16 at 32 GT/s, errors followed and none */
+        in->links.xgmi_known = 0x7f;
+        in->links.pcie_width = in->links.pcie_max_width = 16;
+        in->links.pcie_speed_mts = in->links.pcie_max_speed_mts = 32000;
+        in->links.pcie_replays = 0;
+        in->link_errors_known = true;
+        in->last_replays_age_usec = in->last_xgmi_error_age_usec = UINT64_MAX;
 }
 
 static const struct health_reason *find(const struct health_verdict *v, const char *code) {
@@ -328,13 +335,77 @@ static void test_config(void **state) {
         assert_null(c);
 }
 
+static void test_links(void **state) {
+        struct health_input in;
+        struct health_verdict v;
+
+        (void) state;
+        healthy(&in);
+        health_judge(NULL, &in, &v);
+        assert_int_equal(v.state, HEALTH_OK);
+        assert_null(find(&v, "link_errors_not_evaluated"));
+
+        /* an XGMI link down */
+        in.links.xgmi_down = 1u << 3;
+        health_judge(NULL, &in, &v);
+        assert_int_equal(v.state, HEALTH_WARNING);
+        assert_string_equal(find(&v, "xgmi_link_down")->text, "XGMI link 3 down (6 of 7 up)");
+        in.links.xgmi_down = (1u << 3) | (1u << 5);
+        health_judge(NULL, &in, &v);
+        assert_string_equal(find(&v, "xgmi_link_down")->text, "XGMI links 3, 5 down (5 of 7 up)");
+        in.links.xgmi_down = 0;
+
+        /* PCIe: narrower is degraded; slower alone is power management, a note */
+        in.links.pcie_width = 8;
+        in.links.pcie_speed_mts = 16000;
+        health_judge(NULL, &in, &v);
+        assert_int_equal(v.state, HEALTH_WARNING);
+        assert_string_equal(find(&v, "pcie_link_degraded")->text, "PCIe link x8 of x16 at 16.0 GT/s");
+        in.links.pcie_width = 16;
+        health_judge(NULL, &in, &v);
+        assert_int_equal(v.state, HEALTH_OK);
+        assert_int_equal(find(&v, "pcie_link_slower")->severity, HEALTH_SEVERITY_INFO);
+        in.links.pcie_speed_mts = 32000;
+        in.links.pcie_max_width = AMDSMI_NA; /* unknown: no judgement */
+        in.links.pcie_width = 4;
+        health_judge(NULL, &in, &v);
+        assert_null(find(&v, "pcie_link_degraded"));
+        in.links.pcie_width = in.links.pcie_max_width = 16;
+
+        /* replays and XGMI errors: a warning while within the reset window (60 min) */
+        in.last_replays_age_usec = 59 * 60 * 1000000ULL;
+        in.replays_in_window = 12;
+        health_judge(NULL, &in, &v);
+        assert_int_equal(v.state, HEALTH_WARNING);
+        assert_non_null(find(&v, "pcie_replays"));
+        in.last_replays_age_usec = 60 * 60 * 1000000ULL;
+        health_judge(NULL, &in, &v);
+        assert_int_equal(v.state, HEALTH_OK);
+        in.last_xgmi_error_age_usec = 5 * 1000000ULL;
+        in.xgmi_errors_total = 3;
+        health_judge(NULL, &in, &v);
+        assert_int_equal(v.state, HEALTH_WARNING);
+        assert_string_equal(find(&v, "xgmi_errors")->text,
+                            "XGMI errors 5 s ago (3 counted since amdsmid started)");
+
+        /* without amdsmid: a note for a GPU with links, nothing for one without */
+        in.link_errors_known = false;
+        health_judge(NULL, &in, &v);
+        assert_int_equal(v.state, HEALTH_OK);
+        assert_int_equal(find(&v, "link_errors_not_evaluated")->severity, HEALTH_SEVERITY_INFO);
+        in.links.xgmi_known = 0;
+        in.links.pcie_replays = AMDSMI_NA;
+        health_judge(NULL, &in, &v);
+        assert_null(find(&v, "link_errors_not_evaluated"));
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_ok),        cmocka_unit_test(test_ue),
                 cmocka_unit_test(test_ce_rate),   cmocka_unit_test(test_counts_backwards),
                 cmocka_unit_test(test_bad_pages), cmocka_unit_test(test_cper),
                 cmocka_unit_test(test_reset),     cmocka_unit_test(test_unknown),
-                cmocka_unit_test(test_config),
+                cmocka_unit_test(test_config),    cmocka_unit_test(test_links),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -454,6 +454,10 @@ _public_ int amdsmi_gpu_read_pcie_link(struct amdsmi_gpu *gpu, struct amdsmi_pci
         return 0;
 }
 
+_public_ int amdsmi_gpu_read_pcie_replay_count(struct amdsmi_gpu *gpu, uint64_t *ret_count) {
+        return read_attr_u64(gpu, "pcie_replay_count", 10, ret_count);
+}
+
 static uint64_t read_memory_attr(struct amdsmi_gpu *gpu, const char *attr) {
         char path[256];
         uint64_t v;

@@ -174,6 +174,15 @@ struct amdsmi_pcie_link {
  */
 int amdsmi_gpu_read_pcie_link(struct amdsmi_gpu *gpu, struct amdsmi_pcie_link *ret_link);
 
+/**
+ * Reads pcie_replay_count: the PCIe replays (NAKs sent and received) since the driver loaded.
+ * Not on an SR-IOV VF.
+ * @return 0, -ENOENT where the file does not exist, or another negative errno.
+ * @since 0.2
+ */
+int amdsmi_gpu_read_pcie_replay_count(struct amdsmi_gpu *gpu, uint64_t *ret_count)
+        AMDSMI_WARN_UNUSED AMDSMI_NONNULL(1, 2);
+
 /** VRAM and GTT sizes in bytes (AMDSMI_NA where absent). */
 struct amdsmi_memory_info {
         uint64_t vram_total;
