@@ -361,6 +361,49 @@ static void r_xgmi_write(struct metrics_emit *e, const struct metrics_input *in)
         xgmi(e, in, "write_data_kb");
 }
 
+/* ---- links (the health document's "links": what the verdict looked at) ------------------- */
+
+static json_object *links_of(json_object *g) {
+        return metrics_get(g, "links");
+}
+
+static void r_xgmi_link_up(struct metrics_emit *e, const struct metrics_input *in) {
+        FOREACH_METRICS_GPU(e, in->health, g) {
+                json_object *a = metrics_get(links_of(g), "xgmi_link_state");
+                char link[24];
+
+                for (size_t i = 0; i < len(a); i++) {
+                        const char *st = json_object_get_string(idx(a, i));
+
+                        if (!st || strcmp(st, "n/a") == 0)
+                                continue; /* no link in that slot */
+                        snprintf(link, sizeof(link), "%zu", i);
+                        metrics_sample_d(e, L("gpu", bdf_of(g), "link", link),
+                                         strcmp(st, "up") == 0 ? 1 : 0);
+                }
+        }
+}
+
+static void r_xgmi_errors(struct metrics_emit *e, const struct metrics_input *in) {
+        FOREACH_METRICS_GPU(e, in->health, g)
+        metrics_sample(e, L("gpu", bdf_of(g)), metrics_get(links_of(g), "xgmi_errors_total"), 1);
+}
+
+static void r_pcie_width(struct metrics_emit *e, const struct metrics_input *in) {
+        FOREACH_METRICS_GPU(e, in->health, g)
+        metrics_sample(e, L("gpu", bdf_of(g)), metrics_get(links_of(g), "pcie_width"), 1);
+}
+
+static void r_pcie_max_width(struct metrics_emit *e, const struct metrics_input *in) {
+        FOREACH_METRICS_GPU(e, in->health, g)
+        metrics_sample(e, L("gpu", bdf_of(g)), metrics_get(links_of(g), "pcie_max_width"), 1);
+}
+
+static void r_pcie_speed(struct metrics_emit *e, const struct metrics_input *in) {
+        FOREACH_METRICS_GPU(e, in->health, g)
+        metrics_sample(e, L("gpu", bdf_of(g)), metrics_get(links_of(g), "pcie_speed_gts"), 1e9);
+}
+
 /* ---- health ----------------------------------------------------------------------------- */
 
 static void r_ecc(struct metrics_emit *e, const struct metrics_input *in) {
@@ -495,6 +538,21 @@ const struct metrics_family metrics_families[] = {
         { "amdsmi_gpu_xgmi_write_bytes_total", METRICS_COUNTER, "bytes", "link",
           "metric gpu_metrics.xgmi.write_data_kb", "Data written over an XGMI link.",
           r_xgmi_write },
+        { "amdsmi_gpu_xgmi_link_up", METRICS_GAUGE, NULL, "link", "health links.xgmi_link_state",
+          "Whether an XGMI link is up (1) or down (0); slots without a link are left out.",
+          r_xgmi_link_up },
+        { "amdsmi_gpu_xgmi_errors_total", METRICS_COUNTER, NULL, "",
+          "health links.xgmi_errors_total",
+          "XGMI errors amdsmid counted from xgmi_error (which clears when read) since it "
+          "started.",
+          r_xgmi_errors },
+        { "amdsmi_gpu_pcie_link_width", METRICS_GAUGE, NULL, "", "health links.pcie_width",
+          "PCIe lanes the link runs at.", r_pcie_width },
+        { "amdsmi_gpu_pcie_link_max_width", METRICS_GAUGE, NULL, "", "health links.pcie_max_width",
+          "PCIe lanes the link can run at.", r_pcie_max_width },
+        { "amdsmi_gpu_pcie_link_speed_transfers_per_second", METRICS_GAUGE, NULL, "",
+          "health links.pcie_speed_gts",
+          "PCIe link speed now (power management lowers it on an idle link).", r_pcie_speed },
         { "amdsmi_gpu_ecc_errors_total", METRICS_COUNTER, NULL, "block, severity", "ras ras.blocks",
           "ECC errors counted by the driver per RAS block.", r_ecc },
         { "amdsmi_gpu_health", METRICS_GAUGE, NULL, "state", "health health.state",

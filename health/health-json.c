@@ -339,6 +339,40 @@ json_object *cper_gpu(const struct doc_query *q, size_t index, struct amdsmi_gpu
 
 /* ---- health ---------------------------------------------------------------------------- */
 
+static json_object *gts(uint64_t mts) {
+        return mts == AMDSMI_NA ? NULL : json_object_new_double((double) mts / 1000.0);
+}
+
+/* The links the verdict looked at: "links" of the health document. */
+static json_object *links_json(const struct health_input *in) {
+        const struct health_links *l = &in->links;
+        json_object *o = json_object_new_object(), *x = NULL;
+
+        if (!o)
+                return NULL;
+        if (l->error == 0) {
+                x = json_object_new_array();
+                for (unsigned i = 0; x && i < AMDSMI_METRICS_MAX_XGMI; i++)
+                        json_object_array_add(
+                                x, json_object_new_string(!(l->xgmi_known & (1u << i)) ? "n/a"
+                                                          : l->xgmi_down & (1u << i)  ? "down"
+                                                                                       : "up"));
+        }
+        json_set(o, "xgmi_link_state", x);
+        json_set(o, "pcie_width", json_u64_or_null(l->pcie_width));
+        json_set(o, "pcie_max_width", json_u64_or_null(l->pcie_max_width));
+        json_set(o, "pcie_speed_gts", gts(l->pcie_speed_mts));
+        json_set(o, "pcie_max_speed_gts", gts(l->pcie_max_speed_mts));
+        json_set(o, "pcie_replays", json_u64_or_null(l->pcie_replays));
+        json_set(o, "pcie_recoveries", json_u64_or_null(l->pcie_recoveries));
+        /* what amdsmid counts between its checks (null without it) */
+        json_set(o, "pcie_replays_in_window",
+                 in->link_errors_known ? json_object_new_uint64(in->replays_in_window) : NULL);
+        json_set(o, "xgmi_errors_total",
+                 in->link_errors_known ? json_object_new_uint64(in->xgmi_errors_total) : NULL);
+        return o;
+}
+
 json_object *health_gpu_with(const struct doc_query *q, size_t index, struct amdsmi_gpu *gpu,
                              const struct health_thresholds *t, const struct health_input *in) {
         json_object *o = doc_gpu_new(index, gpu);
@@ -350,6 +384,7 @@ json_object *health_gpu_with(const struct doc_query *q, size_t index, struct amd
         health_judge(t, in, &v);
         json_set(o, "health", health_verdict_json(&v));
         json_set(o, "ecc", in->now.error == 0 ? health_ecc_json(&in->now.ras) : NULL);
+        json_set(o, "links", links_json(in));
         return o;
 }
 
