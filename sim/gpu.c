@@ -99,8 +99,10 @@ static int pm_show(struct sim_node *n, const struct sim_caller *c, char *buf) {
         struct sim_gpu *g = sim_node_obj(n);
         int attr = (int) sim_node_arg(n), r;
 
+        /* the baseline (the sensor vram_used_bytes) and what the KFD processes hold */
         if (attr == PM_VRAM_USED)
-                return sim_emit(buf, "%" PRIu64 "\n", g->sensors.vram_used_bytes);
+                return sim_emit(buf, "%" PRIu64 "\n",
+                                g->sensors.vram_used_bytes + sim_kfd_vram_used(g, -1));
         r = sim_gpu_pm_check(g);
         if (r < 0)
                 return r;
@@ -284,9 +286,9 @@ static void build_pm(struct sim_gpu *g, struct sim_node *d) {
         sim_gpu_own(g, sim_attr(d, "power_dpm_force_performance_level", 0644, &pm_ops, g,
                                 PM_DPM_LEVEL));
         for (size_t i = 0; i < ELEMENTSOF(clocks); i++)
-                sim_gpu_own(g, sim_attr(d, clocks[i], dpm_mode,
-                                        dpm_mode & 0200 ? &pm_ops : &pm_ro_ops, g,
-                                        PM_DPM_SCLK + (int) i));
+                sim_gpu_own(g,
+                            sim_attr(d, clocks[i], dpm_mode, dpm_mode & 0200 ? &pm_ops : &pm_ro_ops,
+                                     g, PM_DPM_SCLK + (int) i));
         sim_gpu_own(g, sim_attr(d, "thermal_throttling_logging", 0644, &pm_ops, g,
                                 PM_THROTTLING_LOGGING));
 }

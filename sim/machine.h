@@ -277,7 +277,7 @@ struct sim_telemetry {
         uint64_t vr_thm_residency_acc, hbm_thm_residency_acc;
         uint64_t pcie_bandwidth_acc, pcie_bandwidth_inst;
         uint64_t xgmi_read_acc[8], xgmi_write_acc[8];
-        uint64_t gfx_busy_acc[SIM_MAX_XCP * 8]; /* per XCC, in GPU XCC order */
+        uint64_t gfx_busy_acc[SIM_MAX_XCP * 8];             /* per XCC, in GPU XCC order */
         uint64_t gfx_below_host_limit_acc[SIM_MAX_XCP * 8]; /* either limit (TOTAL) */
         uint64_t gfx_below_ppt_acc[SIM_MAX_XCP * 8], gfx_below_thm_acc[SIM_MAX_XCP * 8];
 };
@@ -312,13 +312,13 @@ struct sim_func {
         unsigned enable_cnt;
         unsigned iommu_group, irq;
         uint64_t bar_start[6], bar_size[6];
-        struct sim_gpu *gpu; /* SIM_FUNC_GPU */
-        int hwmon;           /* k10temp's hwmon index, -1 */
-        int card;            /* BMC VGA's DRM card, -1 */
-        struct sim_sriov *sriov;  /* a PF with the SR-IOV capability, else NULL */
-        struct sim_func *physfn;  /* a VF on the host: its PF, else NULL */
-        unsigned vf_index;        /* a VF: its index at the PF */
-        bool unplugged;      /* hot-unplugged (control socket): not on the bus */
+        struct sim_gpu *gpu;     /* SIM_FUNC_GPU */
+        int hwmon;               /* k10temp's hwmon index, -1 */
+        int card;                /* BMC VGA's DRM card, -1 */
+        struct sim_sriov *sriov; /* a PF with the SR-IOV capability, else NULL */
+        struct sim_func *physfn; /* a VF on the host: its PF, else NULL */
+        unsigned vf_index;       /* a VF: its index at the PF */
+        bool unplugged;          /* hot-unplugged (control socket): not on the bus */
 };
 
 struct sim_gpu {
@@ -367,9 +367,9 @@ struct sim_gpu {
         enum sim_compute xcp_config_view; /* compute_partition_config/xcp_config */
         bool mem_alloc_all;               /* compute_partition_mem_alloc_mode: ALL (else CAPPING) */
         /* out-of-band controls (control.c) */
-        unsigned switch_ms;  /* how long a compute partition switch takes */
-        bool switching;      /* a switch runs: the partition mutex is held */
-        unsigned pinned;     /* 1 << enum sim_sensor: held at the value in @pin */
+        unsigned switch_ms; /* how long a compute partition switch takes */
+        bool switching;     /* a switch runs: the partition mutex is held */
+        unsigned pinned;    /* 1 << enum sim_sensor: held at the value in @pin */
         struct sim_sensors pin;
         unsigned limit_pct[_SIM_LIMITER_MAX]; /* share of each step a limiter holds, 0: none */
         /* nodes the driver created (removed at unbind) */
@@ -508,12 +508,30 @@ void sim_sensors_apply_pins(struct sim_gpu *g);
 /*
  * KFD users by process (spec §6, class/kfd/kfd/proc/<pid>/): @pid names the process in the
  * requester's PID namespace (the name of its proc entry), @pidfd (taken over; -1 to open one
- * here) tells when it exits. -ESRCH: no such process; -EEXIST: already a user of that GPU;
- * -ENOENT (remove): not a user of it; -ENODEV also when the GPU has no KFD nodes.
+ * here) tells when it exits. A process has a process device (the kernel's pdd, with
+ * vram_<gpu_id>, sdma_<gpu_id>, stats_<gpu_id>/ and counters_<gpu_id>/) on each KFD node its
+ * device cgroup lets it open: kfd_init_apertures() makes one for every such node when the
+ * process opens /dev/kfd. An add names the GPU (@part -1: every node of it, what it does on
+ * the first) or one partition of it (@part); with @all_nodes the process gets a pdd on every
+ * node of every GPU (a ROCr process without a device cgroup), each a KFD user then.
+ * Adds of one PID on other GPUs or partitions accumulate into one entry.
+ * -ESRCH: no such process; -EEXIST: already a user of that node; -ERANGE: no such partition;
+ * -ENOSPC: more VRAM than the GPU has left; -ENOENT (remove): not a user of it; -ENODEV also
+ * when the GPU has no KFD nodes.
  */
-int sim_kfd_user_add(struct sim_machine *m, const char *bdf, pid_t pid, int pidfd,
-                     uint64_t vram_bytes);
-int sim_kfd_user_remove(struct sim_machine *m, const char *bdf, pid_t pid);
+struct sim_kfd_usage {
+        uint64_t vram, sdma, evicted_ms, faults, page_in, page_out;
+        unsigned queues, cu_occupancy;
+};
+int sim_kfd_user_add(struct sim_machine *m, const char *bdf, int part, pid_t pid, int pidfd,
+                     const struct sim_kfd_usage *u, bool all_nodes);
+/* An entry for @gpu_id, which need not be any node's (bad input for tests): the files of a pdd
+ * with @u's values, and @u->queues queues naming it. It makes the process a user of no GPU. */
+int sim_kfd_user_add_raw(struct sim_machine *m, uint32_t gpu_id, pid_t pid, int pidfd,
+                         const struct sim_kfd_usage *u);
+int sim_kfd_user_remove(struct sim_machine *m, const char *bdf, int part, pid_t pid);
+/* The lock held: the VRAM the processes hold on @g (@part -1: on all of its nodes). */
+uint64_t sim_kfd_vram_used(const struct sim_gpu *g, int part);
 /* Drops the users whose process exited; true if some users remain. */
 bool sim_kfd_users_prune(struct sim_machine *m);
 /* The lock held (partition switch, EBUSY): every KFD user of @g, those of exited processes

@@ -28,6 +28,20 @@ static int generation_show(struct sim_node *n, const struct sim_caller *c, char 
 
 static const struct sim_attr_ops generation_ops = { .show = generation_show };
 
+/* mem_banks/0/used_memory of a partition's node: its share of the GPU's baseline (page
+ * aligned) and the VRAM the KFD processes hold on that node. */
+static int used_memory_show(struct sim_node *n, const struct sim_caller *c, char *buf) {
+        const struct sim_gpu *g = sim_node_obj(n);
+        int part = (int) sim_node_arg(n);
+
+        return sim_emit(
+                buf, "%" PRIu64 "\n",
+                (g->sensors.vram_used_bytes / MAX(sim_gpu_parts(g), 1u) & ~(uint64_t) 4095) +
+                        sim_kfd_vram_used(g, part));
+}
+
+static const struct sim_attr_ops used_memory_ops = { .show = used_memory_show };
+
 void sim_topology_build(struct sim_machine *m) {
         struct sim_node *root = sim_fs_root(m->fs),
                         *kfd = sim_mkdir(root, "devices/virtual/kfd/kfd");
@@ -237,8 +251,7 @@ static void write_gpu_node(struct sim_machine *m, struct sim_node *nodes, size_t
         len = sim_kfd_mem_bank(1, partition_memory(g), p->hbm_width, p->mclk.mhz[p->mclk.n - 1],
                                buf, sizeof(buf));
         text_file(bank, "properties", buf, len);
-        sim_text(bank, "used_memory", 0444, "%" PRIu64,
-                 (uint64_t) (g->sensors.vram_used_bytes / parts & ~(uint64_t) 4095));
+        sim_attr(bank, "used_memory", 0444, &used_memory_ops, (void *) g, (intptr_t) e->part);
         for (unsigned level = 1; level <= 2; level++) {
                 struct sim_node *cd = sim_mkdirf(d, "caches/%u", level - 1);
 

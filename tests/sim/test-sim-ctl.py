@@ -92,7 +92,7 @@ class Protocol(unittest.TestCase):
                 (b"bogus\n", "EINVAL", "unknown command \"bogus\""),
                 (b"\n", "EINVAL", "empty request"),
                 (b"reset 0000:05:00.0\n", "EINVAL", "usage: reset BDF begin|end"),
-                (b"kfd-users frob\n", "EINVAL", "usage: kfd-users add|remove|list"),
+                (b"kfd-users frob\n", "EINVAL", "usage: kfd-users add|add-raw|remove|list"),
                 (b"reset zz:00 begin\n", "EINVAL", "\"zz:00\" is not a PCI address"),
                 (b"reset 0000:05:00.0 later\n", "EINVAL", "expected begin or end"),
                 (b"reset 0000:99:00.0 begin\n", "ENODEV", "no GPU at 0000:99:00.0"),
