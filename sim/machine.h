@@ -135,6 +135,11 @@ struct sim_product {
         unsigned idle_power_w, mem_max_bandwidth_gbs, hbm_width, max_engine_clk_mhz;
         uint32_t kfd_capability, kfd_capability2;
         uint16_t total_vfs; /* SR-IOV capability's TotalVFs (needs vf_device_id); 0: none */
+        /* XGMI (health-and-control.md §3.1): links to each peer of the hive (0: 1, or 2 on an
+         * APU); whether the data fabric has the FICA registers xgmi_error reads (DF 3.6, MI100
+         * and MI200; the DF 4.3 and 4.6.2 of MI300 and MI350 have none: xgmi_error is EINVAL) */
+        unsigned xgmi_links_per_peer;
+        bool xgmi_error_counter;
 };
 
 /* Where kernels differ, the machine picks (§2.3, §5.2, §2.5, §2.1). */
@@ -372,6 +377,16 @@ struct sim_gpu {
         unsigned pinned;    /* 1 << enum sim_sensor: held at the value in @pin */
         struct sim_sensors pin;
         unsigned limit_pct[_SIM_LIMITER_MAX]; /* share of each step a limiter holds, 0: none */
+        /* links (controls, control.c): the XGMI error status xgmi_error shows (and a read
+         * clears), gpu_metrics XGMI links down (1 << link index), PCIe replays (NAKs received
+         * and replayed) and recoveries (L0 to recovery) since load */
+        unsigned xgmi_error;
+        uint8_t xgmi_down;
+        uint64_t pcie_replays, pcie_recoveries;
+        /* XGMI hive membership (gpu.c): the order of joining, and whether the hive's kobject
+         * (xgmi_hive_info/) is in this device's directory */
+        uint64_t xgmi_join;
+        bool hive_kobj;
         /* nodes the driver created (removed at unbind) */
         struct sim_node **owned;
         size_t n_owned, cap_owned;
@@ -405,6 +420,7 @@ struct sim_machine {
 
         /* allocators (lowest free, as the kernel's IDAs) */
         uint64_t card_used[4], render_used[1], xcp_used[1], hwmon_used[4];
+        uint64_t xgmi_joins; /* GPUs that joined an XGMI hive so far (gpu.c) */
 
         /* dynamic IDs added through new_id, per driver */
         struct {
@@ -437,6 +453,10 @@ unsigned sim_gpu_parts(const struct sim_gpu *g);
 enum sim_compute sim_compute_of_parts(unsigned parts, unsigned xcc);
 /* True for GPUs in one XGMI hive (a GPU without one is its own). */
 bool sim_same_hive(const struct sim_gpu *a, const struct sim_gpu *b);
+/* The other GPUs of @g's XGMI hive (none without one), in BDF order, into @out (SIM_MAX_GPUS
+ * of them); how many. gpu_metrics link l of @g leads to peer l / links-per-peer. */
+size_t sim_hive_peers(const struct sim_gpu *g, struct sim_gpu **out);
+unsigned sim_xgmi_links_per_peer(const struct sim_gpu *g);
 /* The power limit the device enforces and reports: min(cap, platform limit). */
 uint32_t sim_gpu_effective_cap_w(const struct sim_gpu *g);
 
