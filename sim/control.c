@@ -245,6 +245,135 @@ int sim_set_switch_time(struct sim_machine *m, const char *bdf, unsigned ms) {
 }
 
 /* ---------------------------------------------------------------------------------------- */
+/* Links (health-and-control.md §3) */
+
+int sim_set_xgmi_error(struct sim_machine *m, const char *bdf, unsigned status) {
+        struct sim_gpu *g;
+
+        if (status > 2)
+                return -ERANGE;
+        g = gpu_locked(m, bdf);
+        if (!g)
+                return -ENODEV;
+        if (!g->hive_id) {
+                unlock(m);
+                return -EOPNOTSUPP;
+        }
+        g->xgmi_error = status;
+        unlock(m);
+        return 0;
+}
+
+/* The gpu_metrics link index at @peer that leads back to @g over sub-link @sub. */
+static int peer_link(const struct sim_gpu *peer, const struct sim_gpu *g, unsigned sub) {
+        struct sim_gpu *list[SIM_MAX_GPUS];
+        size_t n = sim_hive_peers(peer, list);
+
+        for (size_t k = 0; k < n; k++)
+                if (list[k] == g)
+                        return (int) (k * sim_xgmi_links_per_peer(peer) + sub);
+        return -1;
+}
+
+int sim_set_xgmi_link(struct sim_machine *m, const char *bdf, unsigned link, bool up) {
+        struct sim_gpu *list[SIM_MAX_GPUS], *g, *peer;
+        unsigned lpp;
+        size_t n;
+        int back;
+
+        g = gpu_locked(m, bdf);
+        if (!g)
+                return -ENODEV;
+        n = sim_hive_peers(g, list);
+        lpp = sim_xgmi_links_per_peer(g);
+        if (!n) {
+                unlock(m);
+                return -EOPNOTSUPP;
+        }
+        if (link >= 8 || link >= n * lpp) {
+                unlock(m);
+                return -ERANGE;
+        }
+        /* the traffic until now went over the link as it was */
+        if (m->fs)
+                sim_telemetry_sync(m);
+        peer = list[link / lpp];
+        back = peer_link(peer, g, link % lpp);
+        if (up)
+                g->xgmi_down &= (uint8_t) ~(1u << link);
+        else
+                g->xgmi_down |= (uint8_t) (1u << link);
+        /* one link, two ends */
+        if (back >= 0 && back < 8) {
+                if (up)
+                        peer->xgmi_down &= (uint8_t) ~(1u << back);
+                else
+                        peer->xgmi_down |= (uint8_t) (1u << back);
+        }
+        unlock(m);
+        return 0;
+}
+
+/* The PCI core's speed strings, slowest first. */
+static const char *const pcie_speeds[] = {
+        "2.5 GT/s PCIe",  "5.0 GT/s PCIe",  "8.0 GT/s PCIe",
+        "16.0 GT/s PCIe", "32.0 GT/s PCIe", "64.0 GT/s PCIe",
+};
+
+static int speed_index(const char *s) {
+        for (size_t i = 0; s && i < ELEMENTSOF(pcie_speeds); i++) {
+                size_t len = strcspn(pcie_speeds[i], " ");
+
+                if (strncmp(s, pcie_speeds[i], len) == 0 && (!s[len] || s[len] == ' '))
+                        return (int) i;
+        }
+        return -1;
+}
+
+/* One end of the link retrained: width and speed no higher than what it can do. */
+static void retrain(struct sim_func *f, unsigned width, int speed) {
+        int max = speed_index(f->link_speed_max);
+
+        f->link_width = MIN(width, f->link_width_max);
+        f->link_speed = pcie_speeds[max >= 0 ? MIN(speed, max) : speed];
+}
+
+int sim_set_pcie_link(struct sim_machine *m, const char *bdf, unsigned width, const char *speed) {
+        struct sim_gpu *g;
+        struct sim_func *f, *up;
+        int s = speed_index(speed);
+
+        if (s < 0 || (width & (width - 1)) || width == 0 || width > 32)
+                return -EINVAL;
+        g = gpu_locked(m, bdf);
+        if (!g)
+                return -ENODEV;
+        f = g->func;
+        if (!f->pcie || width > f->link_width_max || s > speed_index(f->link_speed_max)) {
+                unlock(m);
+                return -ERANGE;
+        }
+        retrain(f, width, s);
+        /* the port above is the link's other end (a root port or a switch's downstream port) */
+        up = f->upstream;
+        if (up && up->pcie && (up->kind == SIM_FUNC_ROOT_PORT || up->kind == SIM_FUNC_SWITCH_DOWN))
+                retrain(up, width, s);
+        unlock(m);
+        return 0;
+}
+
+int sim_pcie_replay(struct sim_machine *m, const char *bdf, uint64_t replays, uint64_t recoveries) {
+        struct sim_gpu *g = gpu_locked(m, bdf);
+
+        if (!g)
+                return -ENODEV;
+        g->pcie_replays += replays;
+        g->pcie_recoveries += recoveries;
+        unlock(m);
+        return 0;
+}
+
+/* ---------------------------------------------------------------------------------------- */
 /* Sensors */
 
 uint64_t sim_sensor_max(const struct sim_gpu *g, enum sim_sensor s) {
@@ -995,6 +1124,11 @@ int sim_gpu_replug(struct sim_machine *m, const char *bdf) {
         g->sensors = b->sensors;
         g->switch_error = 0;
         g->switch_error_always = false;
+        g->xgmi_error = 0;
+        g->xgmi_down = 0;
+        g->pcie_replays = g->pcie_recoveries = 0;
+        f->link_width = f->link_width_max; /* a new device trains at its best */
+        f->link_speed = f->link_speed_max;
         g->switch_ms = 0;
         g->pinned = 0;
         g->kfd_lost = false;

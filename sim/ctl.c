@@ -586,6 +586,75 @@ static int cmd_platform_limit(struct request *r, char **a, int n) {
         return e < 0 ? gpu_error(r, e, bdf) : 0;
 }
 
+static int cmd_xgmi_error(struct request *r, char **a, int n) {
+        char bdf[16];
+        uint64_t v;
+        int e;
+
+        if ((e = parse_bdf(r, a[0], bdf, sizeof(bdf))) < 0 ||
+            (e = parse_u64(r, "STATUS", a[1], 2, &v)) < 0)
+                return e;
+        e = sim_set_xgmi_error(r->m, bdf, (unsigned) v);
+        if (e == -EOPNOTSUPP)
+                return fail(r, e, "%s is in no XGMI hive", bdf);
+        return e < 0 ? gpu_error(r, e, bdf) : 0;
+}
+
+static int cmd_xgmi_link(struct request *r, char **a, int n) {
+        char bdf[16];
+        uint64_t link;
+        int e;
+
+        if ((e = parse_bdf(r, a[0], bdf, sizeof(bdf))) < 0 ||
+            (e = parse_u64(r, "LINK", a[1], 7, &link)) < 0)
+                return e;
+        if (!streq(a[2], "up") && !streq(a[2], "down"))
+                return fail(r, -EINVAL, "\"%s\": expected up or down", a[2]);
+        e = sim_set_xgmi_link(r->m, bdf, (unsigned) link, streq(a[2], "up"));
+        if (e == -EOPNOTSUPP)
+                return fail(r, e, "%s is in no XGMI hive", bdf);
+        if (e == -ERANGE)
+                return fail(r, e, "%s has no XGMI link %" PRIu64, bdf, link);
+        return e < 0 ? gpu_error(r, e, bdf) : 0;
+}
+
+static int cmd_pcie_link(struct request *r, char **a, int n) {
+        char bdf[16];
+        uint64_t width;
+        int e;
+
+        if ((e = parse_bdf(r, a[0], bdf, sizeof(bdf))) < 0 ||
+            (e = parse_u64(r, "WIDTH", a[1], 32, &width)) < 0)
+                return e;
+        e = sim_set_pcie_link(r->m, bdf, (unsigned) width, a[2]);
+        if (e == -EINVAL)
+                return fail(r, e,
+                            "expected a width of 1, 2, 4, 8, 16 or 32 lanes and a speed of 2.5, "
+                            "5.0, 8.0, 16.0, 32.0 or 64.0 (GT/s)");
+        if (e == -ERANGE)
+                return fail(r, e, "%s: x%" PRIu64 " at %s GT/s is beyond the device's link", bdf,
+                            width, a[2]);
+        return e < 0 ? gpu_error(r, e, bdf) : 0;
+}
+
+static int cmd_pcie_replay(struct request *r, char **a, int n) {
+        char bdf[16];
+        uint64_t replays, recov = 0;
+        int e;
+
+        if ((e = parse_bdf(r, a[0], bdf, sizeof(bdf))) < 0 ||
+            (e = parse_u64(r, "N", a[1], UINT32_MAX, &replays)) < 0)
+                return e;
+        if (n > 2) {
+                if (strncmp(a[2], "recov=", 6) != 0)
+                        return fail(r, -EINVAL, "\"%s\": expected recov=M", a[2]);
+                if ((e = parse_u64(r, "recov", a[2] + 6, UINT32_MAX, &recov)) < 0)
+                        return e;
+        }
+        e = sim_pcie_replay(r->m, bdf, replays, recov);
+        return e < 0 ? gpu_error(r, e, bdf) : 0;
+}
+
 static int cmd_reset(struct request *r, char **a, int n) {
         char bdf[16];
         int e;
@@ -800,6 +869,10 @@ static const struct command {
           cmd_limit },
         { "counter", NULL, "BDF accumulation VALUE", 3, 3, cmd_counter },
         { "reset", NULL, "BDF begin|end", 2, 2, cmd_reset },
+        { "xgmi-error", NULL, "BDF 0|1|2", 2, 2, cmd_xgmi_error },
+        { "xgmi-link", NULL, "BDF LINK up|down", 3, 3, cmd_xgmi_link },
+        { "pcie-link", NULL, "BDF WIDTH SPEED", 3, 3, cmd_pcie_link },
+        { "pcie-replay", NULL, "BDF N [recov=M]", 2, 3, cmd_pcie_replay },
         { "ras-inject", NULL, "BDF BLOCK ue|ce|de [N]", 3, 4, cmd_ras_inject },
         { "retire-page", NULL, "BDF PFN R|P|F", 3, 3, cmd_retire_page },
         { "cper", NULL, "BDF fatal|corrected|uncorrected [--bad-page-threshold]", 2, 3, cmd_cper },

@@ -499,6 +499,19 @@ int sim_set_in_reset(struct sim_machine *m, const char *bdf, bool in_reset);
 int sim_inject_switch_error(struct sim_machine *m, const char *bdf, int err, bool always);
 int sim_set_switch_time(struct sim_machine *m, const char *bdf, unsigned ms);
 
+/*
+ * Links (health-and-control.md §3). The XGMI error status xgmi_error shows (0 none, 1 one, 2
+ * several; -ERANGE above; -EOPNOTSUPP not in a hive). gpu_metrics link @link (0..7) of @g
+ * down or up, and with it the other end's link at the peer (link l leads to the l / links-per-
+ * peer-th other GPU of the hive in BDF order; -ERANGE: no such link). The PCIe link retrained
+ * to @width lanes at @speed ("16.0" or "16.0 GT/s PCIe"; -EINVAL not a speed or width, -ERANGE
+ * above the device's maximum), both ends of it. PCIe replays and recoveries added.
+ */
+int sim_set_xgmi_error(struct sim_machine *m, const char *bdf, unsigned status);
+int sim_set_xgmi_link(struct sim_machine *m, const char *bdf, unsigned link, bool up);
+int sim_set_pcie_link(struct sim_machine *m, const char *bdf, unsigned width, const char *speed);
+int sim_pcie_replay(struct sim_machine *m, const char *bdf, uint64_t replays, uint64_t recoveries);
+
 /* Sensors that can be set (held at the value until set to auto), in the control's names. */
 enum sim_sensor {
         SIM_SENSOR_POWER_W,
