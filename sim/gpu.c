@@ -418,17 +418,32 @@ static void build_xgmi(struct sim_gpu *g, struct sim_node *d) {
         for (size_t i = 0; i < ELEMENTSOF(names); i++)
                 sim_gpu_own(g, sim_attr(d, names[i], 0444, &link_ops, g, (intptr_t) i));
         owner = hive_owner(g);
+        if (owner) {
+                snprintf(path, sizeof(path), "%s/xgmi_hive_info", owner->func->path);
+                if (owner == g || !sim_lookup(fs, path)) {
+                        /* its directory went with a device unplugged: the kobject is made
+                         * again here, with the links of the devices still in the hive */
+                        owner->hive_kobj = false;
+                        owner = NULL;
+                }
+        }
         if (!owner) {
+                const struct sim_gpu *list[SIM_MAX_GPUS];
+                size_t n = hive_list(g, list);
                 struct sim_node *h = sim_mkdir(d, "xgmi_hive_info");
 
                 sim_text(h, "xgmi_hive_id", 0444, "%" PRIu64, g->hive_id);
                 g->hive_kobj = true;
-                owner = g;
-        } else {
-                snprintf(path, sizeof(path), "%s/xgmi_hive_info", g->func->path);
-                snprintf(target, sizeof(target), "%s/xgmi_hive_info", owner->func->path);
-                sim_gpu_own(g, sim_link(fs, path, target));
+                for (size_t i = 0; i < n; i++) {
+                        snprintf(path, sizeof(path), "%s/xgmi_hive_info/node%zu", g->func->path,
+                                 i + 1);
+                        sim_link(fs, path, list[i]->func->path);
+                }
+                return;
         }
+        snprintf(path, sizeof(path), "%s/xgmi_hive_info", g->func->path);
+        snprintf(target, sizeof(target), "%s/xgmi_hive_info", owner->func->path);
+        sim_gpu_own(g, sim_link(fs, path, target));
         /* the count includes this device once it is attached (xgmi_member()) */
         snprintf(path, sizeof(path), "%s/xgmi_hive_info/node%zu", owner->func->path, hive_count(g));
         if (!sim_lookup(fs, path))

@@ -84,7 +84,7 @@ class Protocol(unittest.TestCase):
             out = m.raw(b"help\n")
             head, body = out.split(b"\n", 1)
             self.assertEqual(head, b"ok %d" % len(body))
-            self.assertIn(b"kfd-users add BDF PID", body)
+            self.assertIn(b"kfd-users add BDF[.P] PID", body)
             # several requests on one connection, answered in order
             out = m.raw(b"reset 0000:05:00.0 begin\n", b"reset 05:00.0 end\n")
             self.assertEqual(out, b"ok 0\nok 0\n")
