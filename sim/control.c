@@ -33,6 +33,7 @@ struct kfd_use {
         uint32_t raw_id;
         uint64_t vram, sdma, evicted_ms, faults, page_in, page_out;
         unsigned queues, cu_occupancy;
+        bool named; /* an add named this node (not only given it with its GPU or "all") */
 };
 
 /* A process using GPUs through KFD: a process device (pdd) per KFD node its device cgroup lets
@@ -822,6 +823,7 @@ static int use_set(struct kfd_proc *p, int gpu, unsigned part, uint32_t raw_id,
                                        .raw_id = raw_id };
         }
         if (u) {
+                x->named = true;
                 x->vram = u->vram;
                 x->sdma = u->sdma;
                 x->evicted_ms = u->evicted_ms;
@@ -836,9 +838,8 @@ static int use_set(struct kfd_proc *p, int gpu, unsigned part, uint32_t raw_id,
         return 0;
 }
 
-static bool use_busy(const struct kfd_use *x) {
-        return x && (x->vram || x->sdma || x->evicted_ms || x->faults || x->page_in ||
-                     x->page_out || x->queues || x->cu_occupancy);
+static bool use_named(const struct kfd_use *x) {
+        return x && x->named;
 }
 
 /* The pidfd of @pid (taken over, or opened) and the PID in our namespace. */
@@ -898,7 +899,7 @@ int sim_kfd_user_add(struct sim_machine *m, const char *bdf, int part, pid_t pid
         }
         p = proc_find(ctl, pid);
         if (p && (part < 0 ? (p->gpus & (1ULL << g->index)) && !all_nodes
-                           : use_busy(use_find(p, (int) g->index, target)))) {
+                           : use_named(use_find(p, (int) g->index, target)))) {
                 unlock(m);
                 return -EEXIST;
         }

@@ -203,6 +203,8 @@ class Processes(unittest.TestCase):
                 m.ctl("kfd-users", "add", GPU0 + ".3", ps[0].pid, 5 * MiB, "queues=1")
                 m.ctl("kfd-users", "add", GPU0 + ".5", ps[0].pid, 7 * MiB)
                 m.ctl("kfd-users", "add", GPU0 + ".3", ps[1].pid, 11 * MiB)
+                r = m.ctl("kfd-users", "add", GPU0 + ".3", ps[1].pid, check=False)
+                self.assertIn("EEXIST", r.stderr)
                 d = "%s/%d" % (PROC, ps[0].pid)
                 # only the partitions the process was given, in node order
                 self.assertEqual(sorted(n for n in os.listdir(m.path(d))
