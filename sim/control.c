@@ -891,7 +891,7 @@ int sim_kfd_user_add(struct sim_machine *m, const char *bdf, int part, pid_t pid
                 }
         if (!found) {
                 unlock(m);
-                return -ERANGE;
+                return -ENXIO;
         }
         if (u->vram > g->prod->vram_bytes) {
                 unlock(m);

@@ -291,9 +291,9 @@ static int cmd_kfd_add(struct request *r, char **a, int n) {
                 return fail(r, e, "no process with PID %" PRIu64, pid);
         case -EEXIST:
                 return fail(r, e, "PID %" PRIu64 " is a KFD user of %s already", pid, a[0]);
+        case -ENXIO:
+                return fail(r, e, "%s has no KFD node of partition %d", bdf, part);
         case -ERANGE:
-                if (u.vram == 0 || part >= 0)
-                        return fail(r, e, "%s has no KFD node of partition %d", bdf, part);
                 return fail(r, e, "VRAM_BYTES: %" PRIu64 " is more than the GPU's VRAM", u.vram);
         case -ENOSPC:
                 return fail(r, e, "VRAM_BYTES: %" PRIu64 " is more than the VRAM left on %s",

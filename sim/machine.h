@@ -548,9 +548,9 @@ void sim_sensors_apply_pins(struct sim_gpu *g);
  * the first) or one partition of it (@part); with @all_nodes the process gets a pdd on every
  * node of every GPU (a ROCr process without a device cgroup), each a KFD user then.
  * Adds of one PID on other GPUs or partitions accumulate into one entry.
- * -ESRCH: no such process; -EEXIST: already a user of that node; -ERANGE: no such partition;
- * -ENOSPC: more VRAM than the GPU has left; -ENOENT (remove): not a user of it; -ENODEV also
- * when the GPU has no KFD nodes.
+ * -ESRCH: no such process; -EEXIST: already a user of that node; -ENXIO: no such partition;
+ * -ERANGE: more VRAM than the GPU has; -ENOSPC: more VRAM than the GPU has left; -ENOENT (remove):
+ * not a user of it; -ENODEV also when the GPU has no KFD nodes.
  */
 struct sim_kfd_usage {
         uint64_t vram, sdma, evicted_ms, faults, page_in, page_out;

@@ -179,6 +179,7 @@ class Processes(unittest.TestCase):
                 self.assertIn("EEXIST", r.stderr)
                 r = m.ctl("kfd-users", "add", GPU0 + ".3", p.pid, check=False)
                 self.assertIn("no KFD node of partition 3", r.stderr)
+                self.assertIn("ENXIO", r.stderr)
                 r = m.ctl("kfd-users", "add", GPU0, p.pid, "1", "color=3", check=False)
                 self.assertIn("unknown \"color\"", r.stderr)
                 r = m.ctl("kfd-users", "add", GPU1, p.pid, "queues=2", "5", check=False)
