@@ -1246,7 +1246,7 @@ static json_object *dump_gpu(struct sim_machine *m, struct sim_gpu *g) {
         const struct sim_telemetry *t = &g->tel;
         struct sim_control *ctl = m->control;
         json_object *o = json_object_new_object(), *power, *users, *procs, *sensors, *pinned,
-                    *nodes, *limits_pct;
+                    *nodes, *limits_pct, *links, *down;
 
         json_object_object_add(o, "bdf", jstr(g->func->bdf));
         json_object_object_add(o, "index", ju64(g->index));
@@ -1326,6 +1326,18 @@ static json_object *dump_gpu(struct sim_machine *m, struct sim_gpu *g) {
                 json_object_object_add(limits_pct, sim_limiter_names[l], ju64(g->limit_pct[l]));
         json_object_object_add(o, "limiters_pct", limits_pct);
         json_object_object_add(o, "accumulation_counter", ju64(t->accumulation_counter));
+        links = json_object_new_object();
+        json_object_object_add(links, "pcie_width", ju64(g->func->link_width));
+        json_object_object_add(links, "pcie_speed", jstr(g->func->link_speed));
+        json_object_object_add(links, "pcie_replays", ju64(g->pcie_replays));
+        json_object_object_add(links, "pcie_recoveries", ju64(g->pcie_recoveries));
+        json_object_object_add(links, "xgmi_error", ju64(g->xgmi_error));
+        down = json_object_new_array();
+        for (unsigned l = 0; l < 8; l++)
+                if (g->xgmi_down & (1u << l))
+                        json_object_array_add(down, ju64(l));
+        json_object_object_add(links, "xgmi_links_down", down);
+        json_object_object_add(o, "links", links);
         json_object_object_add(o, "ras", dump_ras(g));
         return o;
 }

@@ -453,6 +453,8 @@ class LinkControls(unittest.TestCase):
                                  [1, 1, 0, 1, 1, 1, 1, 2])
                 self.assertEqual(metrics(m, peer)["xgmi_link_status"], [0] + [1] * 6 + [2])
                 self.assertEqual(metrics(m, GPU1)["xgmi_link_status"], [1] * 7 + [2])
+                self.assertEqual(json.loads(m.ctl("dump").stdout)["gpus"][3]["links"]
+                                 ["xgmi_links_down"], [0])
                 before = metrics(m, GPU0)["xgmi_read_data_acc"]
                 time.sleep(0.35)
                 after = metrics(m, GPU0)["xgmi_read_data_acc"]
@@ -515,6 +517,8 @@ class LinkControls(unittest.TestCase):
                 self.assertEqual((f["pcie_replay_count_acc"], f["pcie_nak_rcvd_count_acc"],
                                   f["pcie_l0_to_recov_count_acc"]), (8, 8, 2))
                 self.assertEqual(metrics(m, GPU1)["pcie_replay_count_acc"], 0)
+                links = json.loads(m.ctl("dump").stdout)["gpus"][0]["links"]
+                self.assertEqual((links["pcie_replays"], links["pcie_recoveries"]), (8, 2))
                 r = m.ctl("pcie-replay", GPU0, 1, "recover=1", check=False)
                 self.assertIn("expected recov=M", r.stderr)
 
