@@ -286,9 +286,9 @@ static void build_pm(struct sim_gpu *g, struct sim_node *d) {
         sim_gpu_own(g, sim_attr(d, "power_dpm_force_performance_level", 0644, &pm_ops, g,
                                 PM_DPM_LEVEL));
         for (size_t i = 0; i < ELEMENTSOF(clocks); i++)
-                sim_gpu_own(g,
-                            sim_attr(d, clocks[i], dpm_mode, dpm_mode & 0200 ? &pm_ops : &pm_ro_ops,
-                                     g, PM_DPM_SCLK + (int) i));
+                sim_gpu_own(g, sim_attr(d, clocks[i], dpm_mode,
+                                        dpm_mode & 0200 ? &pm_ops : &pm_ro_ops, g,
+                                        PM_DPM_SCLK + (int) i));
         sim_gpu_own(g, sim_attr(d, "thermal_throttling_logging", 0644, &pm_ops, g,
                                 PM_THROTTLING_LOGGING));
 }
@@ -420,7 +420,7 @@ static void build_xgmi(struct sim_gpu *g, struct sim_node *d) {
         owner = hive_owner(g);
         if (owner) {
                 snprintf(path, sizeof(path), "%s/xgmi_hive_info", owner->func->path);
-                if (owner == g || !sim_lookup(fs, path)) {
+                if (!sim_lookup(fs, path)) {
                         /* its directory went with a device unplugged: the kobject is made
                          * again here, with the links of the devices still in the hive */
                         owner->hive_kobj = false;
@@ -441,9 +441,12 @@ static void build_xgmi(struct sim_gpu *g, struct sim_node *d) {
                 }
                 return;
         }
-        snprintf(path, sizeof(path), "%s/xgmi_hive_info", g->func->path);
-        snprintf(target, sizeof(target), "%s/xgmi_hive_info", owner->func->path);
-        sim_gpu_own(g, sim_link(fs, path, target));
+        /* the holder of the kobject bound again: the directory stayed */
+        if (owner != g) {
+                snprintf(path, sizeof(path), "%s/xgmi_hive_info", g->func->path);
+                snprintf(target, sizeof(target), "%s/xgmi_hive_info", owner->func->path);
+                sim_gpu_own(g, sim_link(fs, path, target));
+        }
         /* the count includes this device once it is attached (xgmi_member()) */
         snprintf(path, sizeof(path), "%s/xgmi_hive_info/node%zu", owner->func->path, hive_count(g));
         if (!sim_lookup(fs, path))

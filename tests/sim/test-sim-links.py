@@ -412,6 +412,22 @@ class Xgmi(unittest.TestCase):
             self.assertEqual(m.write(drv + "/bind", MI300X_BDFS[7]), 0)
             self.assertIn("node8", os.listdir(m.path(owner)))
             self.assertEqual(len(m.text(m.gpu(GPU0, "xgmi_num_hops")).split()), 8)
+            # the device that holds the hive's directory: it stays while others are in the hive
+            self.assertEqual(m.write(drv + "/unbind", GPU0), 0)
+            self.assertTrue(os.path.isdir(m.path(owner)))
+            self.assertFalse(os.path.exists(m.path(m.gpu(GPU0, "xgmi_num_hops"))))
+            self.assertEqual(m.write(drv + "/bind", GPU0), 0)
+            self.assertTrue(os.path.isdir(m.path(owner)) and not os.path.islink(m.path(owner)))
+            self.assertEqual(len(m.text(m.gpu(GPU0, "xgmi_num_hops")).split()), 8)
+            self.assertEqual(len(m.text(m.gpu(GPU1, "xgmi_num_hops")).split()), 8)
+            self.assertEqual(os.path.realpath(m.path(m.gpu(GPU1, "xgmi_hive_info"))),
+                             os.path.realpath(m.path(owner)))
+            # unplugged with its directory, and back: the hive's directory is made again
+            m.ctl("unplug", GPU0)
+            m.ctl("replug", GPU0)
+            self.assertEqual(int(m.value(m.gpu(GPU0, "xgmi_hive_info/xgmi_hive_id"))),
+                             0x3f5a1c8e92b7d461)
+            self.assertEqual(len(os.listdir(m.path(owner))), 9)
 
     def test_error_cleared_by_read(self):
         def fica(desc):
