@@ -22,6 +22,8 @@ enum pci_attr {
         PCI_MODALIAS,
         PCI_UEVENT,
         PCI_ENABLE,
+        PCI_CUR_LINK_SPEED,
+        PCI_CUR_LINK_WIDTH,
 };
 
 enum drv_attr {
@@ -84,6 +86,11 @@ static int pci_show(struct sim_node *n, const struct sim_caller *c, char *buf) {
         switch (sim_node_arg(n)) {
         case PCI_NUMA_NODE:
                 return sim_emit(buf, "%d\n", f->numa_node);
+        /* what the link trained to (a control retrains it narrower or slower) */
+        case PCI_CUR_LINK_SPEED:
+                return sim_emit(buf, "%s\n", f->link_speed);
+        case PCI_CUR_LINK_WIDTH:
+                return sim_emit(buf, "%u\n", f->link_width);
         case PCI_LOCAL_CPULIST:
                 sim_cpulist(f->m, f->numa_node, cpus, sizeof(cpus));
                 return sim_emit(buf, "%s\n", cpus);
@@ -530,8 +537,8 @@ static void build_func(struct sim_machine *m, struct sim_func *f) {
         sim_attr(d, "uevent", 0644, &pci_rw_ops, f, PCI_UEVENT);
         sim_attr(d, "enable", 0644, &pci_rw_ops, f, PCI_ENABLE);
         if (f->pcie) {
-                sim_text(d, "current_link_speed", 0444, "%s", f->link_speed);
-                sim_text(d, "current_link_width", 0444, "%u", f->link_width);
+                sim_attr(d, "current_link_speed", 0444, &pci_ro_ops, f, PCI_CUR_LINK_SPEED);
+                sim_attr(d, "current_link_width", 0444, &pci_ro_ops, f, PCI_CUR_LINK_WIDTH);
                 sim_text(d, "max_link_speed", 0444, "%s", f->link_speed_max);
                 sim_text(d, "max_link_width", 0444, "%u", f->link_width_max);
         }

@@ -25,13 +25,26 @@
 #define KFD_PROC "devices/virtual/kfd/kfd/proc"
 #define PASID_FIRST 32768 /* amdgpu's PASIDs are allocated from 1 << 15 */
 
-/* A process using GPUs through KFD. */
+/* What a process does on one KFD node (one compute partition of a GPU), or, with @raw_id, an
+ * entry for a gpu_id no node has (bad input for readers). */
+struct kfd_use {
+        int16_t gpu;  /* GPU index, -1: @raw_id */
+        uint8_t part; /* the partition, its KFD node */
+        uint32_t raw_id;
+        uint64_t vram, sdma, evicted_ms, faults, page_in, page_out;
+        unsigned queues, cu_occupancy;
+        bool named; /* an add named this node (not only given it with its GPU or "all") */
+};
+
+/* A process using GPUs through KFD: a process device (pdd) per KFD node its device cgroup lets
+ * it open, each with the files of kfd_procfs_add_sysfs_*() and its queues. */
 struct kfd_proc {
         pid_t pid; /* in the requester's PID namespace: its proc/ entry's name */
         int pidfd; /* readable once the process exited */
         unsigned pasid;
-        uint64_t gpus; /* 1 << GPU index */
-        uint64_t vram_bytes[SIM_MAX_GPUS];
+        uint64_t gpus; /* 1 << GPU index: the GPUs it holds (a pdd on a node of each) */
+        struct kfd_use *uses;
+        size_t n_uses;
         char comm[17];
 };
 
@@ -228,6 +241,135 @@ int sim_set_switch_time(struct sim_machine *m, const char *bdf, unsigned ms) {
         if (!g)
                 return -ENODEV;
         g->switch_ms = ms;
+        unlock(m);
+        return 0;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Links (health-and-control.md §3) */
+
+int sim_set_xgmi_error(struct sim_machine *m, const char *bdf, unsigned status) {
+        struct sim_gpu *g;
+
+        if (status > 2)
+                return -ERANGE;
+        g = gpu_locked(m, bdf);
+        if (!g)
+                return -ENODEV;
+        if (!g->hive_id) {
+                unlock(m);
+                return -EOPNOTSUPP;
+        }
+        g->xgmi_error = status;
+        unlock(m);
+        return 0;
+}
+
+/* The gpu_metrics link index at @peer that leads back to @g over sub-link @sub. */
+static int peer_link(const struct sim_gpu *peer, const struct sim_gpu *g, unsigned sub) {
+        struct sim_gpu *list[SIM_MAX_GPUS];
+        size_t n = sim_hive_peers(peer, list);
+
+        for (size_t k = 0; k < n; k++)
+                if (list[k] == g)
+                        return (int) (k * sim_xgmi_links_per_peer(peer) + sub);
+        return -1;
+}
+
+int sim_set_xgmi_link(struct sim_machine *m, const char *bdf, unsigned link, bool up) {
+        struct sim_gpu *list[SIM_MAX_GPUS], *g, *peer;
+        unsigned lpp;
+        size_t n;
+        int back;
+
+        g = gpu_locked(m, bdf);
+        if (!g)
+                return -ENODEV;
+        n = sim_hive_peers(g, list);
+        lpp = sim_xgmi_links_per_peer(g);
+        if (!n) {
+                unlock(m);
+                return -EOPNOTSUPP;
+        }
+        if (link >= 8 || link >= n * lpp) {
+                unlock(m);
+                return -ERANGE;
+        }
+        /* the traffic until now went over the link as it was */
+        if (m->fs)
+                sim_telemetry_sync(m);
+        peer = list[link / lpp];
+        back = peer_link(peer, g, link % lpp);
+        if (up)
+                g->xgmi_down &= (uint8_t) ~(1u << link);
+        else
+                g->xgmi_down |= (uint8_t) (1u << link);
+        /* one link, two ends */
+        if (back >= 0 && back < 8) {
+                if (up)
+                        peer->xgmi_down &= (uint8_t) ~(1u << back);
+                else
+                        peer->xgmi_down |= (uint8_t) (1u << back);
+        }
+        unlock(m);
+        return 0;
+}
+
+/* The PCI core's speed strings, slowest first. */
+static const char *const pcie_speeds[] = {
+        "2.5 GT/s PCIe",  "5.0 GT/s PCIe",  "8.0 GT/s PCIe",
+        "16.0 GT/s PCIe", "32.0 GT/s PCIe", "64.0 GT/s PCIe",
+};
+
+static int speed_index(const char *s) {
+        for (size_t i = 0; s && i < ELEMENTSOF(pcie_speeds); i++) {
+                size_t len = strcspn(pcie_speeds[i], " ");
+
+                if (strncmp(s, pcie_speeds[i], len) == 0 && (!s[len] || s[len] == ' '))
+                        return (int) i;
+        }
+        return -1;
+}
+
+/* One end of the link retrained: width and speed no higher than what it can do. */
+static void retrain(struct sim_func *f, unsigned width, int speed) {
+        int max = speed_index(f->link_speed_max);
+
+        f->link_width = MIN(width, f->link_width_max);
+        f->link_speed = pcie_speeds[max >= 0 ? MIN(speed, max) : speed];
+}
+
+int sim_set_pcie_link(struct sim_machine *m, const char *bdf, unsigned width, const char *speed) {
+        struct sim_gpu *g;
+        struct sim_func *f, *up;
+        int s = speed_index(speed);
+
+        if (s < 0 || (width & (width - 1)) || width == 0 || width > 32)
+                return -EINVAL;
+        g = gpu_locked(m, bdf);
+        if (!g)
+                return -ENODEV;
+        f = g->func;
+        if (!f->pcie || width > f->link_width_max || s > speed_index(f->link_speed_max)) {
+                unlock(m);
+                return -ERANGE;
+        }
+        retrain(f, width, s);
+        /* the port above is the link's other end (a root port or a switch's downstream port) */
+        up = f->upstream;
+        if (up && up->pcie && (up->kind == SIM_FUNC_ROOT_PORT || up->kind == SIM_FUNC_SWITCH_DOWN))
+                retrain(up, width, s);
+        unlock(m);
+        return 0;
+}
+
+int sim_pcie_replay(struct sim_machine *m, const char *bdf, uint64_t replays, uint64_t recoveries) {
+        struct sim_gpu *g = gpu_locked(m, bdf);
+
+        if (!g)
+                return -ENODEV;
+        g->pcie_replays += replays;
+        g->pcie_recoveries += recoveries;
         unlock(m);
         return 0;
 }
@@ -441,46 +583,97 @@ static unsigned pasid_alloc(const struct sim_control *ctl) {
         }
 }
 
-/* class/kfd/kfd/proc/<pid>/ as KFD creates it: pasid, queues/, and per device (KFD node of a
- * GPU the process uses, in topology order) stats_<gpu_id>/, vram_<gpu_id>, sdma_<gpu_id> and
- * counters_<gpu_id>/ (SVM is supported on every GPU simulated). No queues: all counters 0. */
+/* The size in bytes of the compute queues a process makes (ROCr's AQL rings, KFD queue type 0:
+ * KFD_QUEUE_TYPE_COMPUTE). */
+#define QUEUE_BYTES (1u << 20)
+#define QUEUE_TYPE_COMPUTE 0
+
+static struct kfd_use *use_find(const struct kfd_proc *p, int gpu, unsigned part) {
+        for (size_t i = 0; i < p->n_uses; i++)
+                if (p->uses[i].gpu == gpu && p->uses[i].part == part)
+                        return &p->uses[i];
+        return NULL;
+}
+
+/* The uses of @p in the order of its process devices: KFD node order (kfd_init_apertures()
+ * walks the topology), then the raw entries. @f is called for each. */
+static void uses_in_order(struct sim_machine *m, const struct kfd_proc *p,
+                          void (*f)(struct sim_node *d, const struct kfd_use *u, uint32_t gpu_id,
+                                    unsigned *qid),
+                          struct sim_node *d, unsigned *qid) {
+        for (size_t i = 0; i < m->n_kfd; i++) {
+                const struct kfd_use *u = use_find(p, (int) m->kfd[i].gpu->index, m->kfd[i].part);
+
+                if (u)
+                        f(d, u, m->kfd[i].gpu_id, qid);
+        }
+        for (size_t i = 0; i < p->n_uses; i++)
+                if (p->uses[i].gpu < 0)
+                        f(d, &p->uses[i], p->uses[i].raw_id, qid);
+}
+
+/* kfd_procfs_add_sysfs_stats(): stats_<gpu_id>/evicted_ms ("%llu\n") and cu_occupancy ("%d\n";
+ * GFX 9.4.3 and 9.5 implement get_cu_occupancy). */
+static void build_stats(struct sim_node *d, const struct kfd_use *u, uint32_t gpu_id,
+                        unsigned *qid) {
+        struct sim_node *s = sim_mkdirf(d, "stats_%" PRIu32, gpu_id);
+
+        sim_text(s, "evicted_ms", 0444, "%" PRIu64, u->evicted_ms);
+        sim_text(s, "cu_occupancy", 0444, "%d", (int) u->cu_occupancy);
+}
+
+/* kfd_procfs_add_sysfs_files(): vram_<gpu_id> (pdd->vram_usage) and sdma_<gpu_id>, "%llu\n". */
+static void build_files(struct sim_node *d, const struct kfd_use *u, uint32_t gpu_id,
+                        unsigned *qid) {
+        char name[32];
+
+        snprintf(name, sizeof(name), "vram_%" PRIu32, gpu_id);
+        sim_text(d, name, 0444, "%" PRIu64, u->vram);
+        snprintf(name, sizeof(name), "sdma_%" PRIu32, gpu_id);
+        sim_text(d, name, 0444, "%" PRIu64, u->sdma);
+}
+
+/* kfd_procfs_add_sysfs_counters(): counters_<gpu_id>/{faults,page_in,page_out}, "%llu\n" (SVM
+ * is supported on every GPU simulated). */
+static void build_counters(struct sim_node *d, const struct kfd_use *u, uint32_t gpu_id,
+                           unsigned *qid) {
+        struct sim_node *s = sim_mkdirf(d, "counters_%" PRIu32, gpu_id);
+
+        sim_text(s, "faults", 0444, "%" PRIu64, u->faults);
+        sim_text(s, "page_in", 0444, "%" PRIu64, u->page_in);
+        sim_text(s, "page_out", 0444, "%" PRIu64, u->page_out);
+}
+
+/* kfd_procfs_add_queue(): queues/<qid>/ with gpuid ("%u"), size ("%llu") and type ("%d"), no
+ * newline (kfd_procfs_queue_show()); qids are the process's, lowest free first. */
+static void build_queues(struct sim_node *d, const struct kfd_use *u, uint32_t gpu_id,
+                         unsigned *qid) {
+        for (unsigned i = 0; i < u->queues; i++) {
+                struct sim_node *q = sim_mkdirf(d, "queues/%u", (*qid)++);
+                char buf[32];
+                int len;
+
+                len = snprintf(buf, sizeof(buf), "%" PRIu32, gpu_id);
+                sim_raw(q, "gpuid", 0444, buf, (size_t) len);
+                len = snprintf(buf, sizeof(buf), "%u", QUEUE_BYTES);
+                sim_raw(q, "size", 0444, buf, (size_t) len);
+                len = snprintf(buf, sizeof(buf), "%d", QUEUE_TYPE_COMPUTE);
+                sim_raw(q, "type", 0444, buf, (size_t) len);
+        }
+}
+
+/* class/kfd/kfd/proc/<pid>/ as KFD creates it: pasid, queues/, then per process device (in
+ * topology order) stats_<gpu_id>/, vram_<gpu_id> and sdma_<gpu_id>, counters_<gpu_id>/. */
 static void proc_build(struct sim_machine *m, const struct kfd_proc *p) {
         struct sim_node *d = sim_mkdirf(sim_lookup(m->fs, KFD_PROC), "%d", (int) p->pid);
+        unsigned qid = 0;
 
         sim_text(d, "pasid", 0444, "%u", p->pasid);
         sim_mkdir(d, "queues");
-        for (size_t i = 0; i < m->n_kfd; i++) {
-                struct sim_node *s;
-
-                if (!(p->gpus & (1ULL << m->kfd[i].gpu->index)))
-                        continue;
-                s = sim_mkdirf(d, "stats_%u", m->kfd[i].gpu_id);
-                sim_text(s, "evicted_ms", 0444, "0");
-                sim_text(s, "cu_occupancy", 0444, "0");
-        }
-        for (size_t i = 0; i < m->n_kfd; i++) {
-                const struct sim_kfd_entry *e = &m->kfd[i];
-                char name[32];
-
-                if (!(p->gpus & (1ULL << e->gpu->index)))
-                        continue;
-                /* the process's VRAM is on the first partition of the GPU */
-                snprintf(name, sizeof(name), "vram_%u", e->gpu_id);
-                sim_text(d, name, 0444, "%" PRIu64,
-                         e->part == 0 ? p->vram_bytes[e->gpu->index] : 0);
-                snprintf(name, sizeof(name), "sdma_%u", e->gpu_id);
-                sim_text(d, name, 0444, "0");
-        }
-        for (size_t i = 0; i < m->n_kfd; i++) {
-                struct sim_node *s;
-
-                if (!(p->gpus & (1ULL << m->kfd[i].gpu->index)))
-                        continue;
-                s = sim_mkdirf(d, "counters_%u", m->kfd[i].gpu_id);
-                sim_text(s, "faults", 0444, "0");
-                sim_text(s, "page_in", 0444, "0");
-                sim_text(s, "page_out", 0444, "0");
-        }
+        uses_in_order(m, p, build_queues, d, &qid);
+        uses_in_order(m, p, build_stats, d, &qid);
+        uses_in_order(m, p, build_files, d, &qid);
+        uses_in_order(m, p, build_counters, d, &qid);
 }
 
 static void proc_unbuild(struct sim_machine *m, const struct kfd_proc *p) {
@@ -495,6 +688,7 @@ static void proc_drop(struct sim_machine *m, size_t i) {
 
         proc_unbuild(m, &ctl->procs[i]);
         (void) close(ctl->procs[i].pidfd);
+        free(ctl->procs[i].uses);
         memmove(ctl->procs + i, ctl->procs + i + 1, (ctl->n_procs - i - 1) * sizeof(*ctl->procs));
         ctl->n_procs--;
 }
@@ -520,6 +714,40 @@ unsigned sim_kfd_users_of(struct sim_gpu *g) {
         return n + sim_smi_clients(g->m);
 }
 
+uint64_t sim_kfd_vram_used(const struct sim_gpu *g, int part) {
+        const struct sim_control *ctl = g->m->control;
+        uint64_t sum = 0;
+
+        for (size_t i = 0; ctl && i < ctl->n_procs; i++)
+                for (size_t j = 0; j < ctl->procs[i].n_uses; j++) {
+                        const struct kfd_use *u = &ctl->procs[i].uses[j];
+
+                        if (u->gpu == (int) g->index && (part < 0 || u->part == (unsigned) part))
+                                sum += u->vram;
+                }
+        return sum;
+}
+
+/* Drops the uses of GPU @gpu (@part -1: all of them); the GPU's bit goes with its last one. */
+static void uses_drop(struct kfd_proc *p, int gpu, int part) {
+        size_t out = 0;
+        bool left = false;
+
+        for (size_t i = 0; i < p->n_uses; i++) {
+                if (p->uses[i].gpu == gpu && (part < 0 || p->uses[i].part == (unsigned) part))
+                        continue;
+                left |= p->uses[i].gpu == gpu;
+                p->uses[out++] = p->uses[i];
+        }
+        p->n_uses = out;
+        if (!left && gpu >= 0)
+                p->gpus &= ~(1ULL << gpu);
+}
+
+static bool proc_empty(const struct kfd_proc *p) {
+        return p->n_uses == 0;
+}
+
 void sim_kfd_users_forget_gpu(struct sim_gpu *g) {
         struct sim_machine *m = g->m;
         struct sim_control *ctl = m->control;
@@ -530,9 +758,8 @@ void sim_kfd_users_forget_gpu(struct sim_gpu *g) {
 
                 if (!(p->gpus & bit))
                         continue;
-                p->gpus &= ~bit;
-                p->vram_bytes[g->index] = 0;
-                if (!p->gpus) {
+                uses_drop(p, (int) g->index, -1);
+                if (proc_empty(p)) {
                         proc_drop(m, i - 1);
                         continue;
                 }
@@ -548,25 +775,104 @@ static bool gpu_has_kfd_nodes(const struct sim_gpu *g) {
         return false;
 }
 
-int sim_kfd_user_add(struct sim_machine *m, const char *bdf, pid_t pid, int pidfd,
-                     uint64_t vram_bytes) {
-        _cleanup_close_ int fd = pidfd;
+/* The process of @pid (made, with its pidfd taken from *@fd, if it is new); the lock held.
+ * *@created tells whether it is new. */
+static int proc_get(struct sim_machine *m, pid_t pid, pid_t own, int *fd, struct kfd_proc **ret,
+                    bool *created) {
         struct sim_control *ctl = m->control;
-        struct kfd_proc *p, *v;
+        struct kfd_proc *p = proc_find(ctl, pid), *v;
+        char path[64];
+        _cleanup_fclose_ FILE *f = NULL;
+
+        *created = false;
+        if (p) {
+                *ret = p;
+                return 0;
+        }
+        v = realloc(ctl->procs, (ctl->n_procs + 1) * sizeof(*v));
+        if (!v)
+                return -ENOMEM;
+        ctl->procs = v;
+        p = &ctl->procs[ctl->n_procs];
+        *p = (struct kfd_proc){ .pid = pid, .pidfd = *fd, .pasid = pasid_alloc(ctl) };
+        *fd = -1;
+        snprintf(path, sizeof(path), "/proc/%d/comm", (int) own);
+        f = fopen(path, "re");
+        if (!f || !fgets(p->comm, sizeof(p->comm), f))
+                snprintf(p->comm, sizeof(p->comm), "?");
+        p->comm[strcspn(p->comm, "\n")] = '\0';
+        ctl->n_procs++;
+        *created = true;
+        *ret = p;
+        return 0;
+}
+
+/* A use of node (@gpu, @part) with @u (NULL: an implicit one, all zero, kept if there is one). */
+static int use_set(struct kfd_proc *p, int gpu, unsigned part, uint32_t raw_id,
+                   const struct sim_kfd_usage *u) {
+        struct kfd_use *x = gpu >= 0 ? use_find(p, gpu, part) : NULL, *v;
+
+        if (!x) {
+                v = realloc(p->uses, (p->n_uses + 1) * sizeof(*v));
+                if (!v)
+                        return -ENOMEM;
+                p->uses = v;
+                x = &p->uses[p->n_uses++];
+                *x = (struct kfd_use){ .gpu = (int16_t) gpu,
+                                       .part = (uint8_t) part,
+                                       .raw_id = raw_id };
+        }
+        if (u) {
+                x->named = true;
+                x->vram = u->vram;
+                x->sdma = u->sdma;
+                x->evicted_ms = u->evicted_ms;
+                x->faults = u->faults;
+                x->page_in = u->page_in;
+                x->page_out = u->page_out;
+                x->queues = u->queues;
+                x->cu_occupancy = u->cu_occupancy;
+        }
+        if (gpu >= 0)
+                p->gpus |= 1ULL << gpu;
+        return 0;
+}
+
+static bool use_named(const struct kfd_use *x) {
+        return x && x->named;
+}
+
+/* The pidfd of @pid (taken over, or opened) and the PID in our namespace. */
+static int pid_resolve(pid_t pid, int *fd, pid_t *own) {
+        if (pid <= 0)
+                return -EINVAL;
+        if (*fd < 0) {
+                *fd = pidfd_open_(pid);
+                if (*fd < 0)
+                        return *fd;
+        }
+        return pidfd_info(*fd, pid, own);
+}
+
+int sim_kfd_user_add(struct sim_machine *m, const char *bdf, int part, pid_t pid, int pidfd,
+                     const struct sim_kfd_usage *u, bool all_nodes) {
+        _cleanup_close_ int fd = pidfd;
+        static const struct sim_kfd_usage none;
+        struct sim_control *ctl = m->control;
+        struct kfd_proc *p;
         struct sim_gpu *g;
+        unsigned target = 0;
+        bool created, found = false;
         pid_t own = pid;
         int r;
 
+        if (!u)
+                u = &none;
         if (pid <= 0)
                 return -EINVAL;
         if (!ctl || !m->fs)
                 return -EOPNOTSUPP;
-        if (fd < 0) {
-                fd = pidfd_open_(pid);
-                if (fd < 0)
-                        return fd;
-        }
-        r = pidfd_info(fd, pid, &own);
+        r = pid_resolve(pid, &fd, &own);
         if (r < 0)
                 return r;
         g = gpu_locked(m, bdf);
@@ -577,44 +883,85 @@ int sim_kfd_user_add(struct sim_machine *m, const char *bdf, pid_t pid, int pidf
                 unlock(m);
                 return -ENODEV;
         }
-        if (vram_bytes > g->prod->vram_bytes) {
+        /* the node that gets the usage: the partition named, or the GPU's first node */
+        for (size_t i = 0; i < m->n_kfd && !found; i++)
+                if (m->kfd[i].gpu == g && (part < 0 || m->kfd[i].part == (unsigned) part)) {
+                        target = m->kfd[i].part;
+                        found = true;
+                }
+        if (!found) {
+                unlock(m);
+                return -ENXIO;
+        }
+        if (u->vram > g->prod->vram_bytes) {
                 unlock(m);
                 return -ERANGE;
         }
         p = proc_find(ctl, pid);
-        if (p && (p->gpus & (1ULL << g->index))) {
+        if (p && (part < 0 ? (p->gpus & (1ULL << g->index)) && !all_nodes
+                           : use_named(use_find(p, (int) g->index, target)))) {
                 unlock(m);
                 return -EEXIST;
         }
-        if (!p) {
-                char path[64];
-                _cleanup_fclose_ FILE *f = NULL;
-
-                v = realloc(ctl->procs, (ctl->n_procs + 1) * sizeof(*v));
-                if (!v) {
-                        unlock(m);
-                        return -ENOMEM;
-                }
-                ctl->procs = v;
-                p = &ctl->procs[ctl->n_procs];
-                *p = (struct kfd_proc){ .pid = pid, .pidfd = fd, .pasid = pasid_alloc(ctl) };
-                fd = -1;
-                snprintf(path, sizeof(path), "/proc/%d/comm", (int) own);
-                f = fopen(path, "re");
-                if (!f || !fgets(p->comm, sizeof(p->comm), f))
-                        snprintf(p->comm, sizeof(p->comm), "?");
-                p->comm[strcspn(p->comm, "\n")] = '\0';
-                ctl->n_procs++;
-        } else
+        if (g->sensors.vram_used_bytes + sim_kfd_vram_used(g, -1) + u->vram > g->prod->vram_bytes) {
+                unlock(m);
+                return -ENOSPC;
+        }
+        r = proc_get(m, pid, own, &fd, &p, &created);
+        if (r < 0) {
+                unlock(m);
+                return r;
+        }
+        if (!created)
                 proc_unbuild(m, p);
-        p->gpus |= 1ULL << g->index;
-        p->vram_bytes[g->index] = vram_bytes;
+        for (size_t i = 0; i < m->n_kfd && r >= 0; i++) {
+                const struct sim_kfd_entry *e = &m->kfd[i];
+                bool mine = e->gpu == g && e->part == target;
+
+                if (mine)
+                        r = use_set(p, (int) g->index, target, 0, u);
+                else if (all_nodes || (part < 0 && e->gpu == g))
+                        r = use_set(p, (int) e->gpu->index, e->part, 0, NULL);
+        }
         proc_build(m, p);
         unlock(m);
-        return 0;
+        return r;
 }
 
-int sim_kfd_user_remove(struct sim_machine *m, const char *bdf, pid_t pid) {
+int sim_kfd_user_add_raw(struct sim_machine *m, uint32_t gpu_id, pid_t pid, int pidfd,
+                         const struct sim_kfd_usage *u) {
+        _cleanup_close_ int fd = pidfd;
+        struct sim_control *ctl = m->control;
+        struct kfd_proc *p;
+        bool created;
+        pid_t own = pid;
+        int r;
+
+        if (!ctl || !m->fs)
+                return -EOPNOTSUPP;
+        r = pid_resolve(pid, &fd, &own);
+        if (r < 0)
+                return r;
+        lock(m);
+        prune_locked(m);
+        p = proc_find(ctl, pid);
+        for (size_t i = 0; p && i < p->n_uses; i++)
+                if (p->uses[i].gpu < 0 && p->uses[i].raw_id == gpu_id) {
+                        unlock(m);
+                        return -EEXIST;
+                }
+        r = proc_get(m, pid, own, &fd, &p, &created);
+        if (r >= 0) {
+                if (!created)
+                        proc_unbuild(m, p);
+                r = use_set(p, -1, 0, gpu_id, u);
+                proc_build(m, p);
+        }
+        unlock(m);
+        return r;
+}
+
+int sim_kfd_user_remove(struct sim_machine *m, const char *bdf, int part, pid_t pid) {
         struct sim_control *ctl = m->control;
         struct kfd_proc *p;
         struct sim_gpu *g;
@@ -626,13 +973,13 @@ int sim_kfd_user_remove(struct sim_machine *m, const char *bdf, pid_t pid) {
                 return -ENODEV;
         prune_locked(m);
         p = proc_find(ctl, pid);
-        if (!p || !(p->gpus & (1ULL << g->index))) {
+        if (!p || !(p->gpus & (1ULL << g->index)) ||
+            (part >= 0 && !use_find(p, (int) g->index, (unsigned) part))) {
                 unlock(m);
                 return -ENOENT;
         }
-        p->gpus &= ~(1ULL << g->index);
-        p->vram_bytes[g->index] = 0;
-        if (!p->gpus)
+        uses_drop(p, (int) g->index, part);
+        if (proc_empty(p))
                 proc_drop(m, (size_t) (p - ctl->procs));
         else {
                 proc_unbuild(m, p);
@@ -778,6 +1125,11 @@ int sim_gpu_replug(struct sim_machine *m, const char *bdf) {
         g->sensors = b->sensors;
         g->switch_error = 0;
         g->switch_error_always = false;
+        g->xgmi_error = 0;
+        g->xgmi_down = 0;
+        g->pcie_replays = g->pcie_recoveries = 0;
+        f->link_width = f->link_width_max; /* a new device trains at its best */
+        f->link_speed = f->link_speed_max;
         g->switch_ms = 0;
         g->pinned = 0;
         g->kfd_lost = false;
@@ -894,7 +1246,7 @@ static json_object *dump_gpu(struct sim_machine *m, struct sim_gpu *g) {
         const struct sim_telemetry *t = &g->tel;
         struct sim_control *ctl = m->control;
         json_object *o = json_object_new_object(), *power, *users, *procs, *sensors, *pinned,
-                    *nodes, *limits_pct;
+                    *nodes, *limits_pct, *links, *down;
 
         json_object_object_add(o, "bdf", jstr(g->func->bdf));
         json_object_object_add(o, "index", ju64(g->index));
@@ -974,6 +1326,18 @@ static json_object *dump_gpu(struct sim_machine *m, struct sim_gpu *g) {
                 json_object_object_add(limits_pct, sim_limiter_names[l], ju64(g->limit_pct[l]));
         json_object_object_add(o, "limiters_pct", limits_pct);
         json_object_object_add(o, "accumulation_counter", ju64(t->accumulation_counter));
+        links = json_object_new_object();
+        json_object_object_add(links, "pcie_width", ju64(g->func->link_width));
+        json_object_object_add(links, "pcie_speed", jstr(g->func->link_speed));
+        json_object_object_add(links, "pcie_replays", ju64(g->pcie_replays));
+        json_object_object_add(links, "pcie_recoveries", ju64(g->pcie_recoveries));
+        json_object_object_add(links, "xgmi_error", ju64(g->xgmi_error));
+        down = json_object_new_array();
+        for (unsigned l = 0; l < 8; l++)
+                if (g->xgmi_down & (1u << l))
+                        json_object_array_add(down, ju64(l));
+        json_object_object_add(links, "xgmi_links_down", down);
+        json_object_object_add(o, "links", links);
         json_object_object_add(o, "ras", dump_ras(g));
         return o;
 }
@@ -1065,8 +1429,12 @@ int sim_state_dump(struct sim_machine *m, char **ret_json) {
                                 json_object *u = json_object_new_object();
 
                                 json_object_object_add(u, "bdf", jstr(m->gpus[j]->func->bdf));
-                                json_object_object_add(u, "vram_bytes",
-                                                       ju64(p->vram_bytes[m->gpus[j]->index]));
+                                uint64_t vram = 0;
+
+                                for (size_t k = 0; k < p->n_uses; k++)
+                                        if (p->uses[k].gpu == (int) m->gpus[j]->index)
+                                                vram += p->uses[k].vram;
+                                json_object_object_add(u, "vram_bytes", ju64(vram));
                                 json_object_array_add(gpus, u);
                         }
                 json_object_object_add(o, "gpus", gpus);
@@ -1127,8 +1495,10 @@ void sim_control_free(struct sim_machine *m) {
 
         if (!ctl)
                 return;
-        for (size_t i = 0; i < ctl->n_procs; i++)
+        for (size_t i = 0; i < ctl->n_procs; i++) {
                 (void) close(ctl->procs[i].pidfd);
+                free(ctl->procs[i].uses);
+        }
         free(ctl->procs);
         free(ctl->boot);
         free(ctl);

@@ -35,7 +35,7 @@ enum {
 
 struct client {
         int fd;
-        int pidfd; /* came with the request being read, -1 */
+        int pidfd;      /* came with the request being read, -1 */
         pid_t peer_pid; /* SO_PEERCRED: in our PID namespace */
         uid_t peer_uid;
         size_t len;
@@ -183,18 +183,106 @@ static const char *tree_path(struct request *r, const char *path) {
 /* ---------------------------------------------------------------------------------------- */
 /* Commands */
 
-static int cmd_kfd_add(struct request *r, char **a, int n) {
-        char bdf[16];
-        uint64_t pid, vram = 0;
+static int parse_bdf_part(struct request *r, const char *s, char *bdf, size_t size, int *part) {
+        char copy[32];
+        const char *colon = strrchr(s, ':');
+        char *dot;
+
+        *part = -1;
+        snprintf(copy, sizeof(copy), "%s", s);
+        dot = strrchr(copy, '.');
+        if (colon && dot && strchr(colon, '.') != strrchr(colon, '.')) {
+                uint64_t p;
+                int e = parse_u64(r, "partition", dot + 1, 7, &p);
+
+                if (e < 0)
+                        return e;
+                *dot = '\0';
+                *part = (int) p;
+        }
+        return parse_bdf(r, copy, bdf, size);
+}
+
+/* The words after PID of kfd-users add: [VRAM_BYTES] and key=N words, or "all". */
+static int parse_usage(struct request *r, char **a, int n, struct sim_kfd_usage *u, bool *all) {
+        static const char *const keys[] = { "queues", "sdma",    "cu_occupancy", "evicted_ms",
+                                            "faults", "page_in", "page_out" };
+        uint64_t v;
         int e;
 
-        if ((e = parse_bdf(r, a[0], bdf, sizeof(bdf))) < 0 ||
+        for (int i = 0; i < n; i++) {
+                const char *eq = strchr(a[i], '=');
+                size_t k;
+
+                if (all && streq(a[i], "all")) {
+                        *all = true;
+                        continue;
+                }
+                if (!eq) {
+                        if (i != 0)
+                                return fail(r, -EINVAL,
+                                            "\"%s\": VRAM_BYTES comes first, then KEY=N words",
+                                            a[i]);
+                        if ((e = parse_u64(r, "VRAM_BYTES", a[i], UINT64_MAX, &u->vram)) < 0)
+                                return e;
+                        continue;
+                }
+                for (k = 0; k < ELEMENTSOF(keys); k++)
+                        if (strlen(keys[k]) == (size_t) (eq - a[i]) &&
+                            strncmp(keys[k], a[i], (size_t) (eq - a[i])) == 0)
+                                break;
+                if (k == ELEMENTSOF(keys))
+                        return fail(r, -EINVAL,
+                                    "unknown \"%.*s\" (queues, sdma, cu_occupancy, evicted_ms, "
+                                    "faults, page_in, page_out)",
+                                    (int) (eq - a[i]), a[i]);
+                if ((e = parse_u64(r, keys[k], eq + 1,
+                                   k == 0   ? 1024
+                                   : k == 2 ? INT_MAX
+                                            : UINT64_MAX,
+                                   &v)) < 0)
+                        return e;
+                switch (k) {
+                case 0:
+                        u->queues = (unsigned) v;
+                        break;
+                case 1:
+                        u->sdma = v;
+                        break;
+                case 2:
+                        u->cu_occupancy = (unsigned) v;
+                        break;
+                case 3:
+                        u->evicted_ms = v;
+                        break;
+                case 4:
+                        u->faults = v;
+                        break;
+                case 5:
+                        u->page_in = v;
+                        break;
+                default:
+                        u->page_out = v;
+                        break;
+                }
+        }
+        return 0;
+}
+
+static int cmd_kfd_add(struct request *r, char **a, int n) {
+        struct sim_kfd_usage u = { 0 };
+        bool all = false;
+        char bdf[16];
+        uint64_t pid;
+        int part, e;
+
+        if ((e = parse_bdf_part(r, a[0], bdf, sizeof(bdf), &part)) < 0 ||
             (e = parse_u64(r, "PID", a[1], INT_MAX, &pid)) < 0 ||
-            (n > 2 && (e = parse_u64(r, "VRAM_BYTES", a[2], UINT64_MAX, &vram)) < 0))
+            (e = parse_usage(r, a + 2, n - 2, &u, &all)) < 0)
                 return e;
         if (pid == 0)
                 return fail(r, -EINVAL, "PID: 0 is not a process");
-        e = sim_kfd_user_add(r->m, bdf, (pid_t) pid, r->pidfd, vram);
+        e = sim_kfd_user_add(r->m, bdf, part, (pid_t) pid, r->pidfd, &u, all);
         r->pidfd = -1; /* taken over */
         switch (e) {
         case 0:
@@ -202,9 +290,14 @@ static int cmd_kfd_add(struct request *r, char **a, int n) {
         case -ESRCH:
                 return fail(r, e, "no process with PID %" PRIu64, pid);
         case -EEXIST:
-                return fail(r, e, "PID %" PRIu64 " is a KFD user of %s already", pid, bdf);
+                return fail(r, e, "PID %" PRIu64 " is a KFD user of %s already", pid, a[0]);
+        case -ENXIO:
+                return fail(r, e, "%s has no KFD node of partition %d", bdf, part);
         case -ERANGE:
-                return fail(r, e, "VRAM_BYTES: %" PRIu64 " is more than the GPU's VRAM", vram);
+                return fail(r, e, "VRAM_BYTES: %" PRIu64 " is more than the GPU's VRAM", u.vram);
+        case -ENOSPC:
+                return fail(r, e, "VRAM_BYTES: %" PRIu64 " is more than the VRAM left on %s",
+                            u.vram, bdf);
         case -ENODEV:
                 if (gpu_present(r->m, bdf))
                         return fail(r, e,
@@ -217,17 +310,38 @@ static int cmd_kfd_add(struct request *r, char **a, int n) {
         }
 }
 
+static int cmd_kfd_add_raw(struct request *r, char **a, int n) {
+        struct sim_kfd_usage u = { 0 };
+        uint64_t pid, gpu_id;
+        int e;
+
+        if ((e = parse_u64(r, "PID", a[0], INT_MAX, &pid)) < 0 ||
+            (e = parse_u64(r, "GPU_ID", a[1], UINT32_MAX, &gpu_id)) < 0 ||
+            (e = parse_usage(r, a + 2, n - 2, &u, NULL)) < 0)
+                return e;
+        if (pid == 0)
+                return fail(r, -EINVAL, "PID: 0 is not a process");
+        e = sim_kfd_user_add_raw(r->m, (uint32_t) gpu_id, (pid_t) pid, r->pidfd, &u);
+        r->pidfd = -1;
+        if (e == -ESRCH)
+                return fail(r, e, "no process with PID %" PRIu64, pid);
+        if (e == -EEXIST)
+                return fail(r, e, "PID %" PRIu64 " has an entry for gpu_id %" PRIu64 " already",
+                            pid, gpu_id);
+        return e < 0 ? fail(r, e, "%s", strerror(-e)) : 0;
+}
+
 static int cmd_kfd_remove(struct request *r, char **a, int n) {
         char bdf[16];
         uint64_t pid;
-        int e;
+        int part, e;
 
-        if ((e = parse_bdf(r, a[0], bdf, sizeof(bdf))) < 0 ||
+        if ((e = parse_bdf_part(r, a[0], bdf, sizeof(bdf), &part)) < 0 ||
             (e = parse_u64(r, "PID", a[1], INT_MAX, &pid)) < 0)
                 return e;
-        e = sim_kfd_user_remove(r->m, bdf, (pid_t) pid);
+        e = sim_kfd_user_remove(r->m, bdf, part, (pid_t) pid);
         if (e == -ENOENT)
-                return fail(r, e, "PID %" PRIu64 " is not a KFD user of %s", pid, bdf);
+                return fail(r, e, "PID %" PRIu64 " is not a KFD user of %s", pid, a[0]);
         return e < 0 ? gpu_error(r, e, bdf) : 0;
 }
 
@@ -395,8 +509,8 @@ static int cmd_switch_error(struct request *r, char **a, int n) {
 }
 
 /* The index of @s in @names[0..@n), or a failure naming @what and listing the names. */
-static int lookup_name(struct request *r, const char *what, const char *s,
-                       const char *const *names, int n) {
+static int lookup_name(struct request *r, const char *what, const char *s, const char *const *names,
+                       int n) {
         char list[256];
         size_t len = 0;
 
@@ -472,6 +586,75 @@ static int cmd_platform_limit(struct request *r, char **a, int n) {
         return e < 0 ? gpu_error(r, e, bdf) : 0;
 }
 
+static int cmd_xgmi_error(struct request *r, char **a, int n) {
+        char bdf[16];
+        uint64_t v;
+        int e;
+
+        if ((e = parse_bdf(r, a[0], bdf, sizeof(bdf))) < 0 ||
+            (e = parse_u64(r, "STATUS", a[1], 2, &v)) < 0)
+                return e;
+        e = sim_set_xgmi_error(r->m, bdf, (unsigned) v);
+        if (e == -EOPNOTSUPP)
+                return fail(r, e, "%s is in no XGMI hive", bdf);
+        return e < 0 ? gpu_error(r, e, bdf) : 0;
+}
+
+static int cmd_xgmi_link(struct request *r, char **a, int n) {
+        char bdf[16];
+        uint64_t link;
+        int e;
+
+        if ((e = parse_bdf(r, a[0], bdf, sizeof(bdf))) < 0 ||
+            (e = parse_u64(r, "LINK", a[1], 7, &link)) < 0)
+                return e;
+        if (!streq(a[2], "up") && !streq(a[2], "down"))
+                return fail(r, -EINVAL, "\"%s\": expected up or down", a[2]);
+        e = sim_set_xgmi_link(r->m, bdf, (unsigned) link, streq(a[2], "up"));
+        if (e == -EOPNOTSUPP)
+                return fail(r, e, "%s is in no XGMI hive", bdf);
+        if (e == -ERANGE)
+                return fail(r, e, "%s has no XGMI link %" PRIu64, bdf, link);
+        return e < 0 ? gpu_error(r, e, bdf) : 0;
+}
+
+static int cmd_pcie_link(struct request *r, char **a, int n) {
+        char bdf[16];
+        uint64_t width;
+        int e;
+
+        if ((e = parse_bdf(r, a[0], bdf, sizeof(bdf))) < 0 ||
+            (e = parse_u64(r, "WIDTH", a[1], 32, &width)) < 0)
+                return e;
+        e = sim_set_pcie_link(r->m, bdf, (unsigned) width, a[2]);
+        if (e == -EINVAL)
+                return fail(r, e,
+                            "expected a width of 1, 2, 4, 8, 16 or 32 lanes and a speed of 2.5, "
+                            "5.0, 8.0, 16.0, 32.0 or 64.0 (GT/s)");
+        if (e == -ERANGE)
+                return fail(r, e, "%s: x%" PRIu64 " at %s GT/s is beyond the device's link", bdf,
+                            width, a[2]);
+        return e < 0 ? gpu_error(r, e, bdf) : 0;
+}
+
+static int cmd_pcie_replay(struct request *r, char **a, int n) {
+        char bdf[16];
+        uint64_t replays, recov = 0;
+        int e;
+
+        if ((e = parse_bdf(r, a[0], bdf, sizeof(bdf))) < 0 ||
+            (e = parse_u64(r, "N", a[1], UINT32_MAX, &replays)) < 0)
+                return e;
+        if (n > 2) {
+                if (strncmp(a[2], "recov=", 6) != 0)
+                        return fail(r, -EINVAL, "\"%s\": expected recov=M", a[2]);
+                if ((e = parse_u64(r, "recov", a[2] + 6, UINT32_MAX, &recov)) < 0)
+                        return e;
+        }
+        e = sim_pcie_replay(r->m, bdf, replays, recov);
+        return e < 0 ? gpu_error(r, e, bdf) : 0;
+}
+
 static int cmd_reset(struct request *r, char **a, int n) {
         char bdf[16];
         int e;
@@ -523,26 +706,6 @@ static int cmd_dump(struct request *r, char **a, int n) {
 }
 
 /* "BDF" or "BDF.P" (a partition, 0..7). */
-static int parse_bdf_part(struct request *r, const char *s, char *bdf, size_t size, int *part) {
-        char copy[32];
-        const char *colon = strrchr(s, ':');
-        char *dot;
-
-        *part = -1;
-        snprintf(copy, sizeof(copy), "%s", s);
-        dot = strrchr(copy, '.');
-        if (colon && dot && strchr(colon, '.') != strrchr(colon, '.')) {
-                uint64_t p;
-                int e = parse_u64(r, "partition", dot + 1, 7, &p);
-
-                if (e < 0)
-                        return e;
-                *dot = '\0';
-                *part = (int) p;
-        }
-        return parse_bdf(r, copy, bdf, size);
-}
-
 static int ras_gpu_error(struct request *r, int e, const char *bdf) {
         if (e == -ENODEV && gpu_present(r->m, bdf))
                 return fail(r, e, "%s is not bound to amdgpu", bdf);
@@ -686,8 +849,12 @@ static const struct command {
         int min, max; /* words after the name (and sub) */
         int (*run)(struct request *r, char **a, int n);
 } commands[] = {
-        { "kfd-users", "add", "BDF PID [VRAM_BYTES]", 2, 3, cmd_kfd_add },
-        { "kfd-users", "remove", "BDF PID", 2, 2, cmd_kfd_remove },
+        { "kfd-users", "add",
+          "BDF[.P] PID [VRAM_BYTES] [queues=N] [sdma=N] [cu_occupancy=N] [evicted_ms=N] "
+          "[faults=N] [page_in=N] [page_out=N] [all]",
+          2, 11, cmd_kfd_add },
+        { "kfd-users", "add-raw", "PID GPU_ID [VRAM_BYTES] [KEY=N]...", 2, 10, cmd_kfd_add_raw },
+        { "kfd-users", "remove", "BDF[.P] PID", 2, 2, cmd_kfd_remove },
         { "kfd-users", "list", "", 0, 0, cmd_kfd_list },
         { "inject", NULL, "PATH ERRNO [once|always|times=N] [open|read|write]...", 2, 6,
           cmd_inject },
@@ -702,6 +869,10 @@ static const struct command {
           cmd_limit },
         { "counter", NULL, "BDF accumulation VALUE", 3, 3, cmd_counter },
         { "reset", NULL, "BDF begin|end", 2, 2, cmd_reset },
+        { "xgmi-error", NULL, "BDF 0|1|2", 2, 2, cmd_xgmi_error },
+        { "xgmi-link", NULL, "BDF LINK up|down", 3, 3, cmd_xgmi_link },
+        { "pcie-link", NULL, "BDF WIDTH SPEED", 3, 3, cmd_pcie_link },
+        { "pcie-replay", NULL, "BDF N [recov=M]", 2, 3, cmd_pcie_replay },
         { "ras-inject", NULL, "BDF BLOCK ue|ce|de [N]", 3, 4, cmd_ras_inject },
         { "retire-page", NULL, "BDF PFN R|P|F", 3, 3, cmd_retire_page },
         { "cper", NULL, "BDF fatal|corrected|uncorrected [--bad-page-threshold]", 2, 3, cmd_cper },
@@ -748,7 +919,7 @@ static const struct command *find_command(char **w, int n, int *ret_first, char 
                 return c;
         }
         if (known)
-                snprintf(msg, size, "usage: %s add|remove|list ...", w[0]);
+                snprintf(msg, size, "usage: %s add|add-raw|remove|list ...", w[0]);
         else
                 snprintf(msg, size, "unknown command \"%.64s\" (try help)", w[0]);
         return NULL;
@@ -1436,9 +1607,9 @@ int sim_ctl_main(int argc, char **argv) {
         strcpy(sa.sun_path, socket_path);
 
         /* the process of kfd-users add, named in our PID namespace: a pidfd goes along */
-        if (cmd->run == cmd_kfd_add) {
+        if (cmd->run == cmd_kfd_add || cmd->run == cmd_kfd_add_raw) {
                 char *end;
-                long pid = strtol(argv[first + 1], &end, 10);
+                long pid = strtol(argv[first + (cmd->run == cmd_kfd_add)], &end, 10);
 
                 if (!*end && pid > 0 && pid <= INT_MAX) {
                         pidfd = (int) syscall(SYS_pidfd_open, (pid_t) pid, 0);

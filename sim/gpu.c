@@ -99,8 +99,10 @@ static int pm_show(struct sim_node *n, const struct sim_caller *c, char *buf) {
         struct sim_gpu *g = sim_node_obj(n);
         int attr = (int) sim_node_arg(n), r;
 
+        /* the baseline (the sensor vram_used_bytes) and what the KFD processes hold */
         if (attr == PM_VRAM_USED)
-                return sim_emit(buf, "%" PRIu64 "\n", g->sensors.vram_used_bytes);
+                return sim_emit(buf, "%" PRIu64 "\n",
+                                g->sensors.vram_used_bytes + sim_kfd_vram_used(g, -1));
         r = sim_gpu_pm_check(g);
         if (r < 0)
                 return r;
@@ -291,6 +293,186 @@ static void build_pm(struct sim_gpu *g, struct sim_node *d) {
                                 PM_THROTTLING_LOGGING));
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* XGMI (health-and-control.md §3.1; amdgpu_xgmi.c amdgpu_xgmi_sysfs_add_dev_info() and the
+ * amdgpu_xgmi_show_*() of Linux 6.x): on a PF amdgpu drives whose GPU is in a hive. */
+
+enum link_attr {
+        LINK_XGMI_DEVICE_ID,
+        LINK_XGMI_PHYSICAL_ID,
+        LINK_XGMI_ERROR,
+        LINK_XGMI_NUM_HOPS,
+        LINK_XGMI_NUM_LINKS,
+        LINK_PCIE_REPLAY,
+};
+
+static bool xgmi_member(const struct sim_gpu *g) {
+        return g->hive_id && g->role == SIM_ROLE_BAREMETAL && g->attached && !g->func->unplugged;
+}
+
+/* The hive's devices as the PSP's topology lists them (top_info.nodes: hive->device_list, the
+ * order they joined), @g among them; how many. */
+static size_t hive_list(const struct sim_gpu *g, const struct sim_gpu **out) {
+        size_t n = 0;
+
+        for (size_t i = 0; i < g->m->n_gpus; i++) {
+                const struct sim_gpu *o = g->m->gpus[i];
+                size_t j;
+
+                if (o->hive_id != g->hive_id || (!xgmi_member(o) && o != g))
+                        continue;
+                for (j = n; j > 0 && out[j - 1]->xgmi_join > o->xgmi_join; j--)
+                        out[j] = out[j - 1];
+                out[j] = o;
+                n++;
+        }
+        return n;
+}
+
+/* The PSP's node id of a GPU (xgmi_device_id, "%llu"): a 64-bit number of the device. */
+static uint64_t xgmi_node_id(const struct sim_gpu *g) {
+        return sim_hash3(g->unique_id, g->hive_id, 0x786e6f6465ULL);
+}
+
+/* physical_node_id: the GPU's place on the board, 0..n-1 (here: BDF order in the hive). */
+static unsigned xgmi_physical_id(const struct sim_gpu *g) {
+        unsigned id = 0;
+
+        for (size_t i = 0; i < g->m->n_gpus && g->m->gpus[i] != g; i++)
+                if (g->m->gpus[i]->hive_id == g->hive_id)
+                        id++;
+        return id;
+}
+
+/* num_hops: bits 2:0 hops, 7:6 link type (1: xGMI3, the x16 links of GFX 9.4 and 9.5; which
+ * value the PSP of a real board reports is not verified); every peer of these boards is one hop
+ * away. The device itself: 0. */
+static int xgmi_table_show(const struct sim_gpu *g, bool hops, char *buf) {
+        const struct sim_gpu *list[SIM_MAX_GPUS];
+        size_t n = hive_list(g, list), len = 0;
+
+        for (size_t i = 0; i < n; i++) {
+                unsigned v = list[i] == g ? 0 : hops ? 0x40 | 1 : sim_xgmi_links_per_peer(g);
+
+                len += (size_t) snprintf(buf + len, SIM_PAGE_SIZE - len, "%02x ", v);
+        }
+        return sim_emit(buf + len, "\n") + (int) len;
+}
+
+static int link_show(struct sim_node *n, const struct sim_caller *c, char *buf) {
+        struct sim_gpu *g = sim_node_obj(n);
+        unsigned v;
+
+        switch ((enum link_attr) sim_node_arg(n)) {
+        case LINK_XGMI_DEVICE_ID:
+                return sim_emit(buf, "%" PRIu64 "\n", xgmi_node_id(g));
+        case LINK_XGMI_PHYSICAL_ID:
+                return sim_emit(buf, "%u\n", xgmi_physical_id(g));
+        case LINK_XGMI_ERROR:
+                /* without the DF's get_fica/set_fica: -EINVAL; a read clears the status */
+                if (!g->prod->xgmi_error_counter)
+                        return -EINVAL;
+                v = g->xgmi_error;
+                g->xgmi_error = 0;
+                return sim_emit(buf, "%u\n", v);
+        case LINK_XGMI_NUM_HOPS:
+        case LINK_XGMI_NUM_LINKS:
+                return xgmi_table_show(g, sim_node_arg(n) == LINK_XGMI_NUM_HOPS, buf);
+        case LINK_PCIE_REPLAY:
+                return sim_emit(buf, "%" PRIu64 "\n", g->pcie_replays);
+        }
+        return -EINVAL;
+}
+
+static const struct sim_attr_ops link_ops = { .show = link_show };
+
+/* The device whose directory holds the hive's kobject, NULL if the hive has none yet. */
+static struct sim_gpu *hive_owner(const struct sim_gpu *g) {
+        for (size_t i = 0; i < g->m->n_gpus; i++)
+                if (g->m->gpus[i]->hive_id == g->hive_id && g->m->gpus[i]->hive_kobj)
+                        return g->m->gpus[i];
+        return NULL;
+}
+
+static size_t hive_count(const struct sim_gpu *g) {
+        const struct sim_gpu *list[SIM_MAX_GPUS];
+
+        return hive_list(g, list);
+}
+
+/* amdgpu_xgmi_add_device(): the device files; the hive's kobject xgmi_hive_info/ (with
+ * xgmi_hive_id, "%llu") in the directory of the first device of the hive, a link to it in the
+ * others'; node<K> in it to the device, K the hive's device count once it joined (from 1). No
+ * xgmi_port_num: only with the XGMI TA's EXTEND_PEER_LINK_INFO capability, a firmware feature
+ * not modelled. */
+static void build_xgmi(struct sim_gpu *g, struct sim_node *d) {
+        static const char *const names[] = { "xgmi_device_id", "xgmi_physical_id", "xgmi_error",
+                                             "xgmi_num_hops", "xgmi_num_links" };
+        struct sim_fs *fs = g->m->fs;
+        struct sim_gpu *owner;
+        char path[300], target[300];
+
+        if (!g->hive_id || g->role != SIM_ROLE_BAREMETAL)
+                return;
+        g->xgmi_join = ++g->m->xgmi_joins;
+        for (size_t i = 0; i < ELEMENTSOF(names); i++)
+                sim_gpu_own(g, sim_attr(d, names[i], 0444, &link_ops, g, (intptr_t) i));
+        owner = hive_owner(g);
+        if (owner) {
+                snprintf(path, sizeof(path), "%s/xgmi_hive_info", owner->func->path);
+                if (!sim_lookup(fs, path)) {
+                        /* its directory went with a device unplugged: the kobject is made
+                         * again here, with the links of the devices still in the hive */
+                        owner->hive_kobj = false;
+                        owner = NULL;
+                }
+        }
+        if (!owner) {
+                const struct sim_gpu *list[SIM_MAX_GPUS];
+                size_t n = hive_list(g, list);
+                struct sim_node *h = sim_mkdir(d, "xgmi_hive_info");
+
+                sim_text(h, "xgmi_hive_id", 0444, "%" PRIu64, g->hive_id);
+                g->hive_kobj = true;
+                for (size_t i = 0; i < n; i++) {
+                        snprintf(path, sizeof(path), "%s/xgmi_hive_info/node%zu", g->func->path,
+                                 i + 1);
+                        sim_link(fs, path, list[i]->func->path);
+                }
+                return;
+        }
+        /* the holder of the kobject bound again: the directory stayed */
+        if (owner != g) {
+                snprintf(path, sizeof(path), "%s/xgmi_hive_info", g->func->path);
+                snprintf(target, sizeof(target), "%s/xgmi_hive_info", owner->func->path);
+                sim_gpu_own(g, sim_link(fs, path, target));
+        }
+        /* the count includes this device once it is attached (xgmi_member()) */
+        snprintf(path, sizeof(path), "%s/xgmi_hive_info/node%zu", owner->func->path, hive_count(g));
+        if (!sim_lookup(fs, path))
+                sim_link(fs, path, g->func->path);
+}
+
+/* amdgpu_xgmi_remove_device(): node<K> of the count before it leaves (the kernel's name, even
+ * if another device's), and the hive's kobject with the last device. */
+static void unbuild_xgmi(struct sim_gpu *g) {
+        struct sim_fs *fs = g->m->fs;
+        struct sim_gpu *owner;
+        char path[300];
+        size_t count;
+
+        if (!g->hive_id || g->role != SIM_ROLE_BAREMETAL || !(owner = hive_owner(g)))
+                return;
+        count = hive_count(g); /* g still counted */
+        snprintf(path, sizeof(path), "%s/xgmi_hive_info/node%zu", owner->func->path, count);
+        sim_remove(sim_lookup(fs, path));
+        if (count <= 1) {
+                snprintf(path, sizeof(path), "%s/xgmi_hive_info", owner->func->path);
+                sim_remove(sim_lookup(fs, path));
+                owner->hive_kobj = false;
+        }
+}
+
 /*
  * health-and-control.md §3.2, §4.2: pcie_replay_count (not on a VF; the NAKs sent and received,
  * which gpu_metrics reports as 0 too) and compute_reset_mask (amdgpu's gpu_recovery is on by
@@ -302,7 +484,7 @@ static void build_reset_files(struct sim_gpu *g, struct sim_node *d) {
 
         if (guest(g))
                 return;
-        sim_gpu_own(g, sim_text(d, "pcie_replay_count", 0444, "0"));
+        sim_gpu_own(g, sim_attr(d, "pcie_replay_count", 0444, &link_ops, g, LINK_PCIE_REPLAY));
         sim_gpu_own(g, sim_text(d, "compute_reset_mask", 0444, "soft %sfull",
                                 queue ? "queue pipe " : ""));
 }
@@ -439,6 +621,7 @@ int sim_gpu_attach(struct sim_gpu *g) {
         sim_xcp_metrics_refresh(g, true);
         build_hwmon(g);
         g->attached = true;
+        build_xgmi(g, d);
         g->kfd_lost = false;
         sim_topology_add_gpu(g);
         sim_topology_refresh(g->m);
@@ -451,6 +634,7 @@ void sim_gpu_detach(struct sim_gpu *g) {
         if (!g->attached)
                 return;
         sim_smi_forget_gpu(g);
+        unbuild_xgmi(g);
         sim_topology_remove_gpu(g);
         sim_topology_refresh(m);
         sim_xcp_metrics_refresh(g, false);

@@ -152,6 +152,8 @@ static const struct field fields_product[] = {
         RNG("xcc", F_UINT, struct sim_product, xcc, 1, 8),
         RNG("cu_per_xcc", F_UINT, struct sim_product, cu_per_xcc, 1, 64),
         FLD("apu", F_BOOL, struct sim_product, apu),
+        RNG("xgmi_links_per_peer", F_UINT, struct sim_product, xgmi_links_per_peer, 0, 8),
+        FLD("xgmi_error_counter", F_BOOL, struct sim_product, xgmi_error_counter),
         FLD("gc_version", F_GC, struct sim_product, gc),
         RNG("gfx_target_version", F_UINT, struct sim_product, gfx_target_version, 1, 999999),
         RNG("vram_bytes", F_U64, struct sim_product, vram_bytes, 1, INT64_MAX),

@@ -152,6 +152,24 @@ bool sim_same_hive(const struct sim_gpu *a, const struct sim_gpu *b) {
         return a == b || (a->hive_id != 0 && a->hive_id == b->hive_id);
 }
 
+size_t sim_hive_peers(const struct sim_gpu *g, struct sim_gpu **out) {
+        size_t n = 0;
+
+        for (size_t i = 0; g->hive_id && i < g->m->n_gpus && n < SIM_MAX_GPUS; i++)
+                if (g->m->gpus[i] != g && g->m->gpus[i]->hive_id == g->hive_id)
+                        out[n++] = g->m->gpus[i];
+        return n;
+}
+
+/* An MI300X OAM board links each of its 8 GPUs to the 7 others with one x16 link; the 4 MI300A
+ * APUs of a node are linked pairwise with two (SYNTHETIC: the board's wiring, which the driver
+ * reads from the PSP, is not in any public source). */
+unsigned sim_xgmi_links_per_peer(const struct sim_gpu *g) {
+        if (g->prod->xgmi_links_per_peer)
+                return g->prod->xgmi_links_per_peer;
+        return g->prod->apu ? 2 : 1;
+}
+
 uint32_t sim_gpu_effective_cap_w(const struct sim_gpu *g) {
         if (g->platform_limit_w >= 0 && (uint64_t) g->platform_limit_w < g->cap_w)
                 return (uint32_t) g->platform_limit_w;
@@ -624,8 +642,8 @@ static int check_role(const struct sim_machine *m, const struct sim_gpu_desc *d,
 
 /* What a VM sees of a GPU the host made @vf_num VFs of: the VF ID, its share of the XCCs,
  * engines and memory, no FRU, a fixed NPS1, no per-queue reset (§7.2). */
-static int vf_product(const struct sim_machine *m, const struct sim_product *host,
-                      unsigned vf_num, struct sim_product **ret) {
+static int vf_product(const struct sim_machine *m, const struct sim_product *host, unsigned vf_num,
+                      struct sim_product **ret) {
         uint64_t ram = m->cpu.memory_bytes_per_socket * m->cpu.sockets;
         struct sim_product *p;
         int r = sim_product_copy(host, host->name, &p);

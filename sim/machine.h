@@ -135,6 +135,11 @@ struct sim_product {
         unsigned idle_power_w, mem_max_bandwidth_gbs, hbm_width, max_engine_clk_mhz;
         uint32_t kfd_capability, kfd_capability2;
         uint16_t total_vfs; /* SR-IOV capability's TotalVFs (needs vf_device_id); 0: none */
+        /* XGMI (health-and-control.md §3.1): links to each peer of the hive (0: 1, or 2 on an
+         * APU); whether the data fabric has the FICA registers xgmi_error reads (DF 3.6, MI100
+         * and MI200; the DF 4.3 and 4.6.2 of MI300 and MI350 have none: xgmi_error is EINVAL) */
+        unsigned xgmi_links_per_peer;
+        bool xgmi_error_counter;
 };
 
 /* Where kernels differ, the machine picks (§2.3, §5.2, §2.5, §2.1). */
@@ -277,7 +282,7 @@ struct sim_telemetry {
         uint64_t vr_thm_residency_acc, hbm_thm_residency_acc;
         uint64_t pcie_bandwidth_acc, pcie_bandwidth_inst;
         uint64_t xgmi_read_acc[8], xgmi_write_acc[8];
-        uint64_t gfx_busy_acc[SIM_MAX_XCP * 8]; /* per XCC, in GPU XCC order */
+        uint64_t gfx_busy_acc[SIM_MAX_XCP * 8];             /* per XCC, in GPU XCC order */
         uint64_t gfx_below_host_limit_acc[SIM_MAX_XCP * 8]; /* either limit (TOTAL) */
         uint64_t gfx_below_ppt_acc[SIM_MAX_XCP * 8], gfx_below_thm_acc[SIM_MAX_XCP * 8];
 };
@@ -312,13 +317,13 @@ struct sim_func {
         unsigned enable_cnt;
         unsigned iommu_group, irq;
         uint64_t bar_start[6], bar_size[6];
-        struct sim_gpu *gpu; /* SIM_FUNC_GPU */
-        int hwmon;           /* k10temp's hwmon index, -1 */
-        int card;            /* BMC VGA's DRM card, -1 */
-        struct sim_sriov *sriov;  /* a PF with the SR-IOV capability, else NULL */
-        struct sim_func *physfn;  /* a VF on the host: its PF, else NULL */
-        unsigned vf_index;        /* a VF: its index at the PF */
-        bool unplugged;      /* hot-unplugged (control socket): not on the bus */
+        struct sim_gpu *gpu;     /* SIM_FUNC_GPU */
+        int hwmon;               /* k10temp's hwmon index, -1 */
+        int card;                /* BMC VGA's DRM card, -1 */
+        struct sim_sriov *sriov; /* a PF with the SR-IOV capability, else NULL */
+        struct sim_func *physfn; /* a VF on the host: its PF, else NULL */
+        unsigned vf_index;       /* a VF: its index at the PF */
+        bool unplugged;          /* hot-unplugged (control socket): not on the bus */
 };
 
 struct sim_gpu {
@@ -367,11 +372,21 @@ struct sim_gpu {
         enum sim_compute xcp_config_view; /* compute_partition_config/xcp_config */
         bool mem_alloc_all;               /* compute_partition_mem_alloc_mode: ALL (else CAPPING) */
         /* out-of-band controls (control.c) */
-        unsigned switch_ms;  /* how long a compute partition switch takes */
-        bool switching;      /* a switch runs: the partition mutex is held */
-        unsigned pinned;     /* 1 << enum sim_sensor: held at the value in @pin */
+        unsigned switch_ms; /* how long a compute partition switch takes */
+        bool switching;     /* a switch runs: the partition mutex is held */
+        unsigned pinned;    /* 1 << enum sim_sensor: held at the value in @pin */
         struct sim_sensors pin;
         unsigned limit_pct[_SIM_LIMITER_MAX]; /* share of each step a limiter holds, 0: none */
+        /* links (controls, control.c): the XGMI error status xgmi_error shows (and a read
+         * clears), gpu_metrics XGMI links down (1 << link index), PCIe replays (NAKs received
+         * and replayed) and recoveries (L0 to recovery) since load */
+        unsigned xgmi_error;
+        uint8_t xgmi_down;
+        uint64_t pcie_replays, pcie_recoveries;
+        /* XGMI hive membership (gpu.c): the order of joining, and whether the hive's kobject
+         * (xgmi_hive_info/) is in this device's directory */
+        uint64_t xgmi_join;
+        bool hive_kobj;
         /* nodes the driver created (removed at unbind) */
         struct sim_node **owned;
         size_t n_owned, cap_owned;
@@ -405,6 +420,7 @@ struct sim_machine {
 
         /* allocators (lowest free, as the kernel's IDAs) */
         uint64_t card_used[4], render_used[1], xcp_used[1], hwmon_used[4];
+        uint64_t xgmi_joins; /* GPUs that joined an XGMI hive so far (gpu.c) */
 
         /* dynamic IDs added through new_id, per driver */
         struct {
@@ -437,6 +453,10 @@ unsigned sim_gpu_parts(const struct sim_gpu *g);
 enum sim_compute sim_compute_of_parts(unsigned parts, unsigned xcc);
 /* True for GPUs in one XGMI hive (a GPU without one is its own). */
 bool sim_same_hive(const struct sim_gpu *a, const struct sim_gpu *b);
+/* The other GPUs of @g's XGMI hive (none without one), in BDF order, into @out (SIM_MAX_GPUS
+ * of them); how many. gpu_metrics link l of @g leads to peer l / links-per-peer. */
+size_t sim_hive_peers(const struct sim_gpu *g, struct sim_gpu **out);
+unsigned sim_xgmi_links_per_peer(const struct sim_gpu *g);
 /* The power limit the device enforces and reports: min(cap, platform limit). */
 uint32_t sim_gpu_effective_cap_w(const struct sim_gpu *g);
 
@@ -479,6 +499,19 @@ int sim_set_in_reset(struct sim_machine *m, const char *bdf, bool in_reset);
 int sim_inject_switch_error(struct sim_machine *m, const char *bdf, int err, bool always);
 int sim_set_switch_time(struct sim_machine *m, const char *bdf, unsigned ms);
 
+/*
+ * Links (health-and-control.md §3). The XGMI error status xgmi_error shows (0 none, 1 one, 2
+ * several; -ERANGE above; -EOPNOTSUPP not in a hive). gpu_metrics link @link (0..7) of @g
+ * down or up, and with it the other end's link at the peer (link l leads to the l / links-per-
+ * peer-th other GPU of the hive in BDF order; -ERANGE: no such link). The PCIe link retrained
+ * to @width lanes at @speed ("16.0" or "16.0 GT/s PCIe"; -EINVAL not a speed or width, -ERANGE
+ * above the device's maximum), both ends of it. PCIe replays and recoveries added.
+ */
+int sim_set_xgmi_error(struct sim_machine *m, const char *bdf, unsigned status);
+int sim_set_xgmi_link(struct sim_machine *m, const char *bdf, unsigned link, bool up);
+int sim_set_pcie_link(struct sim_machine *m, const char *bdf, unsigned width, const char *speed);
+int sim_pcie_replay(struct sim_machine *m, const char *bdf, uint64_t replays, uint64_t recoveries);
+
 /* Sensors that can be set (held at the value until set to auto), in the control's names. */
 enum sim_sensor {
         SIM_SENSOR_POWER_W,
@@ -508,12 +541,30 @@ void sim_sensors_apply_pins(struct sim_gpu *g);
 /*
  * KFD users by process (spec §6, class/kfd/kfd/proc/<pid>/): @pid names the process in the
  * requester's PID namespace (the name of its proc entry), @pidfd (taken over; -1 to open one
- * here) tells when it exits. -ESRCH: no such process; -EEXIST: already a user of that GPU;
- * -ENOENT (remove): not a user of it; -ENODEV also when the GPU has no KFD nodes.
+ * here) tells when it exits. A process has a process device (the kernel's pdd, with
+ * vram_<gpu_id>, sdma_<gpu_id>, stats_<gpu_id>/ and counters_<gpu_id>/) on each KFD node its
+ * device cgroup lets it open: kfd_init_apertures() makes one for every such node when the
+ * process opens /dev/kfd. An add names the GPU (@part -1: every node of it, what it does on
+ * the first) or one partition of it (@part); with @all_nodes the process gets a pdd on every
+ * node of every GPU (a ROCr process without a device cgroup), each a KFD user then.
+ * Adds of one PID on other GPUs or partitions accumulate into one entry.
+ * -ESRCH: no such process; -EEXIST: already a user of that node; -ENXIO: no such partition;
+ * -ERANGE: more VRAM than the GPU has; -ENOSPC: more VRAM than the GPU has left; -ENOENT (remove):
+ * not a user of it; -ENODEV also when the GPU has no KFD nodes.
  */
-int sim_kfd_user_add(struct sim_machine *m, const char *bdf, pid_t pid, int pidfd,
-                     uint64_t vram_bytes);
-int sim_kfd_user_remove(struct sim_machine *m, const char *bdf, pid_t pid);
+struct sim_kfd_usage {
+        uint64_t vram, sdma, evicted_ms, faults, page_in, page_out;
+        unsigned queues, cu_occupancy;
+};
+int sim_kfd_user_add(struct sim_machine *m, const char *bdf, int part, pid_t pid, int pidfd,
+                     const struct sim_kfd_usage *u, bool all_nodes);
+/* An entry for @gpu_id, which need not be any node's (bad input for tests): the files of a pdd
+ * with @u's values, and @u->queues queues naming it. It makes the process a user of no GPU. */
+int sim_kfd_user_add_raw(struct sim_machine *m, uint32_t gpu_id, pid_t pid, int pidfd,
+                         const struct sim_kfd_usage *u);
+int sim_kfd_user_remove(struct sim_machine *m, const char *bdf, int part, pid_t pid);
+/* The lock held: the VRAM the processes hold on @g (@part -1: on all of its nodes). */
+uint64_t sim_kfd_vram_used(const struct sim_gpu *g, int part);
 /* Drops the users whose process exited; true if some users remain. */
 bool sim_kfd_users_prune(struct sim_machine *m);
 /* The lock held (partition switch, EBUSY): every KFD user of @g, those of exited processes

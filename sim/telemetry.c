@@ -139,6 +139,8 @@ static void step(struct sim_machine *m, struct sim_gpu *g) {
         t->pcie_bandwidth_acc += t->pcie_bandwidth_inst;
         if (g->hive_id)
                 for (int l = 0; l < 8; l++) {
+                        if (g->xgmi_down & (1u << l))
+                                continue; /* a link down carries nothing */
                         t->xgmi_read_acc[l] += (uint64_t) t->gpu_busy * 1024 + (h >> l & 0xff);
                         t->xgmi_write_acc[l] +=
                                 (uint64_t) t->gpu_busy * 768 + (h >> (l + 8) & 0xff);
@@ -210,7 +212,7 @@ static void fill_metrics(const struct sim_gpu *g, struct sim_metrics *mt) {
         const struct sim_telemetry *t = &g->tel;
         unsigned parts = sim_gpu_parts(g), xcc_pp = p->xcc / parts;
         unsigned vcn_pp = MAX(1u, p->vcn / parts), jpeg_pp = vcn_pp * p->jpeg_per_vcn;
-        unsigned peers = hive_peers(g);
+        unsigned peers = hive_peers(g), links;
         uint64_t clock_ns = BOOT_NS + t->step * TICK_NS;
 
         sim_metrics_init(mt);
@@ -243,14 +245,18 @@ static void fill_metrics(const struct sim_gpu *g, struct sim_metrics *mt) {
         mt->mem_activity_acc = t->mem_activity_acc;
         mt->pcie_bandwidth_acc = t->pcie_bandwidth_acc;
         mt->pcie_bandwidth_inst = t->pcie_bandwidth_inst;
-        mt->pcie_l0_to_recov_count_acc = 0;
-        mt->pcie_replay_count_acc = 0;
+        /* a replay answers a NAK the GPU received (pcie_replay_count: NAKs sent and received) */
+        mt->pcie_l0_to_recov_count_acc = g->pcie_recoveries;
+        mt->pcie_replay_count_acc = g->pcie_replays;
         mt->pcie_replay_rover_count_acc = 0;
         mt->pcie_nak_sent_count_acc = 0;
-        mt->pcie_nak_rcvd_count_acc = 0;
+        mt->pcie_nak_rcvd_count_acc = g->pcie_replays;
+        /* links: sim_xgmi_links_per_peer() to each peer, in the peers' BDF order; 0 down, 1 up,
+         * 2 not available (amdgpu-sysfs.md §5) */
+        links = MIN(peers * sim_xgmi_links_per_peer(g), 8u);
         for (unsigned l = 0; l < 8; l++) {
-                mt->xgmi_link_status[l] = l < peers ? 1 : 2;
-                if (l < peers) {
+                mt->xgmi_link_status[l] = l >= links ? 2 : g->xgmi_down & (1u << l) ? 0 : 1;
+                if (l < links) {
                         mt->xgmi_read_data_acc[l] = t->xgmi_read_acc[l];
                         mt->xgmi_write_data_acc[l] = t->xgmi_write_acc[l];
                 }

@@ -84,7 +84,7 @@ class Protocol(unittest.TestCase):
             out = m.raw(b"help\n")
             head, body = out.split(b"\n", 1)
             self.assertEqual(head, b"ok %d" % len(body))
-            self.assertIn(b"kfd-users add BDF PID", body)
+            self.assertIn(b"kfd-users add BDF[.P] PID", body)
             # several requests on one connection, answered in order
             out = m.raw(b"reset 0000:05:00.0 begin\n", b"reset 05:00.0 end\n")
             self.assertEqual(out, b"ok 0\nok 0\n")
@@ -92,7 +92,7 @@ class Protocol(unittest.TestCase):
                 (b"bogus\n", "EINVAL", "unknown command \"bogus\""),
                 (b"\n", "EINVAL", "empty request"),
                 (b"reset 0000:05:00.0\n", "EINVAL", "usage: reset BDF begin|end"),
-                (b"kfd-users frob\n", "EINVAL", "usage: kfd-users add|remove|list"),
+                (b"kfd-users frob\n", "EINVAL", "usage: kfd-users add|add-raw|remove|list"),
                 (b"reset zz:00 begin\n", "EINVAL", "\"zz:00\" is not a PCI address"),
                 (b"reset 0000:05:00.0 later\n", "EINVAL", "expected begin or end"),
                 (b"reset 0000:99:00.0 begin\n", "ENODEV", "no GPU at 0000:99:00.0"),
