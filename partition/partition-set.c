@@ -141,9 +141,14 @@ static int list_users(struct amdsmi_gpu *gpu, bool include_self, struct amdsmi_k
                         .vram_bytes = vram_known ? vram : AMDSMI_NA,
                 };
                 snprintf(k->bdf, sizeof(k->bdf), "%s", gpu->bdf);
-                /* the kernel's comm fits (15 bytes); a longer one is cut */
+                /* the kernel's comm fits (15 bytes); a longer one is cut. Any process may
+                 * name itself with control characters (prctl): they become '?', since the
+                 * name goes into messages printed on terminals */
                 memcpy(k->comm, p->comm, sizeof(k->comm) - 1);
                 k->comm[sizeof(k->comm) - 1] = '\0';
+                for (char *c = k->comm; *c; c++)
+                        if ((unsigned char) *c < 0x20 || (unsigned char) *c == 0x7f)
+                                *c = '?';
                 n_procs++;
         }
         r = 0;

@@ -217,7 +217,8 @@ int amdsmi_gpu_read_pending_memory_mode(struct amdsmi_gpu *gpu, enum amdsmi_memo
 /** A process that uses a GPU through KFD: it blocks compute switches and the driver reload. */
 struct amdsmi_kfd_process {
         int32_t pid;         /**< as class/kfd/kfd/proc/ names it */
-        char comm[32];       /**< /proc/PID/comm, "" if unknown (the process ended, or hidden) */
+        char comm[32];       /**< /proc/PID/comm, control characters as '?'; "" if unknown
+                                  (the process ended, or hidden) */
         char bdf[16];        /**< the GPU it uses */
         uint64_t vram_bytes; /**< its VRAM on that GPU (all partitions), AMDSMI_NA if unknown */
 };
