@@ -38,9 +38,10 @@
  * that starts the window is replaced by a newer one only when that one is this old (one CE a
  * second after the previous sample is no rate of 3600 an hour). */
 #define HEALTH_CE_WINDOW_USEC (5 * 60 * 1000000ULL)
-/* The XGMI links' status comes from gpu_metrics, which costs the SMU a read: at most once a
- * minute per GPU at the periodic check (the PCIe files and the error counters every check). */
-#define HEALTH_LINKS_METRICS_USEC (60 * 1000000ULL)
+/* The XGMI links' status comes from gpu_metrics, which costs the SMU a read: at every 30th
+ * periodic check of a GPU (once a minute at the default period; the PCIe files and the error
+ * counters at every check). */
+#define HEALTH_LINKS_METRICS_EVERY 30
 
 struct dgpu_health {
         /* the last GPU reset amdsmid saw (CLOCK_BOOTTIME µs; 0: none) and its cause */
@@ -72,7 +73,7 @@ struct dgpu_health {
          * which clears when read: amdsmid alone reads it and keeps the total */
         bool links_sampled;
         struct health_links links;
-        uint64_t links_metrics_usec;
+        unsigned links_checks; /* checks since gpu_metrics was read for the links */
         uint64_t replays_usec, replays_in_window;
         uint64_t xgmi_error_usec, xgmi_errors_total;
 };
@@ -279,12 +280,11 @@ static void sample_bad_pages(struct dgpu_health *h, struct amdsmi_gpu *gpu) {
  * their time; a link that went down or came up changes the verdict through the masks. */
 static void sample_links(struct dgpu *g, struct dgpu_health *h, struct amdsmi_gpu *gpu) {
         uint64_t now = now_usec(CLOCK_BOOTTIME), before = h->links.pcie_replays;
-        bool metrics =
-                !h->links_sampled || now - h->links_metrics_usec >= HEALTH_LINKS_METRICS_USEC;
+        bool metrics = !h->links_sampled || ++h->links_checks >= HEALTH_LINKS_METRICS_EVERY;
 
         (void) health_links_read(gpu, metrics, &h->links);
         if (metrics)
-                h->links_metrics_usec = now;
+                h->links_checks = 0;
         if (h->links_sampled && before != AMDSMI_NA && h->links.pcie_replays != AMDSMI_NA &&
             h->links.pcie_replays > before) {
                 uint64_t window = 0;

@@ -100,6 +100,52 @@ class Health(unittest.TestCase):
                          len(gpus), *gpus, user=user)
         return json.loads(out[0])
 
+    def test_links(self):
+        """A PCIe link that retrains narrower, replays that grow and an XGMI link down make the
+        GPU warning, with PropertiesChanged and Event(health); the link coming back and the
+        window ending bring it back (issue 21, link health)."""
+        bdf, other = MI300X_BDFS[2], MI300X_BDFS[3]
+        conf = FAST + "[health]\nreset_window_minutes = 0\n"
+        with Daemon(config=FAST) as d, Monitor(d) as mon:
+            path = gpu_path(bdf)
+            self.assertEqual(self.prop(d, bdf, "State"), "ok")
+            ctl(d, "pcie-link", bdf, 8, "16.0")
+            wait_until("pcie_link_degraded", lambda: "pcie_link_degraded" in
+                       [r[0] for r in self.prop(d, bdf, "Reasons")])
+            self.assertEqual(self.prop(d, bdf, "State"), "warning")
+            (why,) = [r for r in self.prop(d, bdf, "Reasons") if r[0] == "pcie_link_degraded"]
+            self.assertEqual(why[1:], ["warning", "PCIe link x8 of x16 at 16.0 GT/s"])
+            events = wait_until("Event(health)", lambda: mon.events(path, "health"))
+            self.assertEqual(events[-1]["state"], "warning")
+            ctl(d, "pcie-link", bdf, 16, "32.0")
+            wait_until("ok again", lambda: self.prop(d, bdf, "State") == "ok")
+
+            # replays that grow: a warning for the window, logged; the health document says
+            ctl(d, "pcie-replay", bdf, 100)
+            wait_until("pcie_replays", lambda: "pcie_replays" in
+                       [r[0] for r in self.prop(d, bdf, "Reasons")])
+            doc = json.loads(d.call(ROOT, MANAGER, "GetDocument", "sa{sv}", "health", 1,
+                                    "gpus", "as", 1, bdf)[0])
+            self.assertEqual(doc["gpus"][0]["links"]["pcie_replays_in_window"], 100)
+            self.assertIn("%s: 100 PCIe replays since the last check" % bdf, d.log())
+            self.assertEqual(self.prop(d, other, "State"), "ok")
+
+            # an XGMI link down, at both of its ends: seen within 30 checks (6 s here)
+            ctl(d, "xgmi-link", other, 2, "down")
+            wait_until("xgmi_link_down", lambda: "xgmi_link_down" in
+                       [r[0] for r in self.prop(d, other, "Reasons")], timeout=30)
+            (why,) = [r for r in self.prop(d, other, "Reasons") if r[0] == "xgmi_link_down"]
+            self.assertRegex(why[2], r"^XGMI link 2 down \(6 of 7 up\)$")
+            ctl(d, "xgmi-link", other, 2, "up")
+            wait_until("XGMI link up", lambda: "xgmi_link_down" not in
+                       [r[0] for r in self.prop(d, other, "Reasons")], timeout=30)
+
+            # a window of 0: replays warn no more
+            d.write_config(conf)
+            d.call(ROOT, MANAGER, "Reload")
+            wait_until("replays forgotten", lambda: "pcie_replays" not in
+                       [r[0] for r in self.prop(d, bdf, "Reasons")])
+
     def test_initial_properties(self):
         with Daemon() as d:
             for bdf in MI300X_BDFS:
