@@ -455,6 +455,8 @@ int power_daemon_sources(struct daemon *d, const char *bdf, struct power_sources
  * selector file changed: a reload). */
 struct gpu_set;
 extern const sd_bus_vtable fleet_manager_vtable[];
+/* topology/dbus-topology.c: Manager.GetTopology() */
+extern const sd_bus_vtable topology_manager_vtable[];
 int fleet_daemon_apply_document(struct daemon *d, struct gpu_set *set, json_object *doc);
 void fleet_daemon_sync_update(struct daemon *d);
 void fleet_daemon_reloaded(struct daemon *d);
