@@ -272,6 +272,9 @@ const struct verb cli_verbs[] = {
                             "amdsmi topology -g 0,1 --json\n"
                             "amdsmi topology -g 0.0,1.0 --csv",
                 .exits = EXITS_READ,
+                .option_help = OPTION_HELP(
+                        "csv", "CSV: a header line and one line per pair of GPUs,\n"
+                        "then of partitions"),
         },
         {
                 .name = "partition",

@@ -32,6 +32,7 @@ SPX = "mi300x-8-spx"
 CPX = "mi300x-8-cpx"
 EXIT_OK, EXIT_USAGE = 0, 2
 VERB_NAMES = ["list", "static", "metric", "monitor", "ras", "bad-pages", "health", "events",
+              "topology",
               "partition", "power", "sriov", "vm", "set", "reset",
               "apply", "export", "reload", "history", "help"]
 
@@ -307,12 +308,15 @@ class Completion(unittest.TestCase):
         self.assertEqual(self.complete([""]), VERB_NAMES)
         self.assertEqual(self.complete(["pa"]), ["partition"])
         self.assertEqual(self.complete(["-g", "0", "s"]), ["static", "sriov", "set"])
+        self.assertEqual(self.complete(["to"]), ["topology"])
+        self.assertEqual(self.complete(["topology", "--c"]), ["--csv"])
 
     def test_sub_verbs(self):
         self.assertEqual(self.complete(["power", ""]), ["set", "clear", "apply"])
         self.assertEqual(self.complete(["sriov", "b"]), ["bind"])
         self.assertEqual(self.complete(["help", "power", ""]), ["set", "clear", "apply"])
         self.assertEqual(self.complete(["help", "me"]), ["metric"])
+        self.assertEqual(self.complete(["help", "top"]), ["topology"])
 
     def test_options_of_the_verb(self):
         opts = self.complete(["partition", "set", "--"])
