@@ -188,9 +188,10 @@ enum amdsmi_xgmi_error {
  * Reads xgmi_error, the XGMI error status of the GPU since the previous read.
  *
  * **Reading CLEARS the register**: the kernel zeroes the status when the file is read, so a
- * second reader sees "none" for an error the first one consumed. Call it from one place only
- * (amdsmid reads it and keeps the running total; other programs should ask amdsmid), never
- * from a read-only listing. Nothing else in the library reads this file.
+ * second reader sees "none" for an error the first one consumed. Call it from one place only,
+ * the one that keeps the running total for everyone else (on a host with amdsmid, amdsmid's
+ * place: other programs should not read it there), never from a read-only listing. Nothing
+ * else in the library reads this file (amdsmi_gpu_read_xgmi() does not).
  * @return 0, -ENOENT (no XGMI), -EINVAL (the driver cannot read the register), -EBADMSG (a
  * value other than 0, 1, 2) or another negative errno.
  * @since 0.2
