@@ -310,6 +310,20 @@ static int print_table(struct cli *c, json_object *doc) {
         return ferror(stdout) ? -EIO : 0;
 }
 
+/* A CSV cell of a matrix value, after a comma: the value, empty for null; a string quoted
+ * as RFC 4180 wants it (the document may be amdsmid's). */
+static void csv_value(json_object *v) {
+        fputc(',', stdout);
+        if (json_object_is_type(v, json_type_string)) {
+                char *q = csv_quote(json_object_get_string(v));
+
+                fputs(q ? q : "", stdout);
+                free(q);
+        } else if (v) {
+                fputs(json_object_get_string(v), stdout);
+        }
+}
+
 static int print_csv(json_object *doc) {
         struct columns cols = {};
         json_object *rows = json_object_new_array(), *plinks = get(doc, "partition_links"),
@@ -326,30 +340,6 @@ static int print_csv(json_object *doc) {
                 json_set(p, "level", json_object_new_string("gpu"));
                 r = json_object_array_add(rows, json_object_get(p));
         }
-        if (r >= 0 && matrix_usable(plinks)) {
-                json_object *ends = get(plinks, "ends");
-                size_t n = json_object_array_length(ends);
-
-                for (size_t i = 0; r >= 0 && i < n; i++)
-                        for (size_t j = 0; r >= 0 && j < n; j++) {
-                                json_object *p = json_object_new_object();
-
-                                if (!p) {
-                                        r = -ENOMEM;
-                                        break;
-                                }
-                                json_set(p, "level", json_object_new_string("partition"));
-                                json_set(p, "from",
-                                         json_object_get(json_object_array_get_idx(ends, i)));
-                                json_set(p, "to",
-                                         json_object_get(json_object_array_get_idx(ends, j)));
-                                for (size_t k = 0; k < ELEMENTSOF(matrix_keys); k++)
-                                        json_set(p, matrix_keys[k],
-                                                 json_object_get(
-                                                         matrix_at(plinks, matrix_keys[k], i, j)));
-                                r = json_object_array_add(rows, p);
-                        }
-        }
         if (r >= 0)
                 r = columns_add_defs(&cols, pair_columns, ELEMENTSOF(pair_columns));
         if (r >= 0)
@@ -358,6 +348,23 @@ static int print_csv(json_object *doc) {
                 r = output_csv_rows(stdout, &cols, rows);
         columns_free(&cols);
         json_object_put(rows);
+        /* the partition pairs, straight from the matrices (4096 rows for 64 partitions: one
+         * JSON object per row was most of the time) in pair_columns' order */
+        if (r >= 0 && matrix_usable(plinks)) {
+                json_object *ends = get(plinks, "ends");
+                size_t n = json_object_array_length(ends);
+
+                for (size_t i = 0; i < n; i++)
+                        for (size_t j = 0; j < n; j++) {
+                                fputs("partition", stdout);
+                                csv_value(json_object_array_get_idx(ends, i));
+                                csv_value(json_object_array_get_idx(ends, j));
+                                for (size_t k = 0; k < ELEMENTSOF(matrix_keys); k++)
+                                        csv_value(matrix_at(plinks, matrix_keys[k], i, j));
+                                fputc('\n', stdout);
+                        }
+                r = ferror(stdout) ? -EIO : 0;
+        }
         return r;
 }
 
