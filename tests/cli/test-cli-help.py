@@ -182,6 +182,8 @@ class Help(unittest.TestCase):
                       lines)
         self.assertIn("  -n, --count COUNT    show the last COUNT changes",
                       self.ok(["history", "--help"]).splitlines())
+        self.assertIn("      --csv            CSV: a header line and one line per pair of GPUs,",
+                      self.ok(["topology", "--help"]).splitlines())
 
     def test_sub_verbs_in_verb_help(self):
         text = self.ok(["help", "power"])
