@@ -119,6 +119,7 @@ static char *tree(bool dpx) {
         tree_file(root, "devices/pci0000:00/0000:c1:00.0/xgmi_num_hops", "00 42 \n", -1, 0444);
         tree_file(root, "devices/pci0000:00/0000:c1:00.0/xgmi_num_links", "00 08 \n", -1, 0444);
         /* GPU 1's hop table is garbage: said, and the weight gives the hops */
+        tree_file(root, "devices/pci0000:00/0000:c2:00.0/xgmi_device_id", "4343\n", -1, 0444);
         tree_file(root, "devices/pci0000:00/0000:c2:00.0/xgmi_num_hops", "zz\n", -1, 0444);
         return root;
 }

@@ -263,7 +263,8 @@ static void test_read_xgmi(void **state) {
         tree_file(root, DEV_A "xgmi_num_hops", "42 00 \n", -1, 0444);
         tree_file(root, DEV_A "xgmi_num_links", "04 00 \n", -1, 0444);
         tree_file(root, DEV_A "xgmi_error", "2\n", -1, 0444);
-        /* B: a hop table shorter than the hive, a garbage link table */
+        /* B: a garbage device id, a hop table shorter than the hive, a garbage link table */
+        tree_file(root, DEV_B "xgmi_device_id", "x1\n", -1, 0444);
         tree_file(root, DEV_B "xgmi_physical_id", "0\n", -1, 0444);
         tree_file(root, DEV_B "xgmi_num_hops", "00 \n", -1, 0444);
         tree_file(root, DEV_B "xgmi_num_links", "0x4 0\n", -1, 0444);

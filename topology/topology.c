@@ -426,6 +426,11 @@ _public_ int amdsmi_gpu_read_xgmi(struct amdsmi_gpu *gpu, struct amdsmi_xgmi_inf
                 if (gpu_file(gpu, ids[i].attr, path, sizeof(path)) < 0)
                         continue;
                 r = sysfs_read_u64(gpu->ctx, path, 10, &v);
+                /* the driver creates the XGMI files together (amdgpu_xgmi_sysfs_add_dev_info),
+                 * only for a GPU with XGMI: without the first, a GPU has none (one failed
+                 * open per GPU instead of five) */
+                if (i == 0 && r == -ENOENT)
+                        return -ENOENT;
                 if (r != -ENOENT)
                         any = true;
                 if (r == 0 && v != AMDSMI_NA)

@@ -170,8 +170,9 @@ struct amdsmi_xgmi_info {
  * reads xgmi_error (see amdsmi_gpu_read_xgmi_error()). A list shorter or longer than the hive
  * is given as it is: callers match entries to members by index and treat the missing ones as
  * unknown.
- * @return 0 (each part may still be unknown), -ENOENT if the GPU has none of the files (no
- * XGMI), -EINVAL if @c size is too small.
+ * @return 0 (each part may still be unknown), -ENOENT if the GPU has no xgmi_device_id (the
+ * driver creates the XGMI files together, for a GPU with XGMI only), -EINVAL if @c size is
+ * too small.
  * @since 0.2
  */
 int amdsmi_gpu_read_xgmi(struct amdsmi_gpu *gpu,
