@@ -63,6 +63,8 @@ AMDSMI_SYSFS_ROOT=$SPX "$EXEC" -n "$RUNS" -l "amdsmi list --json, 8 GPUs" -- "$A
 AMDSMI_SYSFS_ROOT=$CPX "$EXEC" -n "$RUNS" -l "amdsmi static --json, 8 GPUs x CPX" -- "$AMDSMI" static --json
 AMDSMI_SYSFS_ROOT=$CPX "$EXEC" -n "$RUNS" -l "amdsmi partition --json, 8 GPUs x CPX" -- "$AMDSMI" partition --json
 AMDSMI_SYSFS_ROOT=$SPX "$EXEC" -n "$RUNS" -l "amdsmi partition --json, 8 GPUs x SPX" -- "$AMDSMI" partition --json
+# the peer matrix: 64 partitions, 4096 pairs (budget: 10 ms)
+AMDSMI_SYSFS_ROOT=$CPX "$EXEC" -n "$RUNS" -l "amdsmi topology --json, 8 GPUs x CPX" -- "$AMDSMI" topology --json
 STATE_DIRECTORY=$PW/state RUNTIME_DIRECTORY=$PW/run AMDSMI_SYSFS_ROOT=$SPX \
         "$EXEC" -n "$RUNS" -l "amdsmi power --json, 8 GPUs" -- "$AMDSMI" power --json
 if [ "$(id -u)" = 0 ]; then

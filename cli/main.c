@@ -278,6 +278,26 @@ const struct verb cli_verbs[] = {
                 .exits = EXITS_READ | CLI_EXIT(6),
         },
         {
+                .name = "topology",
+                .fn = verb_topology,
+                .help = "how the GPUs are wired: XGMI or PCIe, hops, weight, bandwidth, NUMA",
+                .synopsis = "[-g SEL]... [--json|--csv] topology",
+                .description =
+                        "The peer matrix of the GPUs, as amd-smi topology shows it: for each\n"
+                        "pair, the link type (XGMI, PCIE, SELF), hops, KFD weight, XGMI link\n"
+                        "count and bandwidth; for each GPU its NUMA node, local CPUs, XGMI\n"
+                        "hive and physical id. In DPX, QPX or CPX the pairs of partitions\n"
+                        "follow (SAME_GPU: two partitions of one GPU); -g N.P selects some.\n"
+                        "--csv prints one row per pair. With amdsmid running, it answers.",
+                .examples = "amdsmi topology\n"
+                            "amdsmi topology -g 0,1 --json\n"
+                            "amdsmi topology -g 0.0,1.0 --csv",
+                .exits = EXITS_READ,
+                .option_help = OPTION_HELP(
+                        "csv", "CSV: a header line and one line per pair of GPUs,\n"
+                        "then of partitions"),
+        },
+        {
                 .name = "partition",
                 .fn = verb_partition,
                 .help = "compute and memory partition modes, what is available, the partitions",

@@ -467,6 +467,8 @@ struct gpu_set;
 extern const sd_bus_vtable fleet_manager_vtable[];
 /* process/dbus-process.c: Manager.ListProcesses */
 extern const sd_bus_vtable process_manager_vtable[];
+/* topology/dbus-topology.c: Manager.GetTopology() */
+extern const sd_bus_vtable topology_manager_vtable[];
 int fleet_daemon_apply_document(struct daemon *d, struct gpu_set *set, json_object *doc);
 void fleet_daemon_sync_update(struct daemon *d);
 void fleet_daemon_reloaded(struct daemon *d);

@@ -6,7 +6,8 @@
  *
  *   verb     list, static, metric, metric-ecc (`amdsmi metric -e`), partition, power,
  *            sriov, ras, ras-cper (`amdsmi ras --cper`), bad-pages, health or apply
- *            (`amdsmi apply --check`: the plan of amdsmid.conf, fleet/dbus-profile.c)
+ *            (`amdsmi apply --check`: the plan of amdsmid.conf, fleet/dbus-profile.c),
+ *            topology (the GPU and partition pairs, topology/topology-json.c)
  *   options  "gpus" (as): the -g selectors as amdsmi(1) takes them ("0", "0.3",
  *            "0000:c1:00.0", "all"); none: every GPU
  *
@@ -42,6 +43,7 @@
 #include "process-json.h"
 #include "report.h"
 #include "select.h"
+#include "topology-json.h"
 
 /* GetDocument's options: "gpus" (as), the -g selectors. */
 static int read_option(sd_bus_message *m, const char *key, void *userdata, sd_bus_error *error) {
@@ -145,6 +147,8 @@ struct doc_verb {
         doc_gpu_fn gpu_fn;         /* core/'s documents */
         const struct slice *slice; /* else the slice's document_gpus */
         const char *command;       /* the document's "command" (NULL: @verb) */
+        /* else the whole document, not one object per GPU (topology: the pairs of GPUs) */
+        json_object *(*document)(const struct doc_query *q);
 };
 
 static const struct doc_verb doc_verbs[] = {
@@ -161,6 +165,7 @@ static const struct doc_verb doc_verbs[] = {
         { "health", 0, NULL, &health_slice },
         { "apply", DOC_APPLY, NULL, NULL }, /* amdsmi apply --check */
         { "process", DOC_PROCESSES, process_gpu, NULL },
+        { "topology", 0, NULL, NULL, NULL, topology_document },
 };
 
 /*
@@ -370,6 +375,17 @@ static int build_verb(struct daemon *d, const struct doc_verb *v, struct selecti
                         report_note(&rep, "showing only your own processes: polkit did not "
                                           "allow " PROCESS_LIST_ACTION);
         }
+        if (v->document) {
+                *ret_doc = v->document(&q);
+                if (!*ret_doc) {
+                        r = bus_error_errno(error, -ENOMEM, "%s",
+                                            rep.error_message ?: "out of memory");
+                        goto finish;
+                }
+                *ret_notes = TAKE_PTR(rep.notes);
+                r = 0;
+                goto finish;
+        }
         if (v->gpu_fn)
                 r = doc_collect(&q, v->gpu_fn, &gpus);
         else
@@ -437,7 +453,7 @@ static int build_document(struct daemon *d, sd_bus_message *m, sampler_reply_fn 
                 return bus_error_errno(error, -EINVAL,
                                        "%s: unknown verb '%s' (verbs: list, static, metric, "
                                        "partition, power, sriov, metric-ecc, ras, ras-cper, "
-                                       "bad-pages, health, apply, process)",
+                                       "bad-pages, health, apply, process, topology)",
                                        sd_bus_message_get_member(m), verb);
         r = bus_read_options(m, read_option, &sel, error);
         if (r < 0)

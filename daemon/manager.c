@@ -890,6 +890,10 @@ int manager_register(struct daemon *d, sd_bus *bus) {
                                      process_manager_vtable, d);
         if (r < 0)
                 return r;
+        r = sd_bus_add_object_vtable(bus, NULL, AMDSMI_BUS_PATH, AMDSMI_BUS_IFACE_MANAGER,
+                                     topology_manager_vtable, d);
+        if (r < 0)
+                return r;
         for (size_t i = 0; i < ELEMENTSOF(slices); i++)
                 if (slices[i]->manager_vtable) {
                         r = sd_bus_add_object_vtable(bus, NULL, AMDSMI_BUS_PATH,

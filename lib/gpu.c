@@ -180,11 +180,22 @@ static enum amdsmi_role probe_role(struct amdsmi_gpu *gpu) {
         return AMDSMI_ROLE_BAREMETAL;
 }
 
+/* The NUMA node, read on first use (alone: topology needs it without the identity). */
+static void gpu_load_numa(struct amdsmi_gpu *gpu) {
+        char path[256];
+        int64_t numa;
+
+        if (gpu->numa_loaded)
+                return;
+        gpu->numa_loaded = true;
+        gpu_path(gpu, "numa_node", path, sizeof(path));
+        if (sysfs_read_i64(gpu->ctx, path, &numa) == 0 && numa >= -1 && numa < 65536)
+                gpu->numa_node = (int) numa;
+}
+
 /* Identity files only static output needs, read on first use. */
 static void gpu_load_pci_extra(struct amdsmi_gpu *gpu) {
-        char path[256];
         uint64_t v;
-        int64_t numa;
 
         if (gpu->pci_extra_loaded)
                 return;
@@ -195,9 +206,7 @@ static void gpu_load_pci_extra(struct amdsmi_gpu *gpu) {
                 gpu->subsystem_device = (uint16_t) v;
         if (read_id(gpu, "revision", UINT8_MAX, &v) == 0)
                 gpu->revision = (uint8_t) v;
-        gpu_path(gpu, "numa_node", path, sizeof(path));
-        if (sysfs_read_i64(gpu->ctx, path, &numa) == 0 && numa >= -1 && numa < 65536)
-                gpu->numa_node = (int) numa;
+        gpu_load_numa(gpu);
 }
 
 /* vendor, device and class are set by the caller (discovery read them already). Only what
@@ -396,7 +405,7 @@ _public_ const char *amdsmi_gpu_get_physfn_bdf(struct amdsmi_gpu *gpu) {
 }
 
 _public_ int amdsmi_gpu_get_numa_node(struct amdsmi_gpu *gpu) {
-        gpu_load_pci_extra(gpu);
+        gpu_load_numa(gpu);
         return gpu->numa_node;
 }
 

@@ -38,7 +38,8 @@ struct amdsmi_gpu {
         uint8_t revision;
         uint32_t pci_class;
         int numa_node;
-        bool pci_extra_loaded;  /* subsystem ids, revision, NUMA node */
+        bool pci_extra_loaded;  /* subsystem ids, revision (and the NUMA node) */
+        bool numa_loaded;       /* numa_node */
         enum amdsmi_driver driver;
         char *driver_name;
         bool role_loaded;       /* physfn_bdf, is_vf, role */

@@ -52,6 +52,8 @@ def run_cli(validate, amdsmi, trees):
         runs.append((root, ["metric", "--json", "-g", "0.0"], None))
         runs.append((root, ["metric", "--json", "-w", "0.01", "-n", "2"], 0))
         runs.append((root, ["list", "--json", "-g", "99"], 3))
+        runs.append((root, ["topology", "--json"], 0))
+        runs.append((root, ["topology", "--json", "-g", "0.0"], None))
     runs.append((os.path.join(trees, "does-not-exist"), ["metric", "--json"], 3))
     runs.append((trees, ["list", "--json", "-g", "x"], 2))
 

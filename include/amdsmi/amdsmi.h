@@ -22,5 +22,6 @@
 #include <amdsmi/amdsmi-process.h>
 #include <amdsmi/amdsmi-sriov.h>
 #include <amdsmi/amdsmi-telemetry.h>
+#include <amdsmi/amdsmi-topology.h>
 
 #undef __AMDSMI_H_INSIDE__

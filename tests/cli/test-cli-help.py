@@ -32,6 +32,7 @@ SPX = "mi300x-8-spx"
 CPX = "mi300x-8-cpx"
 EXIT_OK, EXIT_USAGE = 0, 2
 VERB_NAMES = ["list", "static", "metric", "monitor", "process", "ras", "bad-pages", "health", "events",
+              "topology",
               "partition", "power", "sriov", "vm", "set", "reset",
               "apply", "export", "reload", "history", "help"]
 
@@ -181,6 +182,8 @@ class Help(unittest.TestCase):
                       lines)
         self.assertIn("  -n, --count COUNT    show the last COUNT changes",
                       self.ok(["history", "--help"]).splitlines())
+        self.assertIn("      --csv            CSV: a header line and one line per pair of GPUs,",
+                      self.ok(["topology", "--help"]).splitlines())
 
     def test_sub_verbs_in_verb_help(self):
         text = self.ok(["help", "power"])
@@ -307,12 +310,15 @@ class Completion(unittest.TestCase):
         self.assertEqual(self.complete([""]), VERB_NAMES)
         self.assertEqual(self.complete(["pa"]), ["partition"])
         self.assertEqual(self.complete(["-g", "0", "s"]), ["static", "sriov", "set"])
+        self.assertEqual(self.complete(["to"]), ["topology"])
+        self.assertEqual(self.complete(["topology", "--c"]), ["--csv"])
 
     def test_sub_verbs(self):
         self.assertEqual(self.complete(["power", ""]), ["set", "clear", "apply"])
         self.assertEqual(self.complete(["sriov", "b"]), ["bind"])
         self.assertEqual(self.complete(["help", "power", ""]), ["set", "clear", "apply"])
         self.assertEqual(self.complete(["help", "me"]), ["metric"])
+        self.assertEqual(self.complete(["help", "top"]), ["topology"])
 
     def test_options_of_the_verb(self):
         opts = self.complete(["partition", "set", "--"])

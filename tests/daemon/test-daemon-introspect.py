@@ -20,7 +20,7 @@ CONTRACT = {
     "org.amdsmi1.Manager": {
         "methods": {"Describe": ("", "s"), "Reload": ("", ""), "GetHistory": ("u", "s"),
                     "GetGpuByBdf": ("s", "o"), "GetGpuByIndex": ("u", "o"),
-                    "CheckIndexes": ("as", "as")},
+                    "CheckIndexes": ("as", "as"), "GetTopology": ("", "s")},
         "properties": {"Version": "s"},
     },
     "org.amdsmi1.Gpu": {
