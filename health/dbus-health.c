@@ -76,6 +76,8 @@ struct dgpu_health {
         unsigned links_checks; /* checks since gpu_metrics was read for the links */
         uint64_t replays_usec, replays_in_window;
         uint64_t xgmi_error_usec, xgmi_errors_total;
+        bool xgmi_error_counted; /* the GPU has the counter (read at least once) */
+        bool xgmi_error_warned;
 };
 
 static struct dgpu_health *dgpu_health_get(struct dgpu *g) {
@@ -281,6 +283,8 @@ static void sample_bad_pages(struct dgpu_health *h, struct amdsmi_gpu *gpu) {
 static void sample_links(struct dgpu *g, struct dgpu_health *h, struct amdsmi_gpu *gpu) {
         uint64_t now = now_usec(CLOCK_BOOTTIME), before = h->links.pcie_replays;
         bool metrics = !h->links_sampled || ++h->links_checks >= HEALTH_LINKS_METRICS_EVERY;
+        enum amdsmi_xgmi_error xe;
+        int r;
 
         (void) health_links_read(gpu, metrics, &h->links);
         if (metrics)
@@ -300,7 +304,22 @@ static void sample_links(struct dgpu *g, struct dgpu_health *h, struct amdsmi_gp
                         h->links.pcie_replays - before);
         }
         h->links_sampled = true;
-        /* XGMI_ERROR_SAMPLE */
+        /* xgmi_error clears when read: amdsmid alone reads it, and keeps the total. MI300 and
+         * MI350 have no such counter (the kernel answers EINVAL), a GPU without XGMI no file */
+        r = amdsmi_gpu_read_xgmi_error(gpu, &xe);
+        if (r == 0) {
+                h->xgmi_error_counted = true;
+                if (xe != AMDSMI_XGMI_ERROR_NONE) {
+                        /* "multiple" is at least two */
+                        h->xgmi_errors_total += xe == AMDSMI_XGMI_ERROR_ONE ? 1 : 2;
+                        h->xgmi_error_usec = now;
+                        log_gpu(LOG_WARNING, g->bdf, "XGMI %s since the last check",
+                                xe == AMDSMI_XGMI_ERROR_ONE ? "error" : "errors");
+                }
+        } else if (r != -ENOENT && r != -EINVAL && !h->xgmi_error_warned) {
+                log_gpu(LOG_WARNING, g->bdf, "cannot read xgmi_error: %s", strerror(-r));
+                h->xgmi_error_warned = true;
+        }
 }
 
 /* The input of the verdict: the last sample, the CE rate's window, the resets known. */
@@ -328,6 +347,7 @@ static void judge_input(struct dgpu *g, struct dgpu_health *h, struct health_inp
                                                 ? now - h->xgmi_error_usec
                                                 : UINT64_MAX;
         ret->xgmi_errors_total = h->xgmi_errors_total;
+        ret->xgmi_errors_counted = h->xgmi_error_counted;
 }
 
 /* A reason's text that says a time ("reset 40 s ago", "3 CEs in 120 s"): it changes at every

@@ -355,7 +355,7 @@ static json_object *links_json(const struct health_input *in) {
                 for (unsigned i = 0; x && i < AMDSMI_METRICS_MAX_XGMI; i++)
                         json_object_array_add(
                                 x, json_object_new_string(!(l->xgmi_known & (1u << i)) ? "n/a"
-                                                          : l->xgmi_down & (1u << i)  ? "down"
+                                                          : l->xgmi_down & (1u << i)   ? "down"
                                                                                        : "up"));
         }
         json_set(o, "xgmi_link_state", x);
@@ -369,7 +369,9 @@ static json_object *links_json(const struct health_input *in) {
         json_set(o, "pcie_replays_in_window",
                  in->link_errors_known ? json_object_new_uint64(in->replays_in_window) : NULL);
         json_set(o, "xgmi_errors_total",
-                 in->link_errors_known ? json_object_new_uint64(in->xgmi_errors_total) : NULL);
+                 in->link_errors_known && in->xgmi_errors_counted
+                         ? json_object_new_uint64(in->xgmi_errors_total)
+                         : NULL);
         return o;
 }
 

@@ -124,6 +124,7 @@ struct health_input {
         uint64_t replays_in_window;        /* how many then */
         uint64_t last_xgmi_error_age_usec; /* since xgmi_error last said errors; UINT64_MAX */
         uint64_t xgmi_errors_total;        /* counted by amdsmid since it started */
+        bool xgmi_errors_counted;          /* the GPU has the counter (not MI300, MI350) */
 };
 
 /* Reads everything but the previous sample and the resets from @gpu. Never fails: each part
