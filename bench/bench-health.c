@@ -119,6 +119,36 @@ int main(int argc, char *argv[]) {
                 for (size_t g = 0; g < n_gpus; g++)
                         check_sample(amdsmi_ctx_get_gpu(ctx, g), &cursors[g]);
         cpu1 = now_us(CLOCK_PROCESS_CPUTIME_ID);
+        /* the links at each check (health/dbus-health.c sample_links()): the PCIe files,
+         * pcie_replay_count and xgmi_error, and gpu_metrics at every 30th check */
+        {
+                struct health_links links[64] = {};
+                double c0, c1, m0, m1;
+                int n = 0;
+
+                c0 = now_us(CLOCK_PROCESS_CPUTIME_ID);
+                for (int round = 0; round < rounds; round++)
+                        for (size_t g = 0; g < n_gpus; g++) {
+                                struct amdsmi_gpu *gpu = amdsmi_ctx_get_gpu(ctx, g);
+                                enum amdsmi_xgmi_error xe;
+
+                                (void) health_links_read(gpu, false, &links[g]);
+                                n += amdsmi_gpu_read_xgmi_error(gpu, &xe) == 0;
+                        }
+                c1 = now_us(CLOCK_PROCESS_CPUTIME_ID);
+                m0 = now_us(CLOCK_PROCESS_CPUTIME_ID);
+                for (int round = 0; round < rounds; round++)
+                        for (size_t g = 0; g < n_gpus; g++)
+                                (void) health_links_read(amdsmi_ctx_get_gpu(ctx, g), true,
+                                                         &links[g]);
+                m1 = now_us(CLOCK_PROCESS_CPUTIME_ID);
+                printf("links at amdsmid's check, %zu GPUs: PCIe files, pcie_replay_count and "
+                       "xgmi_error (%s) CPU %.1f us; with gpu_metrics %.1f us; at the default "
+                       "period (2 s, gpu_metrics every 30th check): %.4f %% of one core\n",
+                       n_gpus, n > 0 ? "counted" : "no counter", (c1 - c0) / rounds,
+                       (m1 - m0) / rounds,
+                       100.0 * ((c1 - c0) / rounds * 29 / 30 + (m1 - m0) / rounds / 30) / 2e6);
+        }
         printf("health, %d rounds over %zu GPUs: RAS sample (all blocks) of all GPUs %.1f us; "
                "amdsmid's check of all GPUs (RAS, bad pages, threshold, CPER cursor) %.1f us "
                "(CPU %.1f us, %.3f %% of one core every 2 s); `amdsmi ras` document (%zu bytes) "
