@@ -5,11 +5,14 @@ GPU in CPX, against the spec's rules (health-and-control §3.3) and against the 
 here independently of the library:
 
 - one hive: every pair of distinct GPUs is XGMI, the diagonal SELF (hops 0, weight 0);
-- weight and bandwidth are the io_link's from the first partition of one GPU to the other's;
-  weight = KFD_CRAT_XGMI_WEIGHT (15) x hops, so hops = weight / 15 (the simulator serves no
-  xgmi_num_hops yet); min bandwidth one link (50 000 MB/s), max a whole number of links;
-- in CPX: 64 partitions, two of one GPU SAME_GPU (hops 0, KFD_CRAT_INTRA_SOCKET_WEIGHT 13),
-  of two GPUs XGMI with their GPUs' values;
+- weight and bandwidth are the io_link's from the first partition of one GPU to the other's,
+  hops the hive's xgmi_num_hops (bits 2:0). The kernel's rules (kfd_crat.c
+  kfd_fill_gpu_xgmi_link_to_gpu, amdgpu_xgmi_get_bandwidth, which the simulator follows): in
+  SPX weight = KFD_CRAT_XGMI_WEIGHT (15) x hops, min bandwidth one link (32 GT/s x 16 lanes:
+  64 000 MB/s), max a whole number of links; in a partition mode, across GPUs, weight =
+  2 x KFD_CRAT_INTRA_SOCKET_WEIGHT (13) + 15 x hops and no bandwidth (0);
+- in CPX: 64 partitions, two of one GPU SAME_GPU (hops 0, weight 13), of two GPUs XGMI with
+  their GPUs' values;
 - per GPU: numa_node and local_cpulist as the PCI device says, one hive id for all;
 - --csv has one row per pair, the table a matrix per property; the documents are amdsmi/1.
 """
@@ -26,7 +29,7 @@ from simtest import CLI, SIM, Mount, SchemaCase, main, tmpdir  # noqa: E402
 TOPOLOGY = "class/kfd/kfd/topology/nodes"
 XGMI_WEIGHT = 15         # KFD_CRAT_XGMI_WEIGHT, per hop
 INTRA_SOCKET_WEIGHT = 13  # KFD_CRAT_INTRA_SOCKET_WEIGHT
-LINK_MBPS = 50000        # one XGMI link: 25 Gbps x 16 lanes / 8
+LINK_MBPS = 64000        # one XGMI link: 32 GT/s x 16 lanes / 8
 
 
 def props(text):
@@ -117,7 +120,7 @@ class Case(SchemaCase):
             self.assertEqual(g["numa_node"], int(m.value(dev + "numa_node")))
             self.assertEqual(g["cpu_affinity"], m.value(dev + "local_cpulist"))
 
-    def check_gpu_pairs(self, doc, kfd):
+    def check_gpu_pairs(self, doc, kfd, partitioned=False):
         bdfs = [g["bdf"] for g in doc["gpus"]]
         n = len(bdfs)
         self.assertEqual(len(doc["links"]), n * n)
@@ -130,13 +133,17 @@ class Case(SchemaCase):
             self.assertEqual(link["type"], 11)
             self.assertEqual(p["type"], "XGMI", p)
             self.assertEqual(p["weight"], link["weight"], p)
-            self.assertEqual(p["weight"] % XGMI_WEIGHT, 0, p)
-            self.assertEqual(p["hops"], link["weight"] // XGMI_WEIGHT, p)
             self.assertGreaterEqual(p["hops"], 1)
             self.assertEqual(p["min_bandwidth_mbps"], link["min_bandwidth"])
             self.assertEqual(p["max_bandwidth_mbps"], link["max_bandwidth"])
-            self.assertEqual(p["min_bandwidth_mbps"], LINK_MBPS)
-            self.assertEqual(p["max_bandwidth_mbps"] % LINK_MBPS, 0)
+            if partitioned:
+                self.assertEqual(p["weight"], 2 * INTRA_SOCKET_WEIGHT + XGMI_WEIGHT * p["hops"],
+                                 p)
+                self.assertEqual((p["min_bandwidth_mbps"], p["max_bandwidth_mbps"]), (0, 0), p)
+            else:
+                self.assertEqual(p["weight"], XGMI_WEIGHT * p["hops"], p)
+                self.assertEqual(p["min_bandwidth_mbps"], LINK_MBPS)
+                self.assertEqual(p["max_bandwidth_mbps"] % LINK_MBPS, 0)
 
     def test_spx(self):
         with Mount("--machine", "mi300x-8", "--frozen") as m:
@@ -164,7 +171,7 @@ class Case(SchemaCase):
             self.assertEqual(len(kfd.nodes), 64)
             doc = self.doc(m)
             self.check_gpus(m, doc, kfd)
-            self.check_gpu_pairs(doc, kfd)
+            self.check_gpu_pairs(doc, kfd, partitioned=True)
             pl = doc["partition_links"]
             bdfs = [g["bdf"] for g in doc["gpus"]]
             self.assertEqual(pl["ends"], ["%d.%d" % (g, p) for g in range(8) for p in range(8)])
@@ -189,7 +196,8 @@ class Case(SchemaCase):
                         self.assertEqual(got["weight"], INTRA_SOCKET_WEIGHT, (fe, te))
                     else:
                         self.assertEqual(got["type"], "XGMI", (fe, te))
-                        self.assertEqual(got["hops"], link["weight"] // XGMI_WEIGHT)
+                        self.assertEqual(got["weight"],
+                                         2 * INTRA_SOCKET_WEIGHT + XGMI_WEIGHT * got["hops"])
                     checked += 1
             self.assertEqual(checked, 64 * 63)
             # -g N.P: those partitions
