@@ -149,6 +149,15 @@ class Case(SchemaCase):
                 m.ctl("kfd-users", "add", MI300X_BDFS[1], theirs[0].pid, GiB)
                 pids = {pid for _, _, pid, _ in entries(self.doc(m.root, "process"))}
                 self.assertEqual(pids, {mine[0].pid, mine[1].pid, theirs[0].pid})
+                # a watch: one compact document per sample (NDJSON)
+                lines = self.cli(m.root, "process", "--json", "-w", "0.1", "-n", "2",
+                                 "-g", "1").stdout.splitlines()
+                self.assertEqual(len(lines), 2)
+                for line in lines:
+                    d = json.loads(line)
+                    self.assert_valid(d, "amdsmi process --json -w")
+                    self.assertEqual({pid for _, _, pid, _ in entries(d)},
+                                     {mine[1].pid, theirs[0].pid})
                 # nobody reads what the kernel shows it: the files are world-readable here
                 doc = self.doc(m.root, "process", user=NOBODY)
                 byp = {pid: e for _, _, pid, e in entries(doc)}
