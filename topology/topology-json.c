@@ -297,6 +297,83 @@ static void render_once(json_object *o) {
                 json_object_set_serializer(o, write_rendered, text, json_object_free_userdata);
 }
 
+/* Indentation as json-c writes it: two spaces (or a tab) per level when pretty. */
+static size_t put_indent(char *p, int level, int flags) {
+        size_t n = 0;
+
+        if (!(flags & JSON_C_TO_STRING_PRETTY))
+                return 0;
+        for (int i = 0; i < level; i++) {
+                if (flags & JSON_C_TO_STRING_PRETTY_TAB)
+                        p[n++] = '\t';
+                else {
+                        p[n++] = ' ';
+                        p[n++] = ' ';
+                }
+        }
+        return n;
+}
+
+/*
+ * A row of a partition matrix (an array of shared values): the text json-c's own array
+ * serializer writes, with the same flags, made in one buffer and appended once (json-c
+ * appends three or four pieces per value: 24 576 values on 64 partitions). Rows are never
+ * empty. A value without its rendered text is rendered by json-c.
+ */
+static int write_row(json_object *row, struct printbuf *pb, int level, int flags) {
+        size_t n = json_object_array_length(row), len = 0, size;
+        bool pretty = flags & JSON_C_TO_STRING_PRETTY;
+        bool spaced = (flags & JSON_C_TO_STRING_SPACED) && !pretty;
+        char *buf;
+        int r;
+
+        size = 2 * (size_t) level + 8;
+        for (size_t i = 0; i < n; i++) {
+                json_object *v = json_object_array_get_idx(row, i);
+                const char *text = !v ? "null"
+                                   : json_object_get_userdata(v)
+                                           ? json_object_get_userdata(v)
+                                           : json_object_to_json_string_ext(v, flags);
+
+                size += strlen(text) + 2 * (size_t) level + 8;
+        }
+        buf = malloc(size);
+        if (!buf)
+                return -1;
+        buf[len++] = '[';
+        if (pretty)
+                buf[len++] = '\n';
+        for (size_t i = 0; i < n; i++) {
+                json_object *v = json_object_array_get_idx(row, i);
+                const char *text = !v ? "null"
+                                   : json_object_get_userdata(v)
+                                           ? json_object_get_userdata(v)
+                                           : json_object_to_json_string_ext(v, flags);
+                size_t tl = strlen(text);
+
+                if (i > 0) {
+                        buf[len++] = ',';
+                        if (pretty)
+                                buf[len++] = '\n';
+                }
+                if (spaced)
+                        buf[len++] = ' ';
+                len += put_indent(buf + len, level + 1, flags);
+                memcpy(buf + len, text, tl);
+                len += tl;
+        }
+        if (pretty) {
+                buf[len++] = '\n';
+                len += put_indent(buf + len, level, flags);
+        }
+        if (spaced)
+                buf[len++] = ' ';
+        buf[len++] = ']';
+        r = printbuf_memappend(pb, buf, (int) len);
+        free(buf);
+        return r < 0 ? -1 : 0;
+}
+
 /* A new reference to the number @v (NULL: OUTPUT_NA, JSON null). */
 static json_object *shared_u64(struct shared *sh, uint64_t v) {
         json_object *o;
@@ -481,6 +558,8 @@ static json_object *partition_links(struct topo *t, struct shared *sh) {
                                         json_object_put(row[key]);
                                         goto fail;
                                 }
+                                /* not empty: x itself is an end */
+                                json_object_set_serializer(row[key], write_row, NULL, NULL);
                         }
                         for (size_t j = 0; j < t->n_gpus; j++)
                                 for (size_t mm = 0; mm < t->gpus[j].n_nodes; mm++) {
