@@ -194,8 +194,15 @@ static void pretty_empty_arrays(json_object *v) {
 
                 if (n == 0)
                         json_object_set_serializer(v, empty_array_to_json_string, NULL, NULL);
-                for (size_t i = 0; i < n; i++)
-                        pretty_empty_arrays(json_object_array_get_idx(v, i));
+                for (size_t i = 0; i < n; i++) {
+                        json_object *e = json_object_array_get_idx(v, i);
+                        json_type t = json_object_get_type(e);
+
+                        /* only containers hold arrays (the topology's matrices hold
+                         * thousands of numbers) */
+                        if (t == json_type_array || t == json_type_object)
+                                pretty_empty_arrays(e);
+                }
         } else if (json_object_is_type(v, json_type_object)) {
                 json_object_object_foreach(v, key, child) {
                         (void) key;

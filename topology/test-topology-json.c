@@ -307,11 +307,37 @@ static void test_partition_pairs(void **state) {
         finish(&f);
 }
 
+/* The document renders as json-c renders the same values without the document's own
+ * serializers (shared values, matrix rows), in every style amdsmi and amdsmid use. */
+static void test_rendering(void **state) {
+        static const int styles[] = {
+                JSON_C_TO_STRING_PLAIN,
+                JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE,
+                JSON_C_TO_STRING_SPACED,
+                JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED,
+                JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_PRETTY_TAB,
+        };
+        struct fixture f;
+
+        build(&f, true, NULL);
+        for (size_t i = 0; i < sizeof(styles) / sizeof(styles[0]); i++) {
+                char *ours = strdup(json_object_to_json_string_ext(f.doc, styles[i]));
+                json_object *plain = json_tokener_parse(ours);
+
+                assert_non_null(plain);
+                assert_string_equal(ours, json_object_to_json_string_ext(plain, styles[i]));
+                json_object_put(plain);
+                free(ours);
+        }
+        finish(&f);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_gpu_pairs),
                 cmocka_unit_test(test_same_socket_pcie),
                 cmocka_unit_test(test_partition_pairs),
+                cmocka_unit_test(test_rendering),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
