@@ -868,32 +868,19 @@ static int gpu_enumerate(sd_bus *bus, const char *prefix, void *userdata, char *
 }
 
 int manager_register(struct daemon *d, sd_bus *bus) {
+        /* the Manager's methods of the frameworks and of the slices without GPU objects */
+        static const sd_bus_vtable *const vtables[] = {
+                manager_vtable,       document_manager_vtable, health_events_manager_vtable,
+                fleet_manager_vtable, process_manager_vtable,  topology_manager_vtable,
+        };
         int r;
 
-        r = sd_bus_add_object_vtable(bus, NULL, AMDSMI_BUS_PATH, AMDSMI_BUS_IFACE_MANAGER,
-                                     manager_vtable, d);
-        if (r < 0)
-                return r;
-        r = sd_bus_add_object_vtable(bus, NULL, AMDSMI_BUS_PATH, AMDSMI_BUS_IFACE_MANAGER,
-                                     document_manager_vtable, d);
-        if (r < 0)
-                return r;
-        r = sd_bus_add_object_vtable(bus, NULL, AMDSMI_BUS_PATH, AMDSMI_BUS_IFACE_MANAGER,
-                                     health_events_manager_vtable, d);
-        if (r < 0)
-                return r;
-        r = sd_bus_add_object_vtable(bus, NULL, AMDSMI_BUS_PATH, AMDSMI_BUS_IFACE_MANAGER,
-                                     fleet_manager_vtable, d);
-        if (r < 0)
-                return r;
-        r = sd_bus_add_object_vtable(bus, NULL, AMDSMI_BUS_PATH, AMDSMI_BUS_IFACE_MANAGER,
-                                     process_manager_vtable, d);
-        if (r < 0)
-                return r;
-        r = sd_bus_add_object_vtable(bus, NULL, AMDSMI_BUS_PATH, AMDSMI_BUS_IFACE_MANAGER,
-                                     topology_manager_vtable, d);
-        if (r < 0)
-                return r;
+        for (size_t i = 0; i < ELEMENTSOF(vtables); i++) {
+                r = sd_bus_add_object_vtable(bus, NULL, AMDSMI_BUS_PATH, AMDSMI_BUS_IFACE_MANAGER,
+                                             vtables[i], d);
+                if (r < 0)
+                        return r;
+        }
         for (size_t i = 0; i < ELEMENTSOF(slices); i++)
                 if (slices[i]->manager_vtable) {
                         r = sd_bus_add_object_vtable(bus, NULL, AMDSMI_BUS_PATH,

@@ -20,6 +20,7 @@ import os
 import shutil
 import signal
 import struct
+import socket
 import subprocess
 import sys
 import tempfile
@@ -251,6 +252,22 @@ class CtlMount(Mount):
         super().__exit__(*exc)
         remove_tree(self.sock_dir)
         return False
+
+    def raw(self, lines):
+        """Requests on one connection to the control socket, one a line, without pidfds (the
+        server names the PIDs in its own namespace): the answers. Quick for many requests
+        (1000 kfd-users add)."""
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.settimeout(120)
+            s.connect(self.sock)
+            s.sendall("".join(line + "\n" for line in lines).encode())
+            s.shutdown(socket.SHUT_WR)
+            out = b""
+            while True:
+                chunk = s.recv(1 << 16)
+                if not chunk:
+                    return out.decode()
+                out += chunk
 
     def ctl(self, *args, check=True):
         """amdsmi-sim ctl --socket SOCK ARGS: the CompletedProcess; with @check, exit 0."""

@@ -11,9 +11,7 @@ p2p_links against the kernel's rules (kfd_crat.c, kfd_topology.c, amdgpu_xgmi.c)
 import errno
 import json
 import os
-import re
 import signal
-import socket
 import struct
 import subprocess
 import sys
@@ -40,20 +38,6 @@ GEN_MBITS = {"2.5": 2500, "5.0": 5000, "8.0": 8000, "16.0": 16000, "32.0": 32000
 
 
 class Mount(simtest.CtlMount):
-    def raw(self, lines):
-        """Requests on one connection (the server opens each PID's pidfd itself); the answers."""
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-            s.settimeout(120)
-            s.connect(self.sock)
-            s.sendall("".join(line + "\n" for line in lines).encode())
-            s.shutdown(socket.SHUT_WR)
-            out = b""
-            while True:
-                chunk = s.recv(1 << 16)
-                if not chunk:
-                    return out.decode()
-                out += chunk
-
     def node_ids(self, bdf):
         """gpu_id of each partition of @bdf, by partition (location_id's low bits)."""
         nodes = sorted(self.gpu_nodes(bdf), key=lambda n: n[1]["location_id"] & 7)

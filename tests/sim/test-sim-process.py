@@ -7,10 +7,8 @@ process that exits between two reads; a name with control characters; an entry f
 GPU has; a process that holds every GPU without using them; and partition set naming the
 processes that block it through the same reader."""
 
-import ctypes
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -32,21 +30,6 @@ def kill_all(ps):
         p.kill()
     for p in ps:
         p.wait()
-
-
-def raw(m, lines):
-    """Requests on one connection to the control socket (PIDs of our namespace)."""
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-        s.settimeout(120)
-        s.connect(m.sock)
-        s.sendall("".join(line + "\n" for line in lines).encode())
-        s.shutdown(socket.SHUT_WR)
-        out = b""
-        while True:
-            chunk = s.recv(1 << 16)
-            if not chunk:
-                return out.decode()
-            out += chunk
 
 
 def entries(doc):
@@ -93,7 +76,7 @@ class Case(SchemaCase):
                     lines.append("kfd-users add %s.%d %d %d queues=%d faults=%d" %
                                  (MI300X_BDFS[gpu], part, p.pid, vram, 1 + i % 3, i))
                     want[p.pid] = (gpu, part, vram, 1 + i % 3, i)
-                self.assertEqual(raw(m, lines), "ok 0\n" * 1000)
+                self.assertEqual(m.raw(lines), "ok 0\n" * 1000)
 
                 t0 = time.monotonic()
                 doc = self.doc(m.root, "process")
