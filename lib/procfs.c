@@ -3,10 +3,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -162,30 +162,25 @@ int procfs_find_fd_users(struct amdsmi_ctx *ctx, const char *const *targets, siz
         return 0;
 }
 
-/* Reads up to size - 1 bytes of a /proc file of @pid_fd's directory, NUL-terminated; the byte
- * count, or a negative errno. */
+/* Reads up to size - 1 bytes of a /proc file of @pid_fd's directory with one read (comm and
+ * cgroup are rendered whole by the first read of a page), NUL-terminated; the byte count, or
+ * a negative errno. */
 static ssize_t read_small(int pid_fd, const char *name, char *buf, size_t size) {
         _cleanup_close_ int fd = -EBADF;
-        size_t n = 0;
+        ssize_t k;
 
         do
                 fd = openat(pid_fd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
         while (fd < 0 && errno == EINTR);
         if (fd < 0)
                 return -errno;
-        while (n < size - 1) {
-                ssize_t k = read(fd, buf + n, size - 1 - n);
-
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k < 0)
-                        return -errno;
-                if (k == 0)
-                        break;
-                n += (size_t) k;
-        }
-        buf[n] = '\0';
-        return (ssize_t) n;
+        do
+                k = read(fd, buf, size - 1);
+        while (k < 0 && errno == EINTR);
+        if (k < 0)
+                return -errno;
+        buf[k] = '\0';
+        return k;
 }
 
 bool procfs_process_gone(pid_t pid) {
