@@ -22,8 +22,9 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from daemontest import (MANAGER, MI300X_BDFS, NOBODY, ROOT, SIM, BusError,  # noqa: E402
+from daemontest import (MANAGER, MI300X_BDFS, NOBODY, ROOT, BusError,  # noqa: E402
                         Daemon, gpu_path, require_daemon, wait_until)
+from simtest import machine_variant  # noqa: E402
 
 HEALTH = "org.amdsmi1.Health"
 PRIVILEGED = "org.amdsmi1.health.read-privileged"
@@ -152,16 +153,13 @@ class Health(unittest.TestCase):
         """xgmi_error clears when read: amdsmid reads it at each check and keeps the total
         across reads, in the health document, the verdict and /metrics' family (a product
         with the counter; MI300X has none)."""
-        machine = json.loads(subprocess.run([SIM, "dump-machine", "mi300x-8"],
-                                            capture_output=True, text=True, check=True).stdout)
-        machine["name"] = "mi300x-8-xgmi-counter"
-        for p in machine["products"].values():
-            p["xgmi_error_counter"] = True
+        def counter(m):
+            for p in m["products"].values():
+                p["xgmi_error_counter"] = True
+
         tmp = tempfile.mkdtemp(prefix="amdsmi-machine.")
         self.addCleanup(shutil.rmtree, tmp)
-        path = os.path.join(tmp, "machine.json")
-        with open(path, "w") as f:
-            json.dump(machine, f)
+        path = machine_variant("mi300x-8", "mi300x-8-xgmi-counter", tmp, counter)
         bdf = MI300X_BDFS[4]
         with Daemon(machine=path, config=FAST) as d, Monitor(d) as mon:
             def links():

@@ -11,12 +11,12 @@ every GPU in CPX (64 partitions, the partition matrices).
 import json
 import os
 import re
-import subprocess
 import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from daemontest import MANAGER, NOBODY, ROOT, SIM, Daemon, require_daemon  # noqa: E402
+from daemontest import MANAGER, NOBODY, ROOT, Daemon, require_daemon  # noqa: E402
+from simtest import cpx_machine  # noqa: E402
 
 STAMP = re.compile(r'"timestamp": ?"[^"]*"')
 
@@ -40,19 +40,6 @@ def stampless(doc):
     doc["timestamp"] = "T"
     return doc
 
-
-def cpx_machine(tmp):
-    """The mi300x-8 machine with every GPU in CPX/NPS4 (as bench/run.sh makes it)."""
-    p = subprocess.run([SIM, "dump-machine", "mi300x-8"], check=True, capture_output=True,
-                       text=True, timeout=60)
-    m = json.loads(p.stdout)
-    m["name"] = "mi300x-8-cpx"
-    for g in m["gpus"]:
-        g.update(compute_partition="CPX", memory_partition="NPS4")
-    path = os.path.join(tmp, "mi300x-8-cpx.json")
-    with open(path, "w") as f:
-        json.dump(m, f)
-    return path
 
 
 class Topology(unittest.TestCase):

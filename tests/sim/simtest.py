@@ -279,6 +279,28 @@ class CtlMount(Mount):
         return p
 
 
+def machine_variant(base, name, directory, edit):
+    """A machine description: preset @base as dump-machine gives it, renamed @name and
+    changed in place by @edit(machine), written to @directory; its path."""
+    p = subprocess.run([SIM, "dump-machine", base], check=True, capture_output=True,
+                       text=True, timeout=60)
+    m = json.loads(p.stdout)
+    m["name"] = name
+    edit(m)
+    path = os.path.join(directory, name + ".json")
+    with open(path, "w") as f:
+        json.dump(m, f)
+    return path
+
+
+def cpx_machine(directory):
+    """mi300x-8 with every GPU in CPX/NPS4 (as bench/run.sh makes it)."""
+    def edit(m):
+        for g in m["gpus"]:
+            g.update(compute_partition="CPX", memory_partition="NPS4")
+    return machine_variant("mi300x-8", "mi300x-8-cpx", directory, edit)
+
+
 def vf_bdf(pf, i):
     """VF i of @pf in the simulator's layout: devfn + offset 16 + stride 1 * i
     (virtualization.md §2.3)."""

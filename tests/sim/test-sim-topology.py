@@ -24,7 +24,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from simtest import CLI, SIM, Mount, SchemaCase, main, tmpdir  # noqa: E402
+from simtest import CLI, Mount, SchemaCase, cpx_machine, main, tmpdir  # noqa: E402
 
 TOPOLOGY = "class/kfd/kfd/topology/nodes"
 XGMI_WEIGHT = 15         # KFD_CRAT_XGMI_WEIGHT, per hop
@@ -76,18 +76,6 @@ class Kfd:
             out[p["node_to"]] = p
         return out
 
-
-def cpx_machine(tmp):
-    p = subprocess.run([SIM, "dump-machine", "mi300x-8"], check=True, capture_output=True,
-                       text=True, timeout=60)
-    m = json.loads(p.stdout)
-    m["name"] = "mi300x-8-cpx"
-    for g in m["gpus"]:
-        g.update(compute_partition="CPX", memory_partition="NPS4")
-    path = os.path.join(tmp, "mi300x-8-cpx.json")
-    with open(path, "w") as f:
-        json.dump(m, f)
-    return path
 
 
 class Case(SchemaCase):
