@@ -218,6 +218,26 @@ int sim_set_in_reset(struct sim_machine *m, const char *bdf, bool in_reset) {
         return 0;
 }
 
+int sim_perf_ctl_defaults(struct sim_machine *m, const char *bdf) {
+        struct sim_gpu *g = gpu_locked(m, bdf);
+
+        if (!g)
+                return -ENODEV;
+        sim_perf_defaults(g);
+        unlock(m);
+        return 0;
+}
+
+int sim_perf_ctl_unavailable(struct sim_machine *m, const char *bdf, bool on) {
+        struct sim_gpu *g = gpu_locked(m, bdf);
+
+        if (!g)
+                return -ENODEV;
+        g->perf.unavailable = on;
+        unlock(m);
+        return 0;
+}
+
 int sim_inject_switch_error(struct sim_machine *m, const char *bdf, int err, bool always) {
         struct sim_gpu *g;
 

@@ -586,6 +586,28 @@ static int cmd_platform_limit(struct request *r, char **a, int n) {
         return e < 0 ? gpu_error(r, e, bdf) : 0;
 }
 
+static int cmd_pm_defaults(struct request *r, char **a, int n) {
+        char bdf[16];
+        int e;
+
+        if ((e = parse_bdf(r, a[0], bdf, sizeof(bdf))) < 0)
+                return e;
+        e = sim_perf_ctl_defaults(r->m, bdf);
+        return e < 0 ? gpu_error(r, e, bdf) : 0;
+}
+
+static int cmd_clocks_unavailable(struct request *r, char **a, int n) {
+        char bdf[16];
+        int e;
+
+        if ((e = parse_bdf(r, a[0], bdf, sizeof(bdf))) < 0)
+                return e;
+        if (!streq(a[1], "on") && !streq(a[1], "off"))
+                return fail(r, -EINVAL, "expected on or off, not \"%s\"", a[1]);
+        e = sim_perf_ctl_unavailable(r->m, bdf, streq(a[1], "on"));
+        return e < 0 ? gpu_error(r, e, bdf) : 0;
+}
+
 static int cmd_xgmi_error(struct request *r, char **a, int n) {
         char bdf[16];
         uint64_t v;
@@ -870,6 +892,8 @@ static const struct command {
         { "counter", NULL, "BDF accumulation VALUE", 3, 3, cmd_counter },
         { "reset", NULL, "BDF begin|end", 2, 2, cmd_reset },
         { "xgmi-error", NULL, "BDF 0|1|2", 2, 2, cmd_xgmi_error },
+        { "pm-defaults", NULL, "BDF", 1, 1, cmd_pm_defaults },
+        { "clocks-unavailable", NULL, "BDF on|off", 2, 2, cmd_clocks_unavailable },
         { "xgmi-link", NULL, "BDF LINK up|down", 3, 3, cmd_xgmi_link },
         { "pcie-link", NULL, "BDF WIDTH SPEED", 3, 3, cmd_pcie_link },
         { "pcie-replay", NULL, "BDF N [recov=M]", 2, 3, cmd_pcie_replay },

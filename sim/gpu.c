@@ -70,10 +70,26 @@ static const struct sim_levels *dpm_levels(const struct sim_gpu *g, int attr) {
         }
 }
 
+/* Below this a clock is in deep sleep (SMU_13_0_6_DSCLK_THRESHOLD; UNVERIFIED value). */
+#define DSCLK_THRESHOLD_MHZ 140
+
 static int show_levels(const struct sim_gpu *g, int attr, char *buf) {
         const struct sim_levels *l = dpm_levels(g, attr);
         size_t len = 0;
+        unsigned now = attr == PM_DPM_SCLK   ? g->tel.sclk_mhz
+                       : attr == PM_DPM_MCLK ? g->tel.mclk_mhz
+                                             : l->mhz[g->index % l->n];
 
+        /* after a fatal RAS interrupt every clock file reads this */
+        if (g->perf.unavailable)
+                return sim_emit(buf, "unavailable\n");
+        if ((attr == PM_DPM_SCLK || attr == PM_DPM_MCLK) && now < DSCLK_THRESHOLD_MHZ) {
+                /* smu_v13_0_6_print_clks(): deep sleep first, the default levels unmarked */
+                bprintf(buf, SIM_PAGE_SIZE, &len, "S: %uMhz *\n", now);
+                for (unsigned i = 0; i < l->n; i++)
+                        bprintf(buf, SIM_PAGE_SIZE, &len, "%u: %uMhz\n", i, l->mhz[i]);
+                return len > SIM_PAGE_SIZE ? -ENOSPC : (int) len;
+        }
         if (attr == PM_DPM_SCLK) {
                 /* gfxclk: min, the current clock between them, max */
                 unsigned cur = g->tel.sclk_mhz, lo = l->mhz[0], hi = l->mhz[l->n - 1];
@@ -146,6 +162,7 @@ static int pm_store(struct sim_node *n, const struct sim_caller *c, const char *
                                 if (!streq(levels[i], "auto") && !streq(levels[i], "manual") &&
                                     !streq(levels[i], "perf_determinism"))
                                         return -EINVAL;
+                                sim_perf_level_changed(g, g->perf_level, levels[i]);
                                 snprintf(g->perf_level, sizeof(g->perf_level), "%s", levels[i]);
                                 return 0;
                         }
@@ -278,8 +295,10 @@ static void build_pm(struct sim_gpu *g, struct sim_node *d) {
                                               "pp_dpm_fclk", "pp_dpm_vclk", "pp_dpm_dclk" };
         unsigned dpm_mode = g->role == SIM_ROLE_GUEST_1VF ? 0444 : 0644;
 
-        if (g->role == SIM_ROLE_GUEST_MULTIVF)
+        if (g->role == SIM_ROLE_GUEST_MULTIVF) {
+                sim_perf_defaults(g);
                 return;
+        }
         sim_gpu_own(g, sim_attr(d, "gpu_metrics", 0444, &sim_gpu_metrics_ops, g, 0));
         sim_gpu_own(g, sim_attr(d, "gpu_busy_percent", 0444, &sim_busy_ops, g, 0));
         sim_gpu_own(g, sim_attr(d, "mem_busy_percent", 0444, &sim_busy_ops, g, 1));
@@ -291,6 +310,7 @@ static void build_pm(struct sim_gpu *g, struct sim_node *d) {
                                         PM_DPM_SCLK + (int) i));
         sim_gpu_own(g, sim_attr(d, "thermal_throttling_logging", 0644, &pm_ops, g,
                                 PM_THROTTLING_LOGGING));
+        sim_perf_build(g, d);
 }
 
 /* ---------------------------------------------------------------------------------------- */

@@ -130,6 +130,14 @@ static const struct field fields_product_clocks[] = {
         END,
 };
 
+/* the performance controls (rule-perf.c): the PM policies offered, OD_MCLK */
+static const struct field fields_product_pm[] = {
+        FLD("od_mclk", F_BOOL, struct sim_product, od_mclk),
+        FLD("soc_pstate", F_BOOL, struct sim_product, soc_pstate),
+        FLD("xgmi_plpd", F_BOOL, struct sim_product, xgmi_plpd),
+        END,
+};
+
 static const struct field fields_product_kfd[] = {
         HEX("capability", F_U32, struct sim_product, kfd_capability),
         HEX("capability2", F_U32, struct sim_product, kfd_capability2),
@@ -167,6 +175,7 @@ static const struct field fields_product[] = {
         RNG("vcn", F_UINT, struct sim_product, vcn, 1, 4),
         RNG("jpeg_per_vcn", F_UINT, struct sim_product, jpeg_per_vcn, 1, 10),
         OBJ("clocks_mhz", fields_product_clocks),
+        OBJ("pm", fields_product_pm),
         OBJ("temp_limits_c", fields_product_temps),
         FLD("vbios_version", F_STR, struct sim_product, vbios_version),
         FLD("vbios_build", F_STR_NULL, struct sim_product, vbios_build),

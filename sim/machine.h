@@ -133,6 +133,10 @@ struct sim_product {
         char *serial_prefix;
         uint32_t fw[_SIM_FW_MAX];
         unsigned idle_power_w, mem_max_bandwidth_gbs, hbm_width, max_engine_clk_mhz;
+        /* performance (rule-perf.c): the PM policies the SMU offers (pm_policy/soc_pstate,
+         * pm_policy/xgmi_plpd, the latter in an XGMI hive only) and whether it can set the
+         * UCLK max (OD_MCLK in pp_od_clk_voltage) */
+        bool soc_pstate, xgmi_plpd, od_mclk;
         uint32_t kfd_capability, kfd_capability2;
         uint16_t total_vfs; /* SR-IOV capability's TotalVFs (needs vf_device_id); 0: none */
         /* XGMI (health-and-control.md §3.1): links to each peer of the hive (0: 1, or 2 on an
@@ -361,6 +365,15 @@ struct sim_gpu {
         unsigned reset_seq; /* KFD's reset_seq_num of its nodes (GPU_PRE_RESET) */
         struct sim_telemetry tel;
         char perf_level[24];
+        /* rule-perf.c: the committed gfx soft limits and UCLK max (curr), those being edited
+         * in pp_od_clk_voltage before 'c' (custom), the PM policies' current levels, and the
+         * clock files reading "unavailable" (after a fatal RAS interrupt) */
+        struct {
+                unsigned sclk_min, sclk_max, mclk_max;
+                unsigned custom_sclk_min, custom_sclk_max, custom_mclk_max;
+                unsigned soc_pstate, xgmi_plpd;
+                bool unavailable;
+        } perf;
         unsigned enforce_isolation[SIM_MAX_XCP];
         int switch_error; /* injected errno of the next partition switch(es) */
         bool switch_error_always;
@@ -496,6 +509,11 @@ int sim_set_platform_limit(struct sim_machine *m, const char *bdf, int64_t watts
 /* Users without a process (the description's and --kfd-users' count). */
 int sim_set_kfd_users(struct sim_machine *m, const char *bdf, unsigned users);
 int sim_set_in_reset(struct sim_machine *m, const char *bdf, bool in_reset);
+/* rule-perf.c through control.c: the SMU's performance state back to its defaults (level auto,
+ * default clock limits and policies: what a GPU reset or SMU re-init does); the clock files
+ * reading "unavailable" (a fatal RAS interrupt) or not. */
+int sim_perf_ctl_defaults(struct sim_machine *m, const char *bdf);
+int sim_perf_ctl_unavailable(struct sim_machine *m, const char *bdf, bool on);
 int sim_inject_switch_error(struct sim_machine *m, const char *bdf, int err, bool always);
 int sim_set_switch_time(struct sim_machine *m, const char *bdf, unsigned ms);
 

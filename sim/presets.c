@@ -47,6 +47,9 @@
         .socclk = LEVELS(100, 400, 800, 1143), .fclk = LEVELS(1200, 1600, 1900, 2000), \
         .vclk = LEVELS(914, 1143, 1333, 1480), .dclk = LEVELS(711, 914, 1143, 1314)
 
+/* SMU 13.0.6 / 13.0.12: the PM policies and the UCLK max of pp_od_clk_voltage (rule-perf.c) */
+#define PM_SMU13 .soc_pstate = true, .xgmi_plpd = true, .od_mclk = true
+
 /* A product's firmware is its family's with a few versions replaced: later designators win. */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Woverride-init"
@@ -74,6 +77,7 @@ const struct sim_product sim_builtin_products[] = {
                 .sclk = LEVELS(500, 2100),
                 .mclk = LEVELS(900, 1100, 1300),
                 CLOCKS_MI300,
+                PM_SMU13,
                 .junction_crit_c = 110,
                 .junction_crit_hyst_c = 100,
                 .junction_emergency_c = 115,
@@ -119,6 +123,7 @@ const struct sim_product sim_builtin_products[] = {
                 .sclk = LEVELS(500, 2100),
                 .mclk = LEVELS(900, 1300, 1500),
                 CLOCKS_MI300,
+                PM_SMU13,
                 .junction_crit_c = 110,
                 .junction_crit_hyst_c = 100,
                 .junction_emergency_c = 115,
@@ -165,6 +170,7 @@ const struct sim_product sim_builtin_products[] = {
                 .sclk = LEVELS(500, 2100),
                 .mclk = LEVELS(900, 1100, 1300),
                 CLOCKS_MI300,
+                PM_SMU13,
                 .junction_crit_c = 100,
                 .junction_crit_hyst_c = 0,
                 .junction_emergency_c = 105,
@@ -208,6 +214,7 @@ const struct sim_product sim_builtin_products[] = {
                 .sclk = LEVELS(500, 2400),
                 .mclk = LEVELS(900, 1400, 2000),
                 CLOCKS_MI300,
+                PM_SMU13,
                 .junction_crit_c = 105,
                 .junction_crit_hyst_c = 95,
                 .junction_emergency_c = 110,
@@ -256,6 +263,7 @@ const struct sim_product sim_builtin_products[] = {
                 .sclk = LEVELS(500, 2400),
                 .mclk = LEVELS(900, 1400, 2000),
                 CLOCKS_MI300,
+                PM_SMU13,
                 .junction_crit_c = 105,
                 .junction_crit_hyst_c = 95,
                 .junction_emergency_c = 110,

@@ -115,6 +115,7 @@ static void step(struct sim_machine *m, struct sim_gpu *g) {
             noise(h >> 32, 20);
         t->sclk_mhz = (unsigned) CLAMP(v, (int) p->sclk.mhz[0], (int) p->sclk.mhz[p->sclk.n - 1]);
         t->mclk_mhz = p->mclk.mhz[t->mem_busy * p->mclk.n / 101];
+        sim_perf_clamp(g); /* within the soft limits of pp_od_clk_voltage */
         if (g->pinned)
                 sim_sensors_apply_pins(g); /* sensors set through the control socket */
         limited = t->power_w >= cap;       /* a power held at the cap is at the cap */

@@ -52,6 +52,14 @@ struct sim_node *sim_gpu_own(struct sim_gpu *g, struct sim_node *n);
 /* A show that fails while the GPU is in reset (pm attributes: EBUSY). */
 int sim_gpu_pm_check(const struct sim_gpu *g);
 
+/* rule-perf.c: pp_od_clk_voltage and pm_policy/ of a GPU (gpu.c's build_pm calls it); the
+ * performance state's defaults (at probe, at a reset); the level written (the SMU's side
+ * effects); the telemetry's clocks held within the soft limits. */
+void sim_perf_build(struct sim_gpu *g, struct sim_node *d);
+void sim_perf_defaults(struct sim_gpu *g);
+void sim_perf_level_changed(struct sim_gpu *g, const char *from, const char *to);
+void sim_perf_clamp(struct sim_gpu *g);
+
 /* kfd.c is the pure text module; build-kfd.c keeps the topology. */
 void sim_topology_build(struct sim_machine *m);
 void sim_topology_remove_gpu(struct sim_gpu *g);
