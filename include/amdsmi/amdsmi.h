@@ -18,6 +18,7 @@
 #include <amdsmi/amdsmi-gpu.h>
 #include <amdsmi/amdsmi-health.h>
 #include <amdsmi/amdsmi-partition.h>
+#include <amdsmi/amdsmi-perf.h>
 #include <amdsmi/amdsmi-power.h>
 #include <amdsmi/amdsmi-process.h>
 #include <amdsmi/amdsmi-sriov.h>
