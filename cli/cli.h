@@ -69,6 +69,19 @@ struct power_options {
         bool damaged;                /* power clear --damaged */
 };
 
+/* set -l, -d, -L, -p, -x and reset -d, -c (control/cli-perf.c); raw arguments, NULL: none */
+struct perf_options {
+        const char *level;        /* set -l LEVEL */
+        const char *determinism;  /* set -d SCLK_MHZ */
+        bool clk_limit;           /* set -L given */
+        const char *clk, *bound, *mhz; /* its three values (NULL: missing) */
+        const char *soc_pstate;   /* set -p POLICY */
+        const char *xgmi_plpd;    /* set -x POLICY */
+        bool reset_determinism;   /* reset -d */
+        bool reset_clocks;        /* reset -c */
+        unsigned n_given;         /* how many of them */
+};
+
 /* sriov set */
 struct sriov_options {
         unsigned num_vfs;            /* --num-vfs N */
@@ -121,6 +134,7 @@ struct cli {
         struct sriov_options sriov;
         struct health_options health;
         struct apply_options apply;
+        struct perf_options perf;
 
         /* health: the exit status of the verdicts (monitoring plugins' 0..3), used when
          * plugin_exits; any failure then exits 3 (UNKNOWN), a usage error too */
@@ -154,6 +168,9 @@ int verb_monitor(struct cli *c); /* verb-monitor.c: amdsmi monitor */
 int verb_set(struct cli *c);   /* verb-set.c: amdsmi set */
 int verb_reset(struct cli *c); /* verb-set.c: amdsmi reset */
 int verb_history(struct cli *c); /* verb-history.c: amdsmi history (the file, not amdsmid) */
+/* control/cli-perf.c: set -l/-d/-L/-p/-x, reset -d/-c */
+int perf_cli_set(struct cli *c);
+int perf_cli_reset(struct cli *c);
 /* power/cli-power.c */
 int verb_power(struct cli *c);
 int verb_power_set(struct cli *c);

@@ -56,6 +56,8 @@ enum {
         OPT_CHECK = 1u << 25,      /* --check (apply) */
         OPT_PROFILE = 1u << 26,    /* --profile NAME (apply, export) */
         OPT_PROMETHEUS = 1u << 30, /* --prometheus (metric) */
+        OPT_PERF_SET = 1u << 27,   /* set -l, -d, -L, -p, -x (control/cli-perf.c) */
+        OPT_PERF_RESET = 1u << 28, /* reset -d/--perf-determinism, -c/--clocks */
 };
 
 /* What getopt_long() returns for options without a short name. */
@@ -87,6 +89,14 @@ enum {
         ARG_CHECK,
         ARG_PROFILE,
         ARG_PROMETHEUS,
+        /* the performance options: letters other verbs use too (the table is per verb) */
+        ARG_PERF_LEVEL,
+        ARG_PERF_DETERMINISM,
+        ARG_CLK_LIMIT,
+        ARG_SOC_PSTATE,
+        ARG_XGMI_PLPD,
+        ARG_RESET_DETERMINISM,
+        ARG_RESET_CLOCKS,
 };
 
 /* The exit statuses (exit-codes.h) of the kinds of verbs, for struct verb.exits. */
@@ -519,7 +529,7 @@ const struct verb cli_verbs[] = {
                 .name = "set",
                 .fn = verb_set,
                 .options = OPT_COMPUTE_PARTITION | OPT_MEMORY_PARTITION | OPT_POWER_CAP |
-                           OPT_DRY_RUN | OPT_FORCE | OPT_TIMEOUT,
+                           OPT_DRY_RUN | OPT_FORCE | OPT_TIMEOUT | OPT_PERF_SET,
                 .help = "change settings: -C compute partition, -M memory partition, -o power cap "
                         "(W)",
                 .synopsis = "-g SEL... [--json|--csv] set -C MODE|-M MODE [--dry-run] [--force] "
@@ -539,8 +549,8 @@ const struct verb cli_verbs[] = {
         {
                 .name = "reset",
                 .fn = verb_reset,
-                .options =
-                        OPT_RELOAD_DRIVER | OPT_POWER_CAP | OPT_DRY_RUN | OPT_FORCE | OPT_TIMEOUT,
+                .options = OPT_RELOAD_DRIVER | OPT_POWER_CAP | OPT_DRY_RUN | OPT_FORCE |
+                           OPT_TIMEOUT | OPT_PERF_RESET,
                 .help = "--reload-driver: reload amdgpu on a GPU's hive; --power-cap: clear the "
                         "host cap",
                 .synopsis = "-g SEL... [--json|--csv] reset --reload-driver [--dry-run] "
@@ -754,6 +764,23 @@ const struct cli_option cli_options[] = {
           CLI_VALUE_NONE },
         { "timeout", 0, required_argument, ARG_TIMEOUT, OPT_TIMEOUT, false, "SECONDS",
           "how long to wait for the driver", CLI_VALUE_FREE },
+        { "perf-level", 'l', required_argument, ARG_PERF_LEVEL, OPT_PERF_SET, false, "LEVEL",
+          "the performance level: auto or manual (perf_determinism: use -d)", CLI_VALUE_FREE },
+        { "perf-determinism", 'd', required_argument, ARG_PERF_DETERMINISM, OPT_PERF_SET, false,
+          "SCLK_MHZ", "determinism with this gfx clock ceiling in MHz", CLI_VALUE_FREE },
+        { "clk-limit", 'L', required_argument, ARG_CLK_LIMIT, OPT_PERF_SET, false,
+          "sclk|mclk min|max MHZ",
+          "a soft clock limit within pp_od_clk_voltage's range\n"
+          "(the level becomes manual)",
+          CLI_VALUE_FREE },
+        { "soc-pstate", 'p', required_argument, ARG_SOC_PSTATE, OPT_PERF_SET, false, "POLICY",
+          "the SOC P-state policy (its id or name)", CLI_VALUE_FREE },
+        { "xgmi-plpd", 'x', required_argument, ARG_XGMI_PLPD, OPT_PERF_SET, false, "POLICY",
+          "the XGMI per-link power-down policy (its id or name)", CLI_VALUE_FREE },
+        { "perf-determinism", 'd', no_argument, ARG_RESET_DETERMINISM, OPT_PERF_RESET, false, NULL,
+          "leave determinism (the level back to auto)", CLI_VALUE_NONE },
+        { "clocks", 'c', no_argument, ARG_RESET_CLOCKS, OPT_PERF_RESET, false, NULL,
+          "the default clock limits and the level auto", CLI_VALUE_NONE },
         { "help", 'h', no_argument, 'h', 0, false, NULL, "show this help", CLI_VALUE_NONE },
         { "version", 0, no_argument, ARG_VERSION, 0, true, NULL, "show the version",
           CLI_VALUE_NONE },
@@ -864,37 +891,117 @@ static int parse_event_kinds(const char *s, uint64_t *ret) {
         return 0;
 }
 
+/* Whether every row of the option spelled @name (a long name, or @letter) takes a separate
+ * argument: then the next word is its value, not the verb. */
+static bool takes_value(const char *name, size_t len, char letter) {
+        bool any = false;
+
+        for (size_t i = 0; i < cli_n_options; i++) {
+                const struct cli_option *o = &cli_options[i];
+
+                if (name ? strlen(o->name) != len || strncmp(o->name, name, len) != 0
+                         : o->short_name != letter)
+                        continue;
+                if (o->has_arg != required_argument)
+                        return false;
+                any = true;
+        }
+        return any;
+}
+
+/* The verb named in argv, before getopt runs (its options decide the tables): the first word
+ * that names a verb and is not an option's value. NULL: none. */
+static const struct verb *scan_verb(int argc, char **argv) {
+        for (int i = 1; i < argc; i++) {
+                const char *a = argv[i];
+
+                if (strcmp(a, "--") == 0)
+                        return NULL;
+                if (a[0] == '-' && a[1] == '-') {
+                        if (!strchr(a, '=') && takes_value(a + 2, strlen(a + 2), 0))
+                                i++;
+                        continue;
+                }
+                if (a[0] == '-' && a[1]) {
+                        /* a cluster ("-gall", "-pt"): a letter with a value ends it */
+                        for (const char *p = a + 1; *p; p++)
+                                if (takes_value(NULL, 0, *p)) {
+                                        if (!p[1])
+                                                i++;
+                                        break;
+                                }
+                        continue;
+                }
+                if (cli_find_verb(a, NULL) || cli_verb_has_subs(a)) {
+                        const char *sub = i + 1 < argc && cli_verb_has_subs(a) ? argv[i + 1] : NULL;
+                        const struct verb *v = sub ? cli_find_verb(a, sub) : NULL;
+
+                        return v ? v : cli_find_verb(a, NULL);
+                }
+        }
+        return NULL;
+}
+
+/* Which row of cli_options[] a spelling means for @v: the one @v accepts, else the first
+ * (which then reads "not valid for" as before). Options with the same letter or long name
+ * mean different things in different verbs, as in amd-smi (set -p, metric -p). */
+static bool row_chosen(const struct verb *v, size_t i, bool by_letter) {
+        const struct cli_option *o = &cli_options[i];
+        size_t first = SIZE_MAX, valid = SIZE_MAX;
+
+        for (size_t k = 0; k < cli_n_options; k++) {
+                const struct cli_option *p = &cli_options[k];
+
+                if (by_letter ? p->short_name != o->short_name : strcmp(p->name, o->name) != 0)
+                        continue;
+                if (first == SIZE_MAX)
+                        first = k;
+                if (valid == SIZE_MAX && v && cli_option_valid(p, v))
+                        valid = k;
+        }
+        return i == (valid != SIZE_MAX ? valid : first);
+}
+
 /* @return 0 to run *ret_verb, 1 to exit with success (help, version), or -EINVAL. */
 static int parse_argv(struct cli *c, int argc, char **argv, const struct verb **ret_verb) {
         struct option options[ELEMENTSOF(cli_options) + 1] = {};
         char optstring[2 + 3 * ELEMENTSOF(cli_options) + 1];
+        int letter_id[256] = {};
         struct given_option given[16];
-        size_t n_given = 0;
+        size_t n_given = 0, n_long = 0;
         bool json = false, csv = false, want_help = false, want_version = false;
-        const struct verb *verb = NULL;
+        const struct verb *verb = NULL, *scanned = scan_verb(argc, argv);
         const char *count_arg = NULL;
         size_t len;
         int opt, r = 0;
 
-        /* getopt's tables, from cli_options[] */
+        /* getopt's tables, from cli_options[], for the verb named */
         len = 0;
         optstring[len++] = ':';
         for (size_t i = 0; i < cli_n_options; i++) {
-                options[i] = (struct option){ cli_options[i].name, cli_options[i].has_arg, NULL,
-                                              cli_options[i].id };
-                if (!cli_options[i].short_name)
+                const struct cli_option *o = &cli_options[i];
+
+                if (row_chosen(scanned, i, false))
+                        options[n_long++] = (struct option){ o->name, o->has_arg, NULL, o->id };
+                if (!o->short_name || !row_chosen(scanned, i, true))
                         continue;
-                optstring[len++] = cli_options[i].short_name;
-                if (cli_options[i].has_arg != no_argument)
+                letter_id[(unsigned char) o->short_name] = o->id;
+                optstring[len++] = o->short_name;
+                if (o->has_arg != no_argument)
                         optstring[len++] = ':';
-                if (cli_options[i].has_arg == optional_argument)
+                if (o->has_arg == optional_argument)
                         optstring[len++] = ':';
         }
         optstring[len] = '\0';
 
         opterr = 0;
         while ((opt = getopt_long(argc, argv, optstring, options, NULL)) >= 0) {
-                const struct cli_option *o = find_option(opt);
+                const struct cli_option *o;
+
+                /* a letter: the row the verb's table chose for it */
+                if (opt > 0 && opt < 256 && letter_id[opt])
+                        opt = letter_id[opt];
+                o = find_option(opt);
                 /* the verbs that accept it; checked once the verb is known */
                 unsigned bit = o ? o->verbs : 0;
 
@@ -1086,6 +1193,38 @@ static int parse_argv(struct cli *c, int argc, char **argv, const struct verb **
                 case ARG_PERSIST:
                         c->sriov.persist = true;
                         break;
+                case ARG_PERF_LEVEL:
+                        c->perf.level = optarg;
+                        c->perf.n_given++;
+                        break;
+                case ARG_PERF_DETERMINISM:
+                        c->perf.determinism = optarg;
+                        c->perf.n_given++;
+                        break;
+                case ARG_CLK_LIMIT:
+                        /* three values: sclk|mclk min|max MHZ */
+                        c->perf.clk = optarg;
+                        c->perf.bound = take_value(argc, argv, NULL);
+                        c->perf.mhz = c->perf.bound ? take_value(argc, argv, NULL) : NULL;
+                        c->perf.clk_limit = true;
+                        c->perf.n_given++;
+                        break;
+                case ARG_SOC_PSTATE:
+                        c->perf.soc_pstate = optarg;
+                        c->perf.n_given++;
+                        break;
+                case ARG_XGMI_PLPD:
+                        c->perf.xgmi_plpd = optarg;
+                        c->perf.n_given++;
+                        break;
+                case ARG_RESET_DETERMINISM:
+                        c->perf.reset_determinism = true;
+                        c->perf.n_given++;
+                        break;
+                case ARG_RESET_CLOCKS:
+                        c->perf.reset_clocks = true;
+                        c->perf.n_given++;
+                        break;
                 case 'o':
                         c->power.cap = true;
                         c->power.cap_value = take_value(argc, argv, optarg);
@@ -1136,7 +1275,9 @@ static int parse_argv(struct cli *c, int argc, char **argv, const struct verb **
                                 a = argv[optind - 2];
                         /* options whose value was taken by hand: find the option itself */
                         for (int k = optind - 1;
-                             k > 0 && bit & (OPT_HOST | OPT_APML | OPT_VM | OPT_POWER_CAP); k--)
+                             k > 0 && ((bit & (OPT_HOST | OPT_APML | OPT_VM | OPT_POWER_CAP)) ||
+                                       opt == ARG_CLK_LIMIT);
+                             k--)
                                 if (argv[k][0] == '-' &&
                                     !(argv[k][1] >= '0' && argv[k][1] <= '9')) {
                                         a = argv[k];
@@ -1148,7 +1289,7 @@ static int parse_argv(struct cli *c, int argc, char **argv, const struct verb **
                                          (int) strcspn(a, "="), a);
                         else
                                 snprintf(given[n_given].spelling, sizeof(given[0].spelling), "-%c",
-                                         opt);
+                                         o && o->short_name ? o->short_name : opt);
                         n_given++;
                 }
         }

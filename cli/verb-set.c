@@ -13,6 +13,11 @@
 int verb_set(struct cli *c) {
         bool partition = c->partition.compute != AMDSMI_COMPUTE_UNKNOWN || c->partition.memory != AMDSMI_MEMORY_UNKNOWN;
 
+        if (c->perf.n_given && (partition || c->power.cap || c->perf.n_given > 1))
+                return cli_fail(c, -EINVAL,
+                                "one setting per command: -C/-M, -o, -l, -d, -L, -p or -x");
+        if (c->perf.n_given)
+                return perf_cli_set(c);
         if (partition && c->power.cap)
                 return cli_fail(c, -EINVAL,
                                 "one kind of setting per command: -C/-M (partition) or -o (power "
@@ -23,10 +28,18 @@ int verb_set(struct cli *c) {
                 return power_cli_set_cap(c);
         return cli_fail(c, -EINVAL,
                         "nothing to set: give -C/--compute-partition MODE, "
-                        "-M/--memory-partition MODE or -o/--power-cap WATTS");
+                        "-M/--memory-partition MODE, -o/--power-cap WATTS, -l/--perf-level "
+                        "LEVEL, -d/--perf-determinism SCLK_MHZ, -L/--clk-limit sclk|mclk "
+                        "min|max MHZ, -p/--soc-pstate POLICY or -x/--xgmi-plpd POLICY");
 }
 
 int verb_reset(struct cli *c) {
+        if (c->perf.n_given && (c->partition.reload_driver || c->power.cap || c->perf.n_given > 1))
+                return cli_fail(c, -EINVAL,
+                                "one kind of reset per command: --reload-driver, --power-cap, "
+                                "-d/--perf-determinism or -c/--clocks");
+        if (c->perf.n_given)
+                return perf_cli_reset(c);
         if (c->partition.reload_driver && c->power.cap)
                 return cli_fail(c, -EINVAL,
                                 "one kind of reset per command: --reload-driver or --power-cap");
@@ -34,5 +47,7 @@ int verb_reset(struct cli *c) {
                 return partition_cli_reset(c);
         if (c->power.cap)
                 return power_cli_reset_cap(c);
-        return cli_fail(c, -EINVAL, "nothing to reset: give --reload-driver or --power-cap");
+        return cli_fail(c, -EINVAL,
+                        "nothing to reset: give --reload-driver, --power-cap, "
+                        "-d/--perf-determinism or -c/--clocks");
 }
