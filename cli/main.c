@@ -962,11 +962,28 @@ static bool row_chosen(const struct verb *v, size_t i, bool by_letter) {
         return i == (valid != SIZE_MAX ? valid : first);
 }
 
+/* Whether some row @v accepts is spelled @arg ("--name", "--name=x") or, for a letter, @letter. */
+static bool spelling_valid(const struct verb *v, const char *arg, int letter) {
+        bool is_long = strncmp(arg, "--", 2) == 0;
+        size_t n = is_long ? strcspn(arg + 2, "=") : 0;
+
+        for (size_t i = 0; i < cli_n_options; i++) {
+                const struct cli_option *o = &cli_options[i];
+
+                if (is_long ? strlen(o->name) == n && strncmp(o->name, arg + 2, n) == 0
+                            : o->short_name == letter) {
+                        if (cli_option_valid(o, v))
+                                return true;
+                }
+        }
+        return false;
+}
+
 /* @return 0 to run *ret_verb, 1 to exit with success (help, version), or -EINVAL. */
 static int parse_argv(struct cli *c, int argc, char **argv, const struct verb **ret_verb) {
         struct option options[ELEMENTSOF(cli_options) + 1] = {};
         char optstring[2 + 3 * ELEMENTSOF(cli_options) + 1];
-        int letter_id[256] = {};
+        int letter_id[256] = {}, long_index = -1;
         struct given_option given[16];
         size_t n_given = 0, n_long = 0;
         bool json = false, csv = false, want_help = false, want_version = false;
@@ -995,12 +1012,14 @@ static int parse_argv(struct cli *c, int argc, char **argv, const struct verb **
         optstring[len] = '\0';
 
         opterr = 0;
-        while ((opt = getopt_long(argc, argv, optstring, options, NULL)) >= 0) {
+        while ((opt = getopt_long(argc, argv, optstring, options, &long_index)) >= 0) {
                 const struct cli_option *o;
 
-                /* a letter: the row the verb's table chose for it */
-                if (opt > 0 && opt < 256 && letter_id[opt])
+                /* a letter: the row the verb's table chose for it (a long name returns its
+                 * own row's id) */
+                if (long_index < 0 && opt > 0 && opt < 256 && letter_id[opt])
                         opt = letter_id[opt];
+                long_index = -1;
                 o = find_option(opt);
                 /* the verbs that accept it; checked once the verb is known */
                 unsigned bit = o ? o->verbs : 0;
@@ -1245,7 +1264,18 @@ static int parse_argv(struct cli *c, int argc, char **argv, const struct verb **
                         want_version = true;
                         break;
                 case ':':
-                        if (strncmp(argv[optind - 1], "--", 2) == 0)
+                        if (scanned && !spelling_valid(scanned, argv[optind - 1], optopt)) {
+                                /* the option of another verb: say that, not its argument */
+                                if (strncmp(argv[optind - 1], "--", 2) == 0)
+                                        USAGE(c, r, "option '%s' is not valid for '%s%s%s'",
+                                              argv[optind - 1], scanned->name,
+                                              scanned->sub ? " " : "",
+                                              scanned->sub ? scanned->sub : "");
+                                else
+                                        USAGE(c, r, "option '-%c' is not valid for '%s%s%s'",
+                                              optopt, scanned->name, scanned->sub ? " " : "",
+                                              scanned->sub ? scanned->sub : "");
+                        } else if (strncmp(argv[optind - 1], "--", 2) == 0)
                                 USAGE(c, r, "option '%s' needs an argument", argv[optind - 1]);
                         else
                                 USAGE(c, r, "option '-%c' needs an argument", optopt);

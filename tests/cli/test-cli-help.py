@@ -217,7 +217,9 @@ class Help(unittest.TestCase):
         values = {"SECONDS": ["1"], "COUNT": ["1"], "MODE": ["CPX"], "[VALUE]": ["600"],
                   "NAME [VALUE]": ["web1", "450"], "BDF": ["0000:ff:1f.7"], "N": ["1"],
                   "SEL": ["99"], "KEY,...": ["power"], "KIND,...": ["vm_fault"],
-                  "DIR": ["/nonexistent/amdsmi-cper"], "NAME": ["nosuchprofile"]}
+                  "DIR": ["/nonexistent/amdsmi-cper"], "NAME": ["nosuchprofile"],
+                  "LEVEL": ["auto"], "SCLK_MHZ": ["1500"], "POLICY": ["0"],
+                  "sclk|mclk min|max MHZ": ["sclk", "max", "1500"]}
         for cmd, opts in per_verb.items():
             arg = ["0000:ff:1f.7"] if cmd[:2] in (("sriov", "bind"), ("sriov", "release")) \
                 else ["nosuchdomain"] if cmd == ("vm", "release") else []
