@@ -202,6 +202,10 @@ json_object *perf_change_entry_new(const struct perf_change *ch, size_t index, c
         json_set(e, "product", json_string_or_null(product));
         json_set(e, "change", json_object_new_string(perf_change_name(ch->kind)));
         json_set(e, "dry_run", json_object_new_boolean(dry_run));
+        json_set(e, "plan", json_object_new_array());
+        json_set(e, "before", NULL);
+        json_set(e, "after", NULL);
+        json_set(e, "messages", json_object_new_array());
         return e;
 }
 

@@ -9,6 +9,7 @@
 
 #include "decode.h"
 #include "documents.h"
+#include "perf-ops.h"
 
 static json_object *int_or_null(int v) {
         return v >= 0 ? json_object_new_int(v) : NULL;
@@ -204,6 +205,7 @@ json_object *static_gpu(const struct doc_query *q, size_t index, struct amdsmi_g
         gpu_add_partition_modes(q->report, idx, gpu, o, false);
         if (!q->no_device_nodes)
                 json_set(o, "firmware", static_firmware(q, idx, gpu));
+        json_set(o, "performance", perf_document(q->report, index, gpu));
         json_set(o, "partition_count", gpu_partition_count(q->report, (int) index, gpu));
         json_set(o, "partitions", doc_partitions(q, index, gpu, static_partition));
         return o;
