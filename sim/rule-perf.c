@@ -196,6 +196,7 @@ static int od_store(struct sim_gpu *g, const char *buf) {
                         g->perf.sclk_min = sclk_lo(g);
                         g->perf.sclk_max = g->perf.custom_sclk_max;
                         g->perf.custom_sclk_min = g->perf.sclk_min;
+                        sim_perf_clamp(g);
                         return 0;
                 }
                 if (g->perf.custom_sclk_min >= g->perf.custom_sclk_max)
@@ -203,6 +204,7 @@ static int od_store(struct sim_gpu *g, const char *buf) {
                 g->perf.sclk_min = g->perf.custom_sclk_min;
                 g->perf.sclk_max = g->perf.custom_sclk_max;
                 g->perf.mclk_max = g->perf.custom_mclk_max;
+                sim_perf_clamp(g); /* the SMU holds the clocks within the new range at once */
                 return 0;
         default:
                 return -EINVAL;
