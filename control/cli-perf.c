@@ -20,7 +20,7 @@
 #include "parse-util.h"
 #include "perf-ops.h"
 
-#define PERF_IFACE "org.amdsmi1.Performance"
+#define PERF_IFACE AMDSMI_BUS_IFACE_PERFORMANCE
 
 static const struct column_def perf_csv_columns[] = {
         { "gpu", NULL, "gpu", 0 },

@@ -17,6 +17,8 @@
 #define CONFIG_HISTORY_MAX_KIB_MAX 1048576
 #define CONFIG_HISTORY_MAX_KIB_DEFAULT 1024
 #define CONFIG_NUM_VFS_MAX 65535
+/* the highest clock a soft limit or determinism ceiling may name (MHz) */
+#define CONFIG_CLOCK_MAX_MHZ 100000
 #define CONFIG_LIBVIRT_URI_DEFAULT "qemu:///system"
 #define CONFIG_HOOK_TIMEOUT_S_MIN 1
 #define CONFIG_HOOK_TIMEOUT_S_MAX 600
@@ -54,6 +56,12 @@ struct config_gpu {
         uint64_t power_cap_uw;
         bool num_vfs_set;
         unsigned num_vfs;
+        /* performance (control/): the level (determinism with its ceiling), the soft limits
+         * and the PM policies (an id or a name as pm_policy/ prints it) */
+        enum amdsmi_perf_level perf_level;    /* AMDSMI_PERF_LEVEL_UNKNOWN: not set */
+        uint32_t perf_determinism_sclk_mhz;   /* 0: not set (likewise below) */
+        uint32_t sclk_min_mhz, sclk_max_mhz, mclk_max_mhz;
+        char soc_pstate[32], xgmi_plpd[32];   /* "": not set */
         bool enforce_set;                     /* enforce given in this section */
         bool enforce;                         /* config_desired(): in force ([power]'s default) */
         unsigned line;                        /* where the section starts (1-based) */

@@ -78,6 +78,13 @@ enum key {
         KEY_HEALTH_RESET_WINDOW,
         KEY_HEALTH_EVENTS,
         KEY_NFD_FEATURES,
+        KEY_PERF_LEVEL,
+        KEY_PERF_DETERMINISM_SCLK,
+        KEY_SCLK_MIN,
+        KEY_SCLK_MAX,
+        KEY_MCLK_MAX,
+        KEY_SOC_PSTATE,
+        KEY_XGMI_PLPD,
         _KEY_MAX,
 };
 
@@ -104,11 +111,20 @@ static const struct {
         [KEY_HEALTH_RESET_WINDOW] = { "reset_window_minutes", SECTION_HEALTH },
         [KEY_HEALTH_EVENTS] = { "events", SECTION_HEALTH },
         [KEY_NFD_FEATURES] = { "nfd_features", SECTION_KUBERNETES },
+        [KEY_PERF_LEVEL] = { "perf_level", SECTION_GPU },
+        [KEY_PERF_DETERMINISM_SCLK] = { "perf_determinism_sclk_mhz", SECTION_GPU },
+        [KEY_SCLK_MIN] = { "sclk_min_mhz", SECTION_GPU },
+        [KEY_SCLK_MAX] = { "sclk_max_mhz", SECTION_GPU },
+        [KEY_MCLK_MAX] = { "mclk_max_mhz", SECTION_GPU },
+        [KEY_SOC_PSTATE] = { "soc_pstate", SECTION_GPU },
+        [KEY_XGMI_PLPD] = { "xgmi_plpd", SECTION_GPU },
 };
 
 static const char *const section_keys[] = {
         [SECTION_DAEMON] = "poll_interval_ms, history_max_kib, profile",
-        [SECTION_GPU] = "compute_mode, memory_mode, power_cap, num_vfs, enforce",
+        [SECTION_GPU] = "compute_mode, memory_mode, power_cap, num_vfs, enforce, perf_level, "
+                        "perf_determinism_sclk_mhz, sclk_min_mhz, sclk_max_mhz, mclk_max_mhz, "
+                        "soc_pstate, xgmi_plpd",
         [SECTION_LIBVIRT] = "uri, hook_timeout_s",
         [SECTION_METRICS] = "interval_ms, identity, textfile",
         [SECTION_POWER] = "enforce",
@@ -592,6 +608,49 @@ static int set_key(struct parser *p, enum key k, const char *value) {
                 p->gpu->num_vfs_set = true;
                 p->gpu->num_vfs = (unsigned) v;
                 return 0;
+
+        case KEY_PERF_LEVEL: {
+                enum amdsmi_perf_level l;
+
+                if (amdsmi_perf_level_from_string(value, &l) < 0 ||
+                    !amdsmi_perf_level_accepted(l))
+                        return parser_error(p, -EINVAL,
+                                            "bad perf_level \"%s\" (auto, manual, determinism)",
+                                            value);
+                p->gpu->perf_level = l;
+                return 0;
+        }
+
+        case KEY_PERF_DETERMINISM_SCLK:
+        case KEY_SCLK_MIN:
+        case KEY_SCLK_MAX:
+        case KEY_MCLK_MAX:
+                r = parse_number(p, key, value, 1, CONFIG_CLOCK_MAX_MHZ, &v);
+                if (r < 0)
+                        return r;
+                *(k == KEY_PERF_DETERMINISM_SCLK ? &p->gpu->perf_determinism_sclk_mhz
+                  : k == KEY_SCLK_MIN            ? &p->gpu->sclk_min_mhz
+                  : k == KEY_SCLK_MAX            ? &p->gpu->sclk_max_mhz
+                                                 : &p->gpu->mclk_max_mhz) = (uint32_t) v;
+                return 0;
+
+        case KEY_SOC_PSTATE:
+        case KEY_XGMI_PLPD: {
+                char *dst = k == KEY_SOC_PSTATE ? p->gpu->soc_pstate : p->gpu->xgmi_plpd;
+                size_t n = strlen(value);
+
+                if (n == 0 || n >= sizeof(p->gpu->soc_pstate) ||
+                    value[strspn(value, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                        "0123456789_-")] != '\0')
+                        return parser_error(p, -EINVAL,
+                                            "bad %s \"%s\" (a policy's id or name as "
+                                            "pm_policy/%s lists it, e.g. 0 or %s)",
+                                            key, value, key,
+                                            k == KEY_SOC_PSTATE ? "soc_pstate_default"
+                                                                : "plpd_default");
+                memcpy(dst, value, n + 1);
+                return 0;
+        }
 
         case KEY_URI:
                 if (streq(value, "none")) { /* amdsmid does not watch domains */
@@ -1345,6 +1404,20 @@ static void gpu_merge(struct config_gpu *d, const struct config_gpu *g) {
                 d->enforce_set = true;
                 d->enforce = g->enforce;
         }
+        if (g->perf_level != AMDSMI_PERF_LEVEL_UNKNOWN)
+                d->perf_level = g->perf_level;
+        if (g->perf_determinism_sclk_mhz)
+                d->perf_determinism_sclk_mhz = g->perf_determinism_sclk_mhz;
+        if (g->sclk_min_mhz)
+                d->sclk_min_mhz = g->sclk_min_mhz;
+        if (g->sclk_max_mhz)
+                d->sclk_max_mhz = g->sclk_max_mhz;
+        if (g->mclk_max_mhz)
+                d->mclk_max_mhz = g->mclk_max_mhz;
+        if (g->soc_pstate[0])
+                snprintf(d->soc_pstate, sizeof(d->soc_pstate), "%s", g->soc_pstate);
+        if (g->xgmi_plpd[0])
+                snprintf(d->xgmi_plpd, sizeof(d->xgmi_plpd), "%s", g->xgmi_plpd);
 }
 
 bool config_desired(const struct config *c, const char *bdf, struct config_gpu *ret) {
@@ -1374,7 +1447,9 @@ bool config_desired(const struct config *c, const char *bdf, struct config_gpu *
 
         *ret = d;
         return d.compute != AMDSMI_COMPUTE_UNKNOWN || d.memory != AMDSMI_MEMORY_UNKNOWN ||
-               d.power_cap_set || d.num_vfs_set;
+               d.power_cap_set || d.num_vfs_set || d.perf_level != AMDSMI_PERF_LEVEL_UNKNOWN ||
+               d.perf_determinism_sclk_mhz || d.sclk_min_mhz || d.sclk_max_mhz ||
+               d.mclk_max_mhz || d.soc_pstate[0] || d.xgmi_plpd[0];
 }
 
 void config_gpu_init(struct config_gpu *g, const char *bdf) {
@@ -1401,6 +1476,24 @@ static void gpu_filter(struct config_gpu *a, const struct config_gpu *b, bool un
         same = a->enforce_set && b->enforce_set && a->enforce == b->enforce;
         if (same == unset_same)
                 a->enforce_set = false;
+        same = a->perf_level != AMDSMI_PERF_LEVEL_UNKNOWN && a->perf_level == b->perf_level;
+        if (same == unset_same)
+                a->perf_level = AMDSMI_PERF_LEVEL_UNKNOWN;
+#define FILTER_U32(f)                                 \
+        same = a->f && a->f == b->f;                  \
+        if (same == unset_same)                       \
+                a->f = 0
+        FILTER_U32(perf_determinism_sclk_mhz);
+        FILTER_U32(sclk_min_mhz);
+        FILTER_U32(sclk_max_mhz);
+        FILTER_U32(mclk_max_mhz);
+#undef FILTER_U32
+        same = a->soc_pstate[0] && streq(a->soc_pstate, b->soc_pstate);
+        if (same == unset_same)
+                a->soc_pstate[0] = '\0';
+        same = a->xgmi_plpd[0] && streq(a->xgmi_plpd, b->xgmi_plpd);
+        if (same == unset_same)
+                a->xgmi_plpd[0] = '\0';
 }
 
 void config_gpu_intersect(struct config_gpu *common, const struct config_gpu *g) {
@@ -1432,6 +1525,24 @@ char *config_gpu_format(const struct config_gpu *g) {
                 fprintf(f, "num_vfs = %u\n", g->num_vfs);
         if (g->enforce_set)
                 fprintf(f, "enforce = %s\n", g->enforce ? "yes" : "no");
+        if (g->perf_level != AMDSMI_PERF_LEVEL_UNKNOWN)
+                fprintf(f, "perf_level = %s\n",
+                        g->perf_level == AMDSMI_PERF_LEVEL_PERF_DETERMINISM
+                                ? "determinism"
+                                : amdsmi_perf_level_to_string(g->perf_level));
+        if (g->perf_determinism_sclk_mhz)
+                fprintf(f, "perf_determinism_sclk_mhz = %" PRIu32 "\n",
+                        g->perf_determinism_sclk_mhz);
+        if (g->sclk_min_mhz)
+                fprintf(f, "sclk_min_mhz = %" PRIu32 "\n", g->sclk_min_mhz);
+        if (g->sclk_max_mhz)
+                fprintf(f, "sclk_max_mhz = %" PRIu32 "\n", g->sclk_max_mhz);
+        if (g->mclk_max_mhz)
+                fprintf(f, "mclk_max_mhz = %" PRIu32 "\n", g->mclk_max_mhz);
+        if (g->soc_pstate[0])
+                fprintf(f, "soc_pstate = %s\n", g->soc_pstate);
+        if (g->xgmi_plpd[0])
+                fprintf(f, "xgmi_plpd = %s\n", g->xgmi_plpd);
         if (fclose(f) != 0) {
                 free(s);
                 return NULL;

@@ -74,6 +74,9 @@ struct dgpu {
         struct dgpu_power *power;       /* power/dbus-power.c: the state file's record, what
                                            the last refresh saw, re-applies wanted */
 
+        /* org.amdsmi1.Performance (control/dbus-perf.c; NULL until first used) */
+        struct dgpu_perf *perf;
+
         /* org.amdsmi1.Health (health/dbus-health.c; NULL until first used) */
         struct dgpu_health *health;
 
@@ -368,6 +371,7 @@ struct slice {
         int (*document_gpus)(struct daemon *d, const struct doc_query *q, json_object **ret);
 };
 extern const struct slice partition_slice, power_slice, sriov_slice, health_slice;
+extern const struct slice perf_slice; /* control/dbus-perf.c */
 
 /* health/dbus-health.c: the Health interface's state of a GPU (g->health), and what the event
  * stream (health/dbus-health-events.c) hands to it. health_daemon_event() emits

@@ -11,7 +11,8 @@
 #include "amdsmid.h"
 #include "amdsmid-conf.h"
 
-static const struct slice *const slices[] = { &partition_slice, &power_slice, &sriov_slice };
+static const struct slice *const slices[] = { &partition_slice, &power_slice, &sriov_slice,
+                                              &perf_slice };
 
 static void apply_one(struct daemon *d, struct dgpu *g, bool only_changed,
                       const struct config *old) {

@@ -22,7 +22,7 @@
 #include "select.h"
 
 static const struct slice *const slices[] = { &partition_slice, &power_slice, &sriov_slice,
-                                              &health_slice };
+                                              &health_slice, &perf_slice };
 
 struct dgpu *manager_find_gpu(struct daemon *d, const char *bdf) {
         for (size_t i = 0; i < d->n_gpus; i++)

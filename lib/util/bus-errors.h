@@ -14,6 +14,7 @@
 #define AMDSMI_BUS_IFACE_POWER "org.amdsmi1.Power"
 #define AMDSMI_BUS_IFACE_SRIOV "org.amdsmi1.Sriov"
 #define AMDSMI_BUS_IFACE_HEALTH "org.amdsmi1.Health"
+#define AMDSMI_BUS_IFACE_PERFORMANCE "org.amdsmi1.Performance"
 
 #define AMDSMI_BUS_ERROR_BUSY "org.amdsmi1.Error.Busy"
 #define AMDSMI_BUS_ERROR_NOT_SUPPORTED "org.amdsmi1.Error.NotSupported"

@@ -49,6 +49,12 @@ CONTRACT = {
                        "CorrectableErrors": "t"},
         "signals": {"Event": "ss"},
     },
+    "org.amdsmi1.Performance": {
+        "methods": {"Explain": ("", "s"), "SetPerformanceLevel": ("st", "s"),
+                    "SetDeterminism": ("ut", "s"), "SetClockLimit": ("ssut", "s"),
+                    "ResetClocks": ("t", "s"), "SetPolicy": ("sst", "s")},
+        "properties": {"PerformanceLevel": "s", "SocPstate": "s", "XgmiPlpd": "s"},
+    },
 }
 
 

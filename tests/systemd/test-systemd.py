@@ -55,6 +55,7 @@ ACTIONS = {
     "org.amdsmi1.sriov.configure": "auth_admin_keep",
     "org.amdsmi1.vm.provision": "auth_admin_keep",
     "org.amdsmi1.driver.reload": "auth_admin",
+    "org.amdsmi1.performance.configure": "auth_admin_keep",
     # reads, not changes: a remote or inactive administrator may read them too
     "org.amdsmi1.health.read-privileged": ("auth_admin", "auth_admin", "auth_admin"),
     # other users' processes: an active local session sees them, as with ps
