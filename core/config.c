@@ -612,8 +612,7 @@ static int set_key(struct parser *p, enum key k, const char *value) {
         case KEY_PERF_LEVEL: {
                 enum amdsmi_perf_level l;
 
-                if (amdsmi_perf_level_from_string(value, &l) < 0 ||
-                    !amdsmi_perf_level_accepted(l))
+                if (amdsmi_perf_level_from_string(value, &l) < 0 || !amdsmi_perf_level_accepted(l))
                         return parser_error(p, -EINVAL,
                                             "bad perf_level \"%s\" (auto, manual, determinism)",
                                             value);

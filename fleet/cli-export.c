@@ -19,6 +19,36 @@
 
 #define EXPORT_PROFILE_DEFAULT "exported"
 
+/* The performance keys: the level, and the soft limits it keeps (manual) or the ceiling
+ * (determinism); the PM policies by name. */
+static void read_running_perf(struct amdsmi_gpu *gpu, struct config_gpu *ret) {
+        enum amdsmi_perf_level l;
+        struct amdsmi_od_clk od;
+        struct amdsmi_pm_policy pol;
+
+        if (amdsmi_gpu_read_perf_level(gpu, &l) == 0 && amdsmi_perf_level_accepted(l)) {
+                ret->perf_level = l;
+                if (amdsmi_gpu_read_od_clk(gpu, &od) == 0 && od.sclk_present) {
+                        if (l == AMDSMI_PERF_LEVEL_PERF_DETERMINISM)
+                                ret->perf_determinism_sclk_mhz = od.sclk_max_mhz;
+                        else if (l == AMDSMI_PERF_LEVEL_MANUAL) {
+                                ret->sclk_min_mhz = od.sclk_min_mhz;
+                                ret->sclk_max_mhz = od.sclk_max_mhz;
+                                if (od.mclk_present)
+                                        ret->mclk_max_mhz = od.mclk_max_mhz;
+                        }
+                }
+        }
+        if (amdsmi_gpu_read_pm_policy(gpu, AMDSMI_PM_POLICY_SOC_PSTATE, &pol) == 0 &&
+            pol.current >= 0)
+                snprintf(ret->soc_pstate, sizeof(ret->soc_pstate), "%s",
+                         pol.levels[pol.current].name);
+        if (amdsmi_gpu_read_pm_policy(gpu, AMDSMI_PM_POLICY_XGMI_PLPD, &pol) == 0 &&
+            pol.current >= 0)
+                snprintf(ret->xgmi_plpd, sizeof(ret->xgmi_plpd), "%s",
+                         pol.levels[pol.current].name);
+}
+
 /* What @gpu holds now, as the keys of a GPU section. */
 static void read_running(struct amdsmi_gpu *gpu, struct config_gpu *ret) {
         enum amdsmi_compute_mode cm = AMDSMI_COMPUTE_UNKNOWN;
@@ -43,6 +73,7 @@ static void read_running(struct amdsmi_gpu *gpu, struct config_gpu *ret) {
                 ret->power_cap_set = true;
                 ret->power_cap_uw = info.ppt0.cap.uw;
         }
+        read_running_perf(gpu, ret);
         if (sriov && amdsmi_gpu_is_vf(gpu) <= 0) {
                 sriov->size = sizeof(*sriov);
                 if (amdsmi_gpu_read_sriov(gpu, sriov) >= 0 && sriov->capable) {

@@ -319,11 +319,96 @@ static void plan_enforce(struct profile_plan *p, size_t i, struct amdsmi_gpu *gp
                     CONFIG_ENFORCE_BACKOFF_S);
 }
 
+/* The performance keys (control/): the level, the determinism ceiling and soft limits as
+ * pp_od_clk_voltage shows them, the PM policies by id or name; amdsmid applies them. */
+static void plan_perf(struct profile_plan *p, size_t i, struct amdsmi_gpu *gpu,
+                      const struct config_gpu *want, const struct profile_plan_env *env) {
+        static const struct {
+                const char *name;
+                size_t off;
+        } clocks[] = {
+                { "perf_determinism_sclk_mhz",
+                  offsetof(struct config_gpu, perf_determinism_sclk_mhz) },
+                { "sclk_min_mhz", offsetof(struct config_gpu, sclk_min_mhz) },
+                { "sclk_max_mhz", offsetof(struct config_gpu, sclk_max_mhz) },
+                { "mclk_max_mhz", offsetof(struct config_gpu, mclk_max_mhz) },
+        };
+        const char *bdf = amdsmi_gpu_get_bdf(gpu);
+        enum amdsmi_perf_level lvl = AMDSMI_PERF_LEVEL_UNKNOWN;
+        struct amdsmi_od_clk od = {};
+        bool has_level = amdsmi_gpu_read_perf_level(gpu, &lvl) == 0;
+        bool has_od = amdsmi_gpu_read_od_clk(gpu, &od) == 0;
+
+        if (want->perf_level != AMDSMI_PERF_LEVEL_UNKNOWN) {
+                const char *des = want->perf_level == AMDSMI_PERF_LEVEL_PERF_DETERMINISM
+                                          ? "determinism"
+                                          : amdsmi_perf_level_to_string(want->perf_level);
+                const char *now = lvl == AMDSMI_PERF_LEVEL_PERF_DETERMINISM
+                                          ? "determinism"
+                                          : amdsmi_perf_level_to_string(lvl);
+
+                if (!has_level) {
+                        row(p, i, bdf, "perf_level", NULL, json_object_new_string(des), "invalid",
+                            "the GPU has no performance level");
+                        worse(p, -EOPNOTSUPP);
+                } else
+                        row(p, i, bdf, "perf_level", json_object_new_string(now),
+                            json_object_new_string(des), lvl == want->perf_level ? "none" : "apply",
+                            "%s", "");
+        }
+        for (size_t k = 0; k < ELEMENTSOF(clocks); k++) {
+                uint32_t des =
+                        *(const uint32_t *) (const void *) ((const char *) want + clocks[k].off);
+                bool mclk = k == 3;
+                uint32_t now = k == 1 ? od.sclk_min_mhz : mclk ? od.mclk_max_mhz : od.sclk_max_mhz;
+
+                if (!des)
+                        continue;
+                if (!has_od || (mclk && !od.mclk_present)) {
+                        row(p, i, bdf, clocks[k].name, NULL, json_object_new_uint64(des), "invalid",
+                            "the GPU cannot set it (pp_od_clk_voltage)");
+                        worse(p, -EOPNOTSUPP);
+                        continue;
+                }
+                row(p, i, bdf, clocks[k].name, json_object_new_uint64(now),
+                    json_object_new_uint64(des), now == des ? "none" : "apply", "%s", "");
+        }
+        for (int k = 0; k < _AMDSMI_PM_POLICY_MAX; k++) {
+                const char *des =
+                        k == AMDSMI_PM_POLICY_SOC_PSTATE ? want->soc_pstate : want->xgmi_plpd;
+                const char *name = amdsmi_pm_policy_kind_to_string((enum amdsmi_pm_policy_kind) k);
+                struct amdsmi_pm_policy pol;
+                int idx;
+
+                if (!des[0])
+                        continue;
+                if (amdsmi_gpu_read_pm_policy(gpu, (enum amdsmi_pm_policy_kind) k, &pol) < 0) {
+                        row(p, i, bdf, name, NULL, json_object_new_string(des), "invalid",
+                            "the GPU does not offer it");
+                        worse(p, -EOPNOTSUPP);
+                        continue;
+                }
+                idx = amdsmi_pm_policy_find(&pol, des);
+                if (idx < 0) {
+                        row(p, i, bdf, name,
+                            pol.current >= 0 ? json_object_new_string(pol.levels[pol.current].name)
+                                             : NULL,
+                            json_object_new_string(des), "invalid", "no such policy");
+                        worse(p, -ERANGE);
+                        continue;
+                }
+                row(p, i, bdf, name,
+                    pol.current >= 0 ? json_object_new_string(pol.levels[pol.current].name) : NULL,
+                    json_object_new_string(des), idx == pol.current ? "none" : "apply", "%s", "");
+        }
+}
+
 typedef void (*plan_key_fn)(struct profile_plan *p, size_t i, struct amdsmi_gpu *gpu,
                             const struct config_gpu *want, const struct profile_plan_env *env);
 
 /* The keys, in the order of their rows (the partition modes together: memory, then compute). */
-static const plan_key_fn plan_keys[] = { plan_partition, plan_power, plan_enforce, plan_sriov };
+static const plan_key_fn plan_keys[] = { plan_partition, plan_power, plan_enforce, plan_sriov,
+                                          plan_perf };
 
 const char *profile_sync_state_to_string(enum profile_sync_state s) {
         static const char *const names[_PROFILE_SYNC_MAX] = {

@@ -136,6 +136,10 @@ SIM_ONLY = [re.compile(p) for p in (
     # the SR-IOV files of MI350X/MI355X PFs (gim supports their VFs; the simulator gives them
     # the capability with placeholder VF IDs, the generator models them without)
     r"devices/pci[^/]+(/[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])+/sriov_[a-z_]+",
+    # SMU 13.0.6's soft clock limits and PM policies (health-and-control.md §5.2, §5.4), which
+    # the generator does not model
+    r"devices/pci[^/]+(/[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])+/"
+    r"(pp_od_clk_voltage|pm_policy(/(soc_pstate|xgmi_plpd))?)",
     # amdgpu's RAS files and debugfs (health-and-control.md §1, §2), which the generator does
     # not model
     r"devices/pci[^/]+(/[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])+/ras(/[a-z_0-9]+)?",
