@@ -204,12 +204,6 @@ class Performance(unittest.TestCase):
             self.assertEqual(rows["sclk_max_mhz"], (1800, 1800, "none"))
             self.assertEqual(rows["perf_level"], ("manual", "manual", "none"))
             self.assertEqual(rows["soc_pstate"], ("soc_pstate_0", "soc_pstate_0", "none"))
-            d.cli("set", "-g", 0, "-L", "sclk", "max", "1500")
-            d.cli("apply", "--check", status=1)
-            # export prints the keys
-            p = d.cli("export")
-            self.assertIn("sclk_max_mhz = 1500", p.stdout)
-            self.assertIn("soc_pstate = soc_pstate_0", p.stdout)
             # a reload with a changed key applies it
             d.write_config(conf.replace("1800", "1600") + "[gpu %s]\nperf_level = determinism\n"
                            "perf_determinism_sclk_mhz = 1900\n" % GPU1)
@@ -218,6 +212,19 @@ class Performance(unittest.TestCase):
             wait_until("determinism on GPU 1",
                        lambda: text(d, GPU1, LEVEL) == "perf_determinism\n")
             self.assertIn("1: 1900Mhz", text(d, GPU1, OD))
+            # an operator's setting wins over the file until reset; apply --check says so
+            d.cli("set", "-g", 0, "-L", "sclk", "max", "1500")
+            d.cli("apply", "--check", status=1)
+            # export prints the keys
+            p = d.cli("export")
+            self.assertIn("sclk_max_mhz = 1500", p.stdout)
+            self.assertIn("soc_pstate = soc_pstate_0", p.stdout)
+            # a key removed from the file leaves the GPU as it is (as for partition modes)
+            d.write_config(conf.replace("1800", "1700"))
+            d.call(ROOT, "org.amdsmi1.Manager", "Reload")
+            d.cli("apply", "--dry-run", "-g", "1")  # after the reload's jobs (serialised)
+            self.assertEqual(text(d, GPU1, LEVEL), "perf_determinism\n")
+            self.assertIn("1: 1500Mhz", text(d, GPU0, OD))
 
     def test_config_refused(self):
         with Daemon(config="[gpu]\nperf_level = high\n") as d:
