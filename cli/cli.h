@@ -45,6 +45,7 @@ enum {
         METRIC_GROUP_XGMI = 1u << 6,        /* -x */
         METRIC_GROUP_THROTTLE = 1u << 7,    /* -T */
         METRIC_GROUP_ECC = 1u << 8,         /* -e: the RAS totals (not in the default output) */
+        METRIC_GROUP_PERF_LEVEL = 1u << 9,  /* -l: the performance level */
 };
 
 /* Checks a --fields list (comma-separated dotted keys of metric's GPU objects) and adds it to

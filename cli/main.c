@@ -97,6 +97,7 @@ enum {
         ARG_XGMI_PLPD,
         ARG_RESET_DETERMINISM,
         ARG_RESET_CLOCKS,
+        ARG_METRIC_PERF_LEVEL,
 };
 
 /* The exit statuses (exit-codes.h) of the kinds of verbs, for struct verb.exits. */
@@ -145,7 +146,7 @@ const struct verb cli_verbs[] = {
                 .options = OPT_WATCH | OPT_THROTTLE | OPT_FIELDS | OPT_PROMETHEUS,
                 .help = "power, temperatures, clocks, activity, counters",
                 .synopsis = "[-g SEL]... [--json|--csv] [-w SECONDS [-n COUNT]] metric "
-                            "[--throttle] [-p] [-t] [-c] [-u] [-m] [-P] [-x] [-T] [-e] "
+                            "[--throttle] [-p] [-t] [-c] [-u] [-m] [-P] [-x] [-T] [-e] [-l] "
                             "[--fields KEY,...] [--prometheus]",
                 .description = "Telemetry: power draw and caps, temperatures, clocks, activity,\n"
                                "PCIe and XGMI counters, from hwmon and gpu_metrics. The group\n"
@@ -781,6 +782,9 @@ const struct cli_option cli_options[] = {
           "leave determinism (the level back to auto)", CLI_VALUE_NONE },
         { "clocks", 'c', no_argument, ARG_RESET_CLOCKS, OPT_PERF_RESET, false, NULL,
           "the default clock limits and the level auto", CLI_VALUE_NONE },
+        /* metric -l: after set's -l, the row other verbs read (it takes a value) */
+        { "perf-level", 'l', no_argument, ARG_METRIC_PERF_LEVEL, OPT_FIELDS, false, NULL,
+          "the performance level", CLI_VALUE_NONE },
         { "help", 'h', no_argument, 'h', 0, false, NULL, "show this help", CLI_VALUE_NONE },
         { "version", 0, no_argument, ARG_VERSION, 0, true, NULL, "show the version",
           CLI_VALUE_NONE },
@@ -1118,6 +1122,9 @@ static int parse_argv(struct cli *c, int argc, char **argv, const struct verb **
                         break;
                 case 'e':
                         c->metric.groups |= METRIC_GROUP_ECC;
+                        break;
+                case ARG_METRIC_PERF_LEVEL:
+                        c->metric.groups |= METRIC_GROUP_PERF_LEVEL;
                         break;
                 case 'T':
                         c->metric.groups |= METRIC_GROUP_THROTTLE;

@@ -55,6 +55,7 @@ static const struct column_def metric_tail_columns[] = {
         { "mem_clock_mhz", "MEM (MHz)", "clocks.mem_clock_mhz", 0 },
         { "gpu_busy_pct", "GPU BUSY (%)", "usage.gpu_busy_pct", 0 },
         { "mem_busy_pct", "MEM BUSY (%)", "usage.mem_busy_pct", 0 },
+        { "perf_level", "PERF LEVEL", "perf_level", 0 },
         { "throttle", "THROTTLE", "throttle_text", 0 },
         { "vram_used_bytes", "VRAM USED (MiB)", "memory.vram_used_bytes", COLUMN_MIB },
         { "vram_total_bytes", NULL, "memory.vram_total_bytes", 0 },
@@ -147,12 +148,13 @@ static const struct {
         { METRIC_GROUP_THROTTLE, "gpu_metrics.throttle" },
         { METRIC_GROUP_THROTTLE, "limiters" },
         { METRIC_GROUP_ECC, "ecc" },
+        { METRIC_GROUP_PERF_LEVEL, "perf_level" },
 };
 
 /* The top-level keys of metric's GPU objects: a --fields key must start with one. */
 static const char *const metric_keys[] = {
         "gpu", "bdf", "state", "product", "power", "voltages", "temperatures", "temperature_limits",
-        "clocks", "usage", "memory", "gpu_metrics", "limiters",
+        "clocks", "usage", "memory", "gpu_metrics", "limiters", "perf_level",
 };
 
 int metric_add_fields(struct metric_options *m, const char *list, const char **ret_bad) {

@@ -9,6 +9,7 @@
 
 #include "decode.h"
 #include "documents.h"
+#include "perf-ops.h"
 
 /* Library units → output units, as powers of ten. */
 #define MICRO 6 /* µW → W, µJ → J, Hz → MHz */
@@ -600,6 +601,8 @@ json_object *metric_gpu(const struct doc_query *q, size_t index, struct amdsmi_g
         json_object *lim;
 
         metric_hwmon(q, idx, gpu, o);
+        /* the DPM performance level (control/perf-ops.h); null where the GPU has none */
+        json_set(o, "perf_level", perf_level_json(gpu));
         json_set(o, "memory", metric_memory(q, idx, gpu));
         if (!q->samples)
                 local = malloc(sizeof(*local));

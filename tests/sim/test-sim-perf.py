@@ -265,6 +265,10 @@ class Cli(SchemaCase):
             self.cli(m, "set", "-g", 0, "-l", "perf_determinism", "--direct", status=2,
                      has=["-d/--perf-determinism"])
             self.assertEqual(self.files(m), before)
+            # metric -l: the level (amd-smi's metric --perf-level)
+            d = self.doc(m, "metric", "-g", "0,1", "--perf-level")
+            self.assertEqual([g["perf_level"] for g in d["gpus"]], ["manual", "auto"])
+            self.assertRegex(self.cli(m, "metric", "-g", 0, "-l").stdout, r"PERF LEVEL\n.*manual")
             self.cli(m, "set", "-g", "all", "-l", "auto", "--direct")
             for i in range(8):
                 self.assertEqual(m.value("bus/pci/devices/%s/%s" % (
