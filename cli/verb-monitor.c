@@ -35,6 +35,7 @@ static const struct column_def monitor_columns[] = {
         { "vram_used_bytes", "VRAM USED (MiB)", "vram_used_bytes", COLUMN_MIB },
         { "vram_total_bytes", "VRAM TOTAL (MiB)", "vram_total_bytes", COLUMN_MIB },
         { "throttle", "THROTTLE", "throttle", 0 },
+        { "perf_level", NULL, "perf_level", 0 }, /* JSON and CSV: the table stays compact */
 };
 
 /* Copies @path of @g (json_path_get()) into @row as @key; a missing value is null. */
@@ -98,6 +99,7 @@ static json_object *monitor_row(json_object *g, json_object *part) {
         json_object_object_get_ex(g, "limiters", &limiters);
         limiters_text(limiters, text, sizeof(text));
         json_object_object_add(row, "throttle", json_object_new_string(text));
+        take(row, "perf_level", g, "perf_level");
         /* the RAS totals, when the GPU has them (metric_ecc_gpu()'s "ecc", null without RAS) */
         if (json_object_object_get_ex(g, "ecc", &ecc) && ecc) {
                 take(row, "ecc_uncorrectable_total", g, "ecc.uncorrectable_total");

@@ -390,7 +390,9 @@ static void test_metrics_exporter(void **state) {
                      NAME ":3: key \"textfile\" given twice in [metrics] (first on line 2)");
         expect_error("[gpu]\nidentity = no\n", -EINVAL,
                      NAME ":2: unknown key \"identity\" in [gpu] (compute_mode, memory_mode, "
-                          "power_cap, num_vfs, enforce)");
+                          "power_cap, num_vfs, enforce, perf_level, "
+                  "perf_determinism_sclk_mhz, sclk_min_mhz, sclk_max_mhz, mclk_max_mhz, "
+                  "soc_pstate, xgmi_plpd)");
 }
 
 /* [power] enforce and its per-GPU override: the default, the merge both ways, the errors. */
@@ -627,13 +629,19 @@ static void test_errors(void **state) {
                   "compute = CPX\n",
                   -EINVAL,
                   ":7: unknown key \"compute\" in [gpu 0000:05:00.0] (compute_mode, memory_mode, "
-                  "power_cap, num_vfs, enforce)" },
+                  "power_cap, num_vfs, enforce, perf_level, "
+                  "perf_determinism_sclk_mhz, sclk_min_mhz, sclk_max_mhz, mclk_max_mhz, "
+                  "soc_pstate, xgmi_plpd)" },
                 { "[gpu]\nCompute_Mode = CPX\n", -EINVAL,
                   ":2: unknown key \"Compute_Mode\" in [gpu] (compute_mode, memory_mode, "
-                  "power_cap, num_vfs, enforce)" },
+                  "power_cap, num_vfs, enforce, perf_level, "
+                  "perf_determinism_sclk_mhz, sclk_min_mhz, sclk_max_mhz, mclk_max_mhz, "
+                  "soc_pstate, xgmi_plpd)" },
                 { "[gpu]\npoll_interval_ms = 1000\n", -EINVAL,
                   ":2: unknown key \"poll_interval_ms\" in [gpu] (compute_mode, memory_mode, "
-                  "power_cap, num_vfs, enforce)" },
+                  "power_cap, num_vfs, enforce, perf_level, "
+                  "perf_determinism_sclk_mhz, sclk_min_mhz, sclk_max_mhz, mclk_max_mhz, "
+                  "soc_pstate, xgmi_plpd)" },
                 { "[daemon]\ncompute_mode = CPX\n", -EINVAL,
                   ":2: unknown key \"compute_mode\" in [daemon] (poll_interval_ms, "
                   "history_max_kib, profile)" },
@@ -1189,7 +1197,9 @@ static void test_profile_names(void **state) {
         /* the keys of [gpu], no others */
         expect_error("[profile x]\npoll_interval_ms = 100\n", -EINVAL,
                      NAME ":2: unknown key \"poll_interval_ms\" in [profile x] (compute_mode, "
-                     "memory_mode, power_cap, num_vfs, enforce)");
+                     "memory_mode, power_cap, num_vfs, enforce, perf_level, "
+                  "perf_determinism_sclk_mhz, sclk_min_mhz, sclk_max_mhz, mclk_max_mhz, "
+                  "soc_pstate, xgmi_plpd)");
         expect_error("[profile x gpu 05:00.0]\ncompute_mode = XPX\n", -EINVAL,
                      NAME ":2: bad compute_mode \"XPX\" (SPX, DPX, TPX, QPX, CPX)");
         expect_error("[profilex]\n", -EINVAL,
@@ -1370,6 +1380,40 @@ static void test_selector_load(void **state) {
         rm_rf(dir);
 }
 
+/* The performance keys: parsed, merged (a profile over [gpu]), formatted, and refused with
+ * their line. */
+static void test_performance(void **state) {
+        _cleanup_(config_freep) struct config *c = parse_ok(
+                "[daemon]\nprofile = p\n[gpu]\nperf_level = manual\nsclk_max_mhz = 1800\n"
+                "soc_pstate = soc_pstate_0\n[profile p gpu 0000:05:00.0]\n"
+                "perf_level = determinism\nperf_determinism_sclk_mhz = 1900\nxgmi_plpd = 2\n");
+        _cleanup_free_ char *text = NULL;
+        struct config_gpu d;
+
+        assert_true(config_desired(c, "0000:05:00.0", &d));
+        assert_int_equal(d.perf_level, AMDSMI_PERF_LEVEL_PERF_DETERMINISM);
+        assert_int_equal(d.perf_determinism_sclk_mhz, 1900);
+        assert_int_equal(d.sclk_max_mhz, 1800);
+        assert_string_equal(d.soc_pstate, "soc_pstate_0");
+        assert_string_equal(d.xgmi_plpd, "2");
+        text = config_gpu_format(&d);
+        assert_non_null(text);
+        assert_non_null(strstr(text, "perf_level = determinism\nperf_determinism_sclk_mhz = 1900\n"
+                                     "sclk_max_mhz = 1800\nsoc_pstate = soc_pstate_0\n"
+                                     "xgmi_plpd = 2\n"));
+        assert_true(config_desired(c, "0000:26:00.0", &d));
+        assert_int_equal(d.perf_level, AMDSMI_PERF_LEVEL_MANUAL);
+        assert_int_equal(d.perf_determinism_sclk_mhz, 0);
+
+        expect_error("[gpu]\nperf_level = high\n", -EINVAL,
+                     NAME ":2: bad perf_level \"high\" (auto, manual, determinism)");
+        expect_error("[gpu]\n\nsclk_max_mhz = 0\n", -ERANGE,
+                     NAME ":3: sclk_max_mhz 0 out of range (1..100000)");
+        expect_error("[gpu]\nsoc_pstate = a/b\n", -EINVAL,
+                     NAME ":2: bad soc_pstate \"a/b\" (a policy's id or name as pm_policy/"
+                          "soc_pstate lists it, e.g. 0 or soc_pstate_default)");
+}
+
 static void test_gpu_format(void **state) {
         _cleanup_(config_freep) struct config *c = NULL;
         _cleanup_free_ char *common_text = NULL, *own_text = NULL, *text = NULL;
@@ -1441,6 +1485,7 @@ int main(void) {
                 cmocka_unit_test(test_selector_parse),
                 cmocka_unit_test(test_selector_load),
                 cmocka_unit_test(test_gpu_format),
+                cmocka_unit_test(test_performance),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
