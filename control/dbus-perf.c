@@ -289,8 +289,6 @@ static int method_set_level(sd_bus_message *m, void *userdata, sd_bus_error *err
                 return bus_error_errno(error, -EINVAL,
                                        "perf_determinism needs the gfx clock ceiling: "
                                        "SetDeterminism(sclk_mhz, flags)");
-        if (ch.level == AMDSMI_PERF_LEVEL_AUTO)
-                ch.kind = PERF_CHANGE_LEVEL;
         return submit_change(m, g, "SetPerformanceLevel", &ch, flags, error);
 }
 
@@ -495,6 +493,14 @@ static void perf_apply_desired(struct dgpu *g, const struct config_gpu *want,
         perf_desired_merge(&all, &op);
         if (perf_desired_empty(&all))
                 return;
+        if (g->driver && strcmp(g->driver, "gim") == 0) {
+                /* gim hosts have no pm files (amdgpu is not loaded) */
+                log_gpu(LOG_NOTICE, g->bdf,
+                        "a performance state is desired but GPU %u is under gim, which has no "
+                        "performance controls in sysfs",
+                        g->index);
+                return;
+        }
         pj = calloc(1, sizeof(*pj));
         if (!pj)
                 return;
