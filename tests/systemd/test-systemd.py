@@ -70,6 +70,7 @@ OWN_INTERFACES = [
     "org.amdsmi1.Power",
     "org.amdsmi1.Sriov",
     "org.amdsmi1.Health",
+    "org.amdsmi1.Performance",
 ]
 STD_INTERFACES = [
     "org.freedesktop.DBus.Properties",
