@@ -338,6 +338,16 @@ static void job_finish(struct job *j) {
                         if (o && pj->purpose == PJOB_DESIRED)
                                 o->partition_memory_queued = false;
                 }
+        if (!dry_run && j->r >= 0 && pj->kind == PJOB_RELOAD)
+                /* the driver probed the GPUs again (the SMU's defaults: performance level,
+                 * clock limits, policies): the desired state is applied again, as for a GPU
+                 * that comes back after a reset */
+                for (char **b = j->bdfs; b && *b; b++) {
+                        struct dgpu *o = manager_find_gpu(d, *b);
+
+                        if (o)
+                                o->desired_pending = true;
+                }
         if (!dry_run && j->r >= 0 && pj->kind == PJOB_RELOAD && d->config)
                 /* the driver picked the compute modes: the desired ones are applied again */
                 for (char **b = j->bdfs; b && *b; b++) {

@@ -176,6 +176,18 @@ class Performance(unittest.TestCase):
                 rec = json.load(f)["gpus"][GPU1]["performance"]
             self.assertEqual((rec["level"], rec["sclk_max_mhz"]), ("auto", 0))
 
+    def test_reapplied_after_driver_reload(self):
+        with Daemon() as d:
+            d.cli("set", "-g", 1, "-L", "sclk", "max", "1500")
+            d.cli("set", "-g", 1, "-x", "plpd_optimized")
+            # the reload probes the hive's GPUs again: the SMU's defaults, then the operator's
+            d.cli("reset", "-g", 1, "--reload-driver")
+            wait_until("GPU 1 back in manual with its limit",
+                       lambda: os.path.exists(d.mount.path("bus/pci/devices/%s/%s" % (GPU1, OD)))
+                       and "1: 1500Mhz" in text(d, GPU1, OD), timeout=60)
+            self.assertIn("2 : plpd_optimized*", text(d, GPU1, "pm_policy/xgmi_plpd"))
+            self.assertEqual(text(d, GPU0, LEVEL), "auto\n")
+
     def test_restart_applies_kept_settings(self):
         with Daemon() as d:
             d.cli("set", "-g", 0, "-d", "1700")
