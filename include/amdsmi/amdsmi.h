@@ -20,6 +20,7 @@
 #include <amdsmi/amdsmi-partition.h>
 #include <amdsmi/amdsmi-power.h>
 #include <amdsmi/amdsmi-process.h>
+#include <amdsmi/amdsmi-reset.h>
 #include <amdsmi/amdsmi-sriov.h>
 #include <amdsmi/amdsmi-telemetry.h>
 #include <amdsmi/amdsmi-topology.h>
