@@ -2,7 +2,8 @@
 /*
  * amdsmi set / amdsmi reset: the generic change verbs. Each feature slice handles its own
  * options (partition: -C / -M and --reload-driver, in partition/cli-partition.c; power: -o and
- * --power-cap, in power/cli-power.c); one invocation changes one kind of setting.
+ * --power-cap, in power/cli-power.c; the GPU reset: -G, in control/cli-reset.c); one
+ * invocation changes one kind of setting.
  */
 #include "config.h"
 
@@ -27,12 +28,16 @@ int verb_set(struct cli *c) {
 }
 
 int verb_reset(struct cli *c) {
-        if (c->partition.reload_driver && c->power.cap)
+        if ((c->partition.reload_driver + c->power.cap + c->gpu_reset.gpureset) > 1)
                 return cli_fail(c, -EINVAL,
-                                "one kind of reset per command: --reload-driver or --power-cap");
+                                "one kind of reset per command: -G, --reload-driver or "
+                                "--power-cap");
+        if (c->gpu_reset.gpureset)
+                return reset_cli_gpu_reset(c);
         if (c->partition.reload_driver)
                 return partition_cli_reset(c);
         if (c->power.cap)
                 return power_cli_reset_cap(c);
-        return cli_fail(c, -EINVAL, "nothing to reset: give --reload-driver or --power-cap");
+        return cli_fail(c, -EINVAL,
+                        "nothing to reset: give -G/--gpureset, --reload-driver or --power-cap");
 }
