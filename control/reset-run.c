@@ -520,8 +520,11 @@ static int run_locked(void *userdata) {
         t_end = now_ms();
         set_stage(stages, "reapply", t_end - t_reapply);
         set_stage(stages, "total", t_end - x->t0);
-        json_set(e, "overhead_ms",
-                 json_object_new_uint64(t_end - x->t0 - lr.reset_ms - lr.wait_ms));
+        {
+                int64_t overhead = (int64_t) (t_end - x->t0) - lr.reset_ms - lr.wait_ms;
+
+                json_set(e, "overhead_ms", json_object_new_int64(overhead < 0 ? 0 : overhead));
+        }
         if (reapply_error < 0)
                 return report_fail(rep, reapply_error,
                                    "GPU %s: the reset succeeded, but the desired state could "
@@ -566,6 +569,16 @@ int reset_gpu_run(struct report *rep, struct amdsmi_ctx *ctx, size_t index, stru
         }
         json_set(e, "gpus_reset", list);
         json_set(e, "reset_masks", masks_json(gpu));
+        /* what the stages fill in: null or empty until they run */
+        json_set(e, "preflight", NULL);
+        json_set(e, "before", json_object_new_array());
+        json_set(e, "after", NULL);
+        json_set(e, "differences", json_object_new_array());
+        json_set(e, "reapplied", json_object_new_array());
+        json_set(e, "reset_res", NULL);
+        json_set(e, "hung", json_object_new_boolean(false));
+        json_set(e, "state", NULL);
+        json_set(e, "recovery", NULL);
         json_set(e, "result", NULL);
         if (r < 0) {
                 r = report_fail(rep, r,

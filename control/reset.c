@@ -4,18 +4,20 @@
  * the reset with a deadline (spec health-and-control.md §4; include/amdsmi/amdsmi-reset.h).
  *
  * The read that resets blocks in the kernel until the recovery is done (amdgpu's
- * gpu_recover_get() waits for the reset work). It runs in a detached thread that owns only
- * the fd and a small shared record, never the context: a read that has not returned at the
- * deadline is left to finish in the background, and the caller is told at once.
+ * gpu_recover_get() waits for the reset work), uninterruptibly. It runs in a detached process
+ * that owns only the fd and a pipe: a read that has not returned at the deadline is left to
+ * finish in the background, and the caller is told at once and can exit.
  */
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
-#include <pthread.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -174,115 +176,111 @@ _public_ int amdsmi_gpu_read_reset_masks(struct amdsmi_gpu *gpu, struct amdsmi_r
 /* ---------------------------------------------------------------------------------------- */
 /* The read that resets */
 
-/* Shared by the caller and the reading thread; the last one to let go frees it. */
-struct reset_read {
-        pthread_mutex_t lock;
-        pthread_cond_t cond;
-        unsigned refs;
-        int fd;
-        bool done;
-        int error; /* the read's errno, negative */
+/* The reader: a grandchild of the caller (a double fork, so that nobody has to reap it), which
+ * keeps only the trigger's fd and the pipe's write end: a read that blocks past the deadline
+ * holds neither the caller nor its output (a process cannot exit while one of its threads is
+ * in an uninterruptible read). It writes the read's errno (int) and then the text. Only
+ * async-signal-safe calls after fork. */
+__attribute__((noreturn)) static void reader(int fd, int out) {
         char buf[128];
-};
-
-static void reset_read_unref(struct reset_read *rr) {
-        bool last;
-
-        pthread_mutex_lock(&rr->lock);
-        last = --rr->refs == 0;
-        pthread_mutex_unlock(&rr->lock);
-        if (!last)
-                return;
-        if (rr->fd >= 0)
-                close(rr->fd);
-        pthread_mutex_destroy(&rr->lock);
-        pthread_cond_destroy(&rr->cond);
-        free(rr);
-}
-
-static void *reset_read_thread(void *arg) {
-        struct reset_read *rr = arg;
-        char buf[sizeof(rr->buf)];
         size_t len = 0;
         int err = 0;
 
+        /* the trigger on 0, the pipe on 1, nothing else (the caller's output above all) */
+        if (out == 0 && (out = dup(out)) < 0)
+                _exit(1);
+        if (fd == 1 && (fd = dup(fd)) < 0)
+                _exit(1);
+        if ((fd != 0 && dup2(fd, 0) < 0) || (out != 1 && dup2(out, 1) < 0))
+                _exit(1);
+        fd = 0;
+        out = 1;
+        if (close_range(2, ~0U, 0) < 0)
+                for (int i = 2; i < 1024; i++)
+                        (void) close(i);
         for (;;) {
-                ssize_t n = read(rr->fd, buf + len, sizeof(buf) - 1 - len);
+                ssize_t n = read(fd, buf + len, sizeof(buf) - len);
 
                 if (n < 0 && errno == EINTR)
                         continue;
                 if (n < 0) {
-                        err = -errno;
+                        err = errno;
                         break;
                 }
-                if (n == 0)
-                        break;
-                len += (size_t) n;
-                if (len >= sizeof(buf) - 1)
+                if (n == 0 || (len += (size_t) n) >= sizeof(buf))
                         break;
         }
-        buf[len] = '\0';
-        pthread_mutex_lock(&rr->lock);
-        memcpy(rr->buf, buf, len + 1);
-        rr->error = err;
-        rr->done = true;
-        pthread_cond_broadcast(&rr->cond);
-        pthread_mutex_unlock(&rr->lock);
-        reset_read_unref(rr);
-        return NULL;
+        (void) !write(out, &err, sizeof(err));
+        if (len > 0)
+                (void) !write(out, buf, len);
+        _exit(0);
 }
 
-/* Reads @path in a thread, waiting until @deadline (CLOCK_MONOTONIC ms). @return 0 with the
- * text in @buf, the read's negative errno, or -ETIMEDOUT (the read goes on, detached). */
+/* Reads @path in a detached process, waiting until @deadline (CLOCK_MONOTONIC ms). @return 0
+ * with the text in @buf, the read's negative errno, or -ETIMEDOUT (the read goes on). */
 static int read_with_deadline(struct amdsmi_ctx *ctx, const char *path, uint64_t deadline,
                               char *buf, size_t size) {
-        struct reset_read *rr;
-        pthread_condattr_t ca;
-        pthread_attr_t attr;
-        pthread_t t;
-        int fd, r;
+        _cleanup_close_ int fd = -1, rd = -1;
+        int p[2], status, err = 0, r;
+        size_t len = 0;
+        pid_t child;
 
         fd = sysfs_open_read(ctx, path);
         if (fd < 0)
                 return fd;
-        rr = calloc(1, sizeof(*rr));
-        if (!rr) {
-                close(fd);
-                return -ENOMEM;
+        if (pipe2(p, O_CLOEXEC) < 0)
+                return -errno;
+        rd = p[0];
+        child = fork();
+        if (child < 0) {
+                r = -errno;
+                close(p[1]);
+                return r;
         }
-        rr->fd = fd;
-        rr->refs = 2;
-        pthread_mutex_init(&rr->lock, NULL);
-        pthread_condattr_init(&ca);
-        pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-        pthread_cond_init(&rr->cond, &ca);
-        pthread_condattr_destroy(&ca);
-        pthread_attr_init(&attr);
-        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-        r = pthread_create(&t, &attr, reset_read_thread, rr);
-        pthread_attr_destroy(&attr);
-        if (r != 0) {
-                rr->refs = 1;
-                reset_read_unref(rr);
-                return -r;
+        if (child == 0) {
+                pid_t grandchild = fork();
+
+                if (grandchild == 0)
+                        reader(fd, p[1]);
+                _exit(grandchild < 0 ? 1 : 0);
         }
+        close(p[1]);
+        while (waitpid(child, &status, 0) < 0 && errno == EINTR)
+                ;
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+                return -EAGAIN; /* could not fork the reader */
 
-        pthread_mutex_lock(&rr->lock);
-        while (!rr->done) {
-                struct timespec ts = { .tv_sec = (time_t) (deadline / 1000),
-                                       .tv_nsec = (long) (deadline % 1000) * 1000000 };
+        for (;;) {
+                struct pollfd pfd = { .fd = rd, .events = POLLIN };
+                uint64_t now = now_ms();
+                ssize_t n;
 
-                if (pthread_cond_timedwait(&rr->cond, &rr->lock, &ts) == ETIMEDOUT && !rr->done)
+                if (now >= deadline)
+                        return -ETIMEDOUT;
+                r = poll(&pfd, 1, deadline - now > INT32_MAX ? INT32_MAX : (int) (deadline - now));
+                if (r < 0 && errno == EINTR)
+                        continue;
+                if (r < 0)
+                        return -errno;
+                if (r == 0)
+                        continue;
+                n = read(rd, buf + len, size - 1 - len);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return -errno;
+                if (n == 0)
+                        break;
+                len += (size_t) n;
+                if (len >= size - 1)
                         break;
         }
-        if (rr->done) {
-                r = rr->error;
-                snprintf(buf, size, "%s", rr->buf);
-        } else
-                r = -ETIMEDOUT;
-        pthread_mutex_unlock(&rr->lock);
-        reset_read_unref(rr);
-        return r;
+        buf[len] = '\0';
+        if (len < sizeof(err))
+                return -EPIPE; /* the reader died before it could say */
+        memcpy(&err, buf, sizeof(err));
+        memmove(buf, buf + sizeof(err), len - sizeof(err) + 1);
+        return -err;
 }
 
 /* The file whose read resets @gpu, relative to the sysfs root. */

@@ -9,7 +9,8 @@
  * "dev(<BDF>) reset completed\n", or fails the read with the reset's errno (UNVERIFIED).
  *
  * The recovery takes the whole XGMI hive (amdgpu_device_gpu_recover() builds its device list
- * from the hive's), the GPU alone without one. For each GPU of it, in BDF order: KFD's
+ * from the hive's), the GPU alone without one; gim's reset_gpu the adapter alone (what it does
+ * to the rest of a hive: UNVERIFIED). For each GPU of it, in BDF order: KFD's
  * GPU_PRE_RESET event (the reset's seqno, cause "user trigger"), the GPU in reset (pm, hwmon
  * and RAS count files busy as with `ctl reset BDF begin`), the KFD processes' queues on it
  * evicted; then kernel.reset_ms ms (or an injected hang); then the effects, each configurable
@@ -42,8 +43,8 @@ static size_t hive_of(struct sim_gpu *g, struct sim_gpu **out) {
         struct sim_machine *m = g->m;
         size_t n = 0;
 
-        if (!g->hive_id) {
-                out[0] = g;
+        if (!g->hive_id || g->func->driver == SIM_DRV_GIM) {
+                out[0] = g; /* gim's reset_gpu: the adapter (UNVERIFIED for a hive) */
                 return 1;
         }
         for (size_t i = 0; i < m->n_gpus && n < SIM_MAX_GPUS; i++) {
