@@ -543,8 +543,8 @@ const struct verb cli_verbs[] = {
                 .options =
                         OPT_RELOAD_DRIVER | OPT_POWER_CAP | OPT_DRY_RUN | OPT_FORCE | OPT_TIMEOUT |
                         OPT_GPU_RESET,
-                .help = "-G: reset a GPU (its hive); --reload-driver: reload amdgpu on a GPU's "
-                        "hive; --power-cap: clear the host cap",
+                .help = "-G: reset GPUs; --reload-driver: reload amdgpu on a GPU's hive; "
+                        "--power-cap: clear the host cap",
                 .synopsis = "-g SEL... [--json|--csv] reset -G [--dry-run] [--force] "
                             "[--timeout SECONDS]\n"
                             "-g SEL... [--json|--csv] reset --reload-driver [--dry-run] "
@@ -567,7 +567,10 @@ const struct verb cli_verbs[] = {
                 .option_help = OPTION_HELP(
                         "power-cap", "remove the host's power cap (as power clear\n"
                         "--host; no value)",
-                        "force", "although amdsmid runs (with --direct)"),
+                        "force", "-G: although processes use the GPUs through\n"
+                        "KFD; although amdsmid runs (with --direct)",
+                        "timeout", "-G, --reload-driver: how long to wait for the\n"
+                        "reset and the GPUs (default 60 s; 120 s)"),
         },
         {
                 .name = "apply",
