@@ -221,27 +221,47 @@ static void add_vf_in_use(json_object *out, const char *vf, const char *pf, cons
         json_object_array_add(out, o);
 }
 
+/* The VFs of the PF @pf in the context's enumeration. */
+static int ctx_vf_count(struct amdsmi_ctx *ctx, const char *pf) {
+        size_t n = amdsmi_ctx_get_gpu_count(ctx);
+        int count = 0;
+
+        for (size_t i = 0; i < n; i++) {
+                const char *p = amdsmi_gpu_get_physfn_bdf(amdsmi_ctx_get_gpu(ctx, i));
+
+                count += p && strcmp(p, pf) == 0;
+        }
+        return count;
+}
+
 /* VFs of the hive's GPUs in use by VMs: a process holds the VF's vfio group, or a VM
- * reservation of the state file names it; each GPU's VF count into @vf_count (-1: none or
- * unknown). @return how many. */
-static unsigned vfs_in_use(struct amdsmi_gpu **hive, size_t n, json_object *out, int *vf_count) {
+ * reservation of the state file names it; each GPU's VF count into @vf_count (-1: a VF).
+ * @return how many. */
+static unsigned vfs_in_use(struct amdsmi_ctx *ctx, struct amdsmi_gpu **hive, size_t n,
+                           json_object *out, int *vf_count) {
         struct vm_reservation *vms = NULL;
         char warning[256];
         unsigned count = 0;
-        int n_vms;
+        int n_vms = -1;
 
-        n_vms = vm_state_read(&vms, warning, sizeof(warning));
-        if (n_vms < 0)
-                n_vms = 0;
         for (size_t i = 0; i < n; i++) {
                 struct amdsmi_sriov_info sv = { .size = sizeof(sv) };
                 const char *pf = amdsmi_gpu_get_bdf(hive[i]);
 
                 vf_count[i] = -1;
-                if (amdsmi_gpu_is_vf(hive[i]) > 0 || amdsmi_gpu_read_sriov(hive[i], &sv) < 0)
+                if (amdsmi_gpu_is_vf(hive[i]) > 0)
                         continue;
-                if (sv.capable)
-                        vf_count[i] = (int) sv.num_vfs;
+                /* the enumeration's VFs of the PF: only a PF with VFs is read in full (its
+                 * VFs' drivers and VFIO users) */
+                vf_count[i] = ctx_vf_count(ctx, pf);
+                if (vf_count[i] == 0 || amdsmi_gpu_read_sriov(hive[i], &sv) < 0)
+                        continue;
+                vf_count[i] = (int) sv.num_vfs;
+                if (n_vms < 0) {
+                        n_vms = vm_state_read(&vms, warning, sizeof(warning));
+                        if (n_vms < 0)
+                                n_vms = 0;
+                }
                 for (unsigned v = 0; v < sv.n_vfs; v++) {
                         const struct amdsmi_vf_info *vf = &sv.vfs[v];
                         const char *vm = NULL;
@@ -391,7 +411,7 @@ static int run_locked(void *userdata) {
         json_set(e, "stages_ms", stages);
         /* preflight */
         n_kfd = kfd_processes(x->ctx, x->hive, x->n, kfd);
-        n_vfs = vfs_in_use(x->hive, x->n, vfs, vf_count);
+        n_vfs = vfs_in_use(x->ctx, x->hive, x->n, vfs, vf_count);
         json_set(pre, "kfd_processes", kfd);
         json_set(pre, "vfs_in_use", vfs);
         json_set(pre, "forced", json_object_new_boolean(x->o->force));
@@ -477,7 +497,10 @@ static int run_locked(void *userdata) {
                 json_object *after = json_object_new_array(), *diff;
 
                 for (size_t i = 0; i < x->n; i++) {
-                        snapshot(x->hive[i], &snap_after[i], VF_COUNT_READ);
+                        /* a PF without VFs before has none after: a reset makes none */
+                        snapshot(x->hive[i], &snap_after[i],
+                                 snap_before[i].vf_count > 0 ? VF_COUNT_READ
+                                                             : snap_before[i].vf_count);
                         json_object_array_add(after, snapshot_json(&snap_after[i]));
                 }
                 json_set(e, "after", after);
