@@ -380,6 +380,24 @@ class Cli(SchemaCase):
             self.assertFalse(any(s["answers"] for s in g["state"]))   # in reset
             m.ctl("reset-release", GPU0)
 
+    def test_kfd_nodes_come_back(self):
+        with CtlMount("--machine", "mi300x-8") as m:
+            m.ctl("reset-config", "kfd_down_ms", 400)
+            d = self.doc(m, "reset", "-g", "0", "-G")
+            g = d["gpus"][0]
+            # the wait lasted until every GPU's KFD node was back, with a new generation
+            self.assertGreaterEqual(g["stages_ms"]["wait"], 300)
+            self.assertEqual(g["kernel_generation_after"], g["kernel_generation_before"] + 16)
+            self.assertEqual([s["kfd_nodes_present"] for s in g["state"]], [1] * 8)
+            # nodes that do not come back within --timeout: the report says which
+            m.ctl("reset-config", "kfd_down_ms", 5000)
+            d = self.doc(m, "reset", "-g", "0", "-G", "--timeout", "1", status=EXIT_BUSY)
+            g = d["gpus"][0]
+            self.assertEqual(d["result"]["errno"], "ETIMEDOUT")
+            self.assertFalse(g["hung"])
+            self.assertTrue(all(s["answers"] and s["kfd_nodes_present"] == 0 for s in g["state"]))
+            self.assertIn("not every KFD node is back", g["recovery"])
+
     def test_no_hive(self):
         d = tmpdir(self, "amdsmi-reset-machine.")
 
