@@ -100,6 +100,11 @@ struct health_options {
                                   CLI_EVENT_HEALTH / CLI_EVENT_CPER, 0: all */
 };
 
+/* reset -G / --gpureset (control/cli-reset.c) */
+struct gpu_reset_cli_options {
+        bool gpureset;
+};
+
 /* events --kind health / cper: amdsmid's own kinds (Health.Event), not the KFD's */
 #define CLI_EVENT_HEALTH (UINT64_C(1) << 62)
 #define CLI_EVENT_CPER (UINT64_C(1) << 63)
@@ -136,6 +141,7 @@ struct cli {
         struct health_options health;
         struct apply_options apply;
         struct perf_options perf;
+        struct gpu_reset_cli_options gpu_reset;
 
         /* health: the exit status of the verdicts (monitoring plugins' 0..3), used when
          * plugin_exits; any failure then exits 3 (UNKNOWN), a usage error too */
@@ -224,6 +230,8 @@ int verb_partition_set(struct cli *c);
  * selected GPUs and print its document. @return 0 or a negative errno (already reported). */
 int partition_cli_set(struct cli *c);
 int partition_cli_reset(struct cli *c);
+/* control/cli-reset.c: reset -G, the GPU reset of the selected GPUs (each GPU's hive once). */
+int reset_cli_gpu_reset(struct cli *c);
 
 /*
  * The run's report (core/report.h) as amdsmi(1) shows it: a fatal error is "amdsmi: <message>"

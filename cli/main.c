@@ -58,6 +58,7 @@ enum {
         OPT_PROMETHEUS = 1u << 30, /* --prometheus (metric) */
         OPT_PERF_SET = 1u << 27,   /* set -l, -d, -L, -p, -x (control/cli-perf.c) */
         OPT_PERF_RESET = 1u << 28, /* reset -d/--perf-determinism, -c/--clocks */
+        OPT_GPU_RESET = 1u << 31,  /* -G / --gpureset (reset) */
 };
 
 /* What getopt_long() returns for options without a short name. */
@@ -551,23 +552,35 @@ const struct verb cli_verbs[] = {
                 .name = "reset",
                 .fn = verb_reset,
                 .options = OPT_RELOAD_DRIVER | OPT_POWER_CAP | OPT_DRY_RUN | OPT_FORCE |
-                           OPT_TIMEOUT | OPT_PERF_RESET,
-                .help = "--reload-driver: reload amdgpu on a GPU's hive; --power-cap: clear the "
-                        "host cap",
-                .synopsis = "-g SEL... [--json|--csv] reset --reload-driver [--dry-run] "
+                           OPT_TIMEOUT | OPT_PERF_RESET | OPT_GPU_RESET,
+                .help = "-G: reset GPUs; --reload-driver: reload amdgpu on a GPU's hive; "
+                        "--power-cap: clear the host cap; -d, -c: performance",
+                .synopsis = "-g SEL... [--json|--csv] reset -G [--dry-run] [--force] "
+                            "[--timeout SECONDS]\n"
+                            "-g SEL... [--json|--csv] reset --reload-driver [--dry-run] "
                             "[--timeout SECONDS]\n"
                             "-g SEL... [--json|--csv] reset --power-cap [--dry-run]",
                 .description =
+                        "-G/--gpureset resets the selected GPUs through the kernel (amdgpu's\n"
+                        "debugfs recovery, gim's reset_gpu on a host; the whole XGMI hive),\n"
+                        "after a preflight that refuses KFD users (unless --force), VFs in\n"
+                        "use by VMs and changes in flight; it waits for the GPUs, compares\n"
+                        "modes, caps and VFs with before, and re-applies the desired state.\n"
                         "--reload-driver reloads amdgpu on the XGMI hive of the selected\n"
                         "GPUs, which applies a pending memory mode; --power-cap removes the\n"
                         "host's power cap source (as 'power clear --host').",
-                .examples = "amdsmi reset -g 0 --reload-driver --dry-run\n"
+                .examples = "amdsmi reset -g 0 -G --dry-run\n"
+                            "amdsmi reset -g 0 --gpureset --timeout 120\n"
+                            "amdsmi reset -g 0 --reload-driver --dry-run\n"
                             "amdsmi reset -g all --power-cap",
                 .exits = EXITS_CHANGE | CLI_EXIT(8) | CLI_EXIT(10),
                 .option_help = OPTION_HELP(
                         "power-cap", "remove the host's power cap (as power clear\n"
                         "--host; no value)",
-                        "force", "although amdsmid runs (with --direct)"),
+                        "force", "-G: although processes use the GPUs through\n"
+                        "KFD; although amdsmid runs (with --direct)",
+                        "timeout", "-G, --reload-driver: how long to wait for the\n"
+                        "reset and the GPUs (default 60 s; 120 s)"),
         },
         {
                 .name = "apply",
@@ -733,6 +746,8 @@ const struct cli_option cli_options[] = {
           "set: the host's power cap (W); reset: clear it", CLI_VALUE_FREE },
         { "reload-driver", 0, no_argument, ARG_RELOAD_DRIVER, OPT_RELOAD_DRIVER, false, NULL,
           "reload amdgpu on the GPU's XGMI hive", CLI_VALUE_NONE },
+        { "gpureset", 'G', no_argument, 'G', OPT_GPU_RESET, false, NULL,
+          "reset the GPU through the kernel (its whole XGMI hive)", CLI_VALUE_NONE },
         { "host", 0, optional_argument, ARG_HOST, OPT_HOST, false, "[VALUE]",
           "set: the host's cap (600W, 600000mW, 0.6kW; a bare\n"
           "number is watts); clear: remove it",
@@ -1179,6 +1194,9 @@ static int parse_argv(struct cli *c, int argc, char **argv, const struct verb **
                         break;
                 case ARG_RELOAD_DRIVER:
                         c->partition.reload_driver = true;
+                        break;
+                case 'G':
+                        c->gpu_reset.gpureset = true;
                         break;
                 case ARG_HOST:
                         c->power.host = true;

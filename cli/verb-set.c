@@ -2,7 +2,8 @@
 /*
  * amdsmi set / amdsmi reset: the generic change verbs. Each feature slice handles its own
  * options (partition: -C / -M and --reload-driver, in partition/cli-partition.c; power: -o and
- * --power-cap, in power/cli-power.c); one invocation changes one kind of setting.
+ * --power-cap, in power/cli-power.c; the GPU reset: -G, in control/cli-reset.c); one
+ * invocation changes one kind of setting.
  */
 #include "config.h"
 
@@ -34,20 +35,22 @@ int verb_set(struct cli *c) {
 }
 
 int verb_reset(struct cli *c) {
-        if (c->perf.n_given && (c->partition.reload_driver || c->power.cap || c->perf.n_given > 1))
+        unsigned kinds = (unsigned) c->partition.reload_driver + (unsigned) c->power.cap +
+                         (unsigned) c->gpu_reset.gpureset + c->perf.n_given;
+
+        if (kinds > 1)
                 return cli_fail(c, -EINVAL,
-                                "one kind of reset per command: --reload-driver, --power-cap, "
-                                "-d/--perf-determinism or -c/--clocks");
+                                "one kind of reset per command: -G/--gpureset, --reload-driver, "
+                                "--power-cap, -d/--perf-determinism or -c/--clocks");
+        if (c->gpu_reset.gpureset)
+                return reset_cli_gpu_reset(c);
         if (c->perf.n_given)
                 return perf_cli_reset(c);
-        if (c->partition.reload_driver && c->power.cap)
-                return cli_fail(c, -EINVAL,
-                                "one kind of reset per command: --reload-driver or --power-cap");
         if (c->partition.reload_driver)
                 return partition_cli_reset(c);
         if (c->power.cap)
                 return power_cli_reset_cap(c);
         return cli_fail(c, -EINVAL,
-                        "nothing to reset: give --reload-driver, --power-cap, "
+                        "nothing to reset: give -G/--gpureset, --reload-driver, --power-cap, "
                         "-d/--perf-determinism or -c/--clocks");
 }

@@ -395,6 +395,8 @@ void health_events_resume(struct daemon *d);
 unsigned health_events_subscribers(struct daemon *d);
 void health_events_done(struct daemon *d);
 extern const sd_bus_vtable gpu_vtable[], manager_vtable[];
+/* control/dbus-reset.c: Gpu.Reset and Gpu.ResetWithTimeout (on the Gpu interface) */
+extern const sd_bus_vtable reset_gpu_vtable[];
 /* daemon/document.c: Manager.GetDocument() */
 extern const sd_bus_vtable document_manager_vtable[];
 /* The document of the read verb @v for the selection @sel, as GetDocument answers @m (polkit

@@ -899,6 +899,10 @@ int manager_register(struct daemon *d, sd_bus *bus) {
                                        gpu_vtable, gpu_find, d);
         if (r < 0)
                 return r;
+        r = sd_bus_add_fallback_vtable(bus, NULL, AMDSMI_BUS_GPU_PREFIX, AMDSMI_BUS_IFACE_GPU,
+                                       reset_gpu_vtable, gpu_find, d);
+        if (r < 0)
+                return r;
         for (size_t i = 0; i < ELEMENTSOF(slices); i++) {
                 r = sd_bus_add_fallback_vtable(bus, NULL, AMDSMI_BUS_GPU_PREFIX,
                                                slices[i]->interface, slices[i]->vtable, gpu_find,

@@ -638,6 +638,14 @@ int sysfs_write_string(struct amdsmi_ctx *ctx, const char *path, const char *val
         return 0;
 }
 
+int sysfs_open_read(struct amdsmi_ctx *ctx, const char *path) {
+        int fd = open_at_root(ctx, path, O_RDONLY);
+
+        if (fd < 0 && fd != -ENOENT)
+                log_debug(ctx, "open %s/%s: %s", ctx->sysfs_root, relative(path), strerror(-fd));
+        return fd;
+}
+
 int devfs_open(struct amdsmi_ctx *ctx, const char *path, int flags) {
         _cleanup_free_ char *full = NULL;
         int fd;

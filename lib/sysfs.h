@@ -70,6 +70,10 @@ int sysfs_list_dir_at(struct amdsmi_ctx *ctx, int dfd, const char *path, const c
 int sysfs_exists(struct amdsmi_ctx *ctx, const char *path);
 /* 1 if the file has any write permission bit, 0 if not, or a negative errno. */
 int sysfs_is_writable(struct amdsmi_ctx *ctx, const char *path);
+/* Opens a file for reading whose read may block for long (a debugfs trigger such as
+ * amdgpu_gpu_recover): the caller reads the fd, from any thread, and closes it. Returns the
+ * fd (O_RDONLY | O_CLOEXEC) or a negative errno. */
+int sysfs_open_read(struct amdsmi_ctx *ctx, const char *path);
 /* Writes a string with one write(2); a short write is -EIO. */
 int sysfs_write_string(struct amdsmi_ctx *ctx, const char *path, const char *value);
 

@@ -788,6 +788,31 @@ void sim_kfd_users_forget_gpu(struct sim_gpu *g) {
         }
 }
 
+/* A GPU reset: KFD evicts the processes' queues on the GPU (health-and-control.md §4.4: they
+ * lose them); the processes stay, with their memory. */
+void sim_kfd_users_drop_queues(struct sim_gpu *g) {
+        struct sim_machine *m = g->m;
+        struct sim_control *ctl = m->control;
+        uint64_t bit = 1ULL << g->index;
+
+        for (size_t i = 0; ctl && i < ctl->n_procs; i++) {
+                struct kfd_proc *p = &ctl->procs[i];
+                bool changed = false;
+
+                if (!(p->gpus & bit))
+                        continue;
+                for (size_t k = 0; k < p->n_uses; k++)
+                        if (p->uses[k].gpu == (int) g->index && p->uses[k].queues) {
+                                p->uses[k].queues = 0;
+                                changed = true;
+                        }
+                if (changed) {
+                        proc_unbuild(m, p);
+                        proc_build(m, p);
+                }
+        }
+}
+
 static bool gpu_has_kfd_nodes(const struct sim_gpu *g) {
         for (size_t i = 0; i < g->m->n_kfd; i++)
                 if (g->m->kfd[i].gpu == g)
@@ -1296,6 +1321,7 @@ static json_object *dump_gpu(struct sim_machine *m, struct sim_gpu *g) {
                                json_object_new_boolean(g->switch_error_always));
         json_object_object_add(o, "kfd_lost", json_object_new_boolean(g->kfd_lost));
         json_object_object_add(o, "in_reset", json_object_new_boolean(g->in_reset));
+        json_object_object_add(o, "reset", sim_reset_dump(g));
         nodes = json_object_new_array();
         for (size_t i = 0; i < m->n_kfd; i++)
                 if (m->kfd[i].gpu == g)

@@ -689,6 +689,75 @@ static int cmd_reset(struct request *r, char **a, int n) {
         return e < 0 ? gpu_error(r, e, bdf) : 0;
 }
 
+/* reset-fail BDF ERRNO|none [read] [wedged] [once|always] */
+static int cmd_reset_fail(struct request *r, char **a, int n) {
+        bool once = true, read = false, wedged = false;
+        char bdf[16];
+        int err = 0, e;
+
+        if ((e = parse_bdf(r, a[0], bdf, sizeof(bdf))) < 0)
+                return e;
+        if (!streq(a[1], "none") && sim_errno_parse(a[1], &err) < 0)
+                return fail(r, -EINVAL,
+                            "\"%s\" is not an errno (ETIMEDOUT, EIO, ... or 1..511) or none", a[1]);
+        for (int i = 2; i < n; i++) {
+                if (streq(a[i], "read"))
+                        read = true;
+                else if (streq(a[i], "wedged"))
+                        wedged = true;
+                else if (!parse_once(a[i], &once))
+                        return fail(r, -EINVAL, "\"%s\": expected read, wedged, once or always",
+                                    a[i]);
+        }
+        e = sim_reset_set_fail(r->m, bdf, err, read, wedged, !once);
+        return e < 0 ? gpu_error(r, e, bdf) : 0;
+}
+
+/* reset-hang BDF MS|forever|none */
+static int cmd_reset_hang(struct request *r, char **a, int n) {
+        char bdf[16];
+        uint64_t ms = 0;
+        int e;
+
+        if ((e = parse_bdf(r, a[0], bdf, sizeof(bdf))) < 0)
+                return e;
+        if (!streq(a[1], "forever") && !streq(a[1], "none") &&
+            (e = parse_u64(r, "MS", a[1], 600000, &ms)) < 0)
+                return e;
+        e = sim_reset_set_hang(r->m, bdf, streq(a[1], "forever") ? -1 : (int) ms);
+        return e < 0 ? gpu_error(r, e, bdf) : 0;
+}
+
+static int cmd_reset_release(struct request *r, char **a, int n) {
+        char bdf[16];
+        int e;
+
+        if ((e = parse_bdf(r, a[0], bdf, sizeof(bdf))) < 0)
+                return e;
+        e = sim_reset_release(r->m, bdf);
+        if (e == -ESRCH)
+                return fail(r, e, "%s: no reset of it is running", bdf);
+        return e < 0 ? gpu_error(r, e, bdf) : 0;
+}
+
+/* reset-config KEY VALUE */
+static int cmd_reset_config(struct request *r, char **a, int n) {
+        uint64_t v;
+        int e;
+
+        if ((e = parse_u64(r, a[0], a[1], 600000, &v)) < 0)
+                return e;
+        e = sim_reset_config(r->m, a[0], v);
+        if (e == -EINVAL)
+                return fail(r, e,
+                            "unknown key \"%s\" (time_ms, kfd_down_ms, keeps_cap, keeps_perf)",
+                            a[0]);
+        if (e == -ERANGE)
+                return fail(r, e, "%s: %s is out of range (ms: 0..600000, keeps_*: 0 or 1)", a[0],
+                            a[1]);
+        return e;
+}
+
 static int cmd_unplug(struct request *r, char **a, int n) {
         char bdf[16];
         int e;
@@ -891,6 +960,12 @@ static const struct command {
           cmd_limit },
         { "counter", NULL, "BDF accumulation VALUE", 3, 3, cmd_counter },
         { "reset", NULL, "BDF begin|end", 2, 2, cmd_reset },
+        { "reset-fail", NULL, "BDF ERRNO|none [read] [wedged] [once|always]", 2, 5,
+          cmd_reset_fail },
+        { "reset-hang", NULL, "BDF MS|forever|none", 2, 2, cmd_reset_hang },
+        { "reset-release", NULL, "BDF", 1, 1, cmd_reset_release },
+        { "reset-config", NULL, "time_ms|kfd_down_ms|keeps_cap|keeps_perf VALUE", 2, 2,
+          cmd_reset_config },
         { "xgmi-error", NULL, "BDF 0|1|2", 2, 2, cmd_xgmi_error },
         { "pm-defaults", NULL, "BDF", 1, 1, cmd_pm_defaults },
         { "clocks-unavailable", NULL, "BDF on|off", 2, 2, cmd_clocks_unavailable },

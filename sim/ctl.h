@@ -86,6 +86,23 @@
  *           writes (gpu_metrics, power1_cap, ...), "Query currently inaccessible" in the RAS
  *           count files, until end. KFD SMI events GPU_PRE_RESET at begin (the reset's
  *           seqno counted, cause "user trigger") and GPU_POST_RESET at end (no cause).
+ *   reset-fail BDF ERRNO|none [read] [wedged] [once|always]
+ *           The next (default once) or every GPU reset of the GPU (a read of its debugfs
+ *           amdgpu_gpu_recover, or of gim's reset_gpu) fails: reset_res is -ERRNO (the read
+ *           answers "-110" for ETIMEDOUT), or with read the read itself fails with ERRNO and
+ *           nothing is reset; wedged: the GPUs of the reset stay in reset (busy pm files, no
+ *           GPU_POST_RESET) until `reset BDF end`. A failed reset has none of the effects.
+ *   reset-hang BDF MS|forever|none
+ *           The next GPU reset of the GPU blocks MS (1..600000) ms instead of the machine's
+ *           kernel.reset_ms, or until reset-release.
+ *   reset-release BDF                 ends a reset hanging forever. ESRCH: none is running
+ *   reset-config time_ms|kfd_down_ms|keeps_cap|keeps_perf VALUE
+ *           The effects of a GPU reset on this machine (kernel.reset_ms, reset_kfd_down_ms,
+ *           reset_keeps_cap, reset_keeps_perf of its description): how long one takes (ms),
+ *           how long the KFD nodes are gone after it (0: they persist), whether the power
+ *           caps and the performance level keep their values (1) or go to their defaults (0).
+ *           The dump's "reset" of each GPU: count (resets it went through, its own or its
+ *           hive's), running, fail, fail_read, fail_wedged, fail_always, hang_ms.
  *   ras-inject BDF BLOCK ue|ce|de [N]
  *           N (default 1, up to 2^32-1) more errors of the type in the block's count file
  *           (ras/aca_<block> or <block>_err_count); a deferred error is also a poison

@@ -13,7 +13,10 @@
  *                 "vf_power_limit" (a one-VF guest's power1_cap is writable),
  *                 "ras_aca" (aca_<block> files and the CPER ring; else <block>_err_count),
  *                 "ras_blocks": ["umc", ...] or null (the product's), "cper_ring_bytes"
- *                 (a power of two), "bad_page_threshold" (0: no bad-page table) },
+ *                 (a power of two), "bad_page_threshold" (0: no bad-page table),
+ *                 "reset_ms" (how long a GPU reset takes, 0..600000), "reset_keeps_cap",
+ *                 "reset_keeps_perf" (else a reset takes them to their defaults),
+ *                 "reset_kfd_down_ms" (KFD nodes gone that long after a reset; 0: kept) },
  *     "cpu": { "sockets", "cores_per_socket", "threads_per_core", "memory_bytes_per_socket",
  *              "max_clock_mhz" },
  *     "bmc_vga": bool,
@@ -203,6 +206,10 @@ static const struct field fields_kernel[] = {
         FLD("ras_blocks", F_RAS_BLOCKS, struct sim_kernel, ras_blocks),
         RNG("cper_ring_bytes", F_U32, struct sim_kernel, cper_ring_bytes, 4096, 64 << 20),
         FLD("bad_page_threshold", F_U32, struct sim_kernel, bad_page_threshold),
+        RNG("reset_ms", F_U32, struct sim_kernel, reset_ms, 0, 600000),
+        FLD("reset_keeps_cap", F_BOOL, struct sim_kernel, reset_keeps_cap),
+        FLD("reset_keeps_perf", F_BOOL, struct sim_kernel, reset_keeps_perf),
+        RNG("reset_kfd_down_ms", F_U32, struct sim_kernel, reset_kfd_down_ms, 0, 600000),
         END,
 };
 

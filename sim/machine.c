@@ -302,7 +302,8 @@ void sim_machine_desc_init(struct sim_machine_desc *md) {
                             .dkms = true,
                             .ras_aca = true,
                             .cper_ring_bytes = 0x100000, /* CPER_MAX_RING_SIZE */
-                            .bad_page_threshold = 128 },
+                            .bad_page_threshold = 128,
+                            .reset_ms = 50 },
                 .cpu = { .sockets = 2,
                          .cores_per_socket = 64,
                          .threads_per_core = 2,

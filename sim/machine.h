@@ -168,6 +168,12 @@ struct sim_kernel {
         uint32_t ras_blocks;
         uint32_t cper_ring_bytes;
         uint32_t bad_page_threshold;
+        /* GPU reset (rule-reset.c): how long a recovery takes; whether the power caps and the
+         * performance level keep their values across it (else: the defaults, auto); how long
+         * the KFD nodes of the GPUs reset are gone after it (0: they persist) */
+        uint32_t reset_ms;
+        bool reset_keeps_cap, reset_keeps_perf;
+        uint32_t reset_kfd_down_ms;
 };
 
 /* RAS (health-and-control.md §1, §2; ras.c). Blocks in the kernel's ras_block_string order. */
@@ -400,6 +406,17 @@ struct sim_gpu {
          * (xgmi_hive_info/) is in this device's directory */
         uint64_t xgmi_join;
         bool hive_kobj;
+        /* GPU reset (rule-reset.c, out-of-band controls): resets this GPU went through (its
+         * own or its hive's); the next reset's failure (reset_res = -errno, or the read fails
+         * with it; wedged: the GPU stays in reset) and hang (ms, -1: until reset-release) */
+        struct {
+                unsigned count;
+                int fail;
+                bool fail_read, fail_wedged, fail_always;
+                int hang_ms;
+                bool running, released;
+                uint64_t kfd_back_token;
+        } reset;
         /* nodes the driver created (removed at unbind) */
         struct sim_node **owned;
         size_t n_owned, cap_owned;
@@ -516,6 +533,15 @@ int sim_perf_ctl_defaults(struct sim_machine *m, const char *bdf);
 int sim_perf_ctl_unavailable(struct sim_machine *m, const char *bdf, bool on);
 int sim_inject_switch_error(struct sim_machine *m, const char *bdf, int err, bool always);
 int sim_set_switch_time(struct sim_machine *m, const char *bdf, unsigned ms);
+/* GPU reset (rule-reset.c): the next reset of the GPU fails (@err a positive errno: reset_res
+ * -@err, or with @read the read of amdgpu_gpu_recover fails with it; @wedged: the GPU stays in
+ * reset; @always: every reset; 0 clears); hangs @ms (-1: until sim_reset_release()); the
+ * effects of a reset on the machine (kernel.reset_*). */
+int sim_reset_set_fail(struct sim_machine *m, const char *bdf, int err, bool read, bool wedged,
+                       bool always);
+int sim_reset_set_hang(struct sim_machine *m, const char *bdf, int ms);
+int sim_reset_release(struct sim_machine *m, const char *bdf);
+int sim_reset_config(struct sim_machine *m, const char *key, uint64_t value);
 
 /*
  * Links (health-and-control.md §3). The XGMI error status xgmi_error shows (0 none, 1 one, 2
@@ -590,6 +616,8 @@ bool sim_kfd_users_prune(struct sim_machine *m);
 unsigned sim_kfd_users_of(struct sim_gpu *g);
 /* The lock held (topology.c): the GPU's KFD nodes go, and with them its users. */
 void sim_kfd_users_forget_gpu(struct sim_gpu *g);
+/* A GPU reset: the processes' queues on the GPU go (rule-reset.c). */
+void sim_kfd_users_drop_queues(struct sim_gpu *g);
 
 /* Hot-unplug (the function and all of it leave the tree; -EBUSY: a PF with VFs enabled,
  * -EOPNOTSUPP: a VF) and re-plug (back as at load; -EEXIST: plugged in). */

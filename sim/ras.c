@@ -524,6 +524,7 @@ static void build_debugfs(struct sim_gpu *g) {
         d = sim_gpu_own(g, sim_mkdir(root, path));
         snprintf(link, sizeof(link), "kernel/debug/dri/%d", g->card[0]);
         sim_gpu_own(g, sim_link(fs, link, path));
+        sim_reset_build_debugfs(g, d);
         if (has_cper(g))
                 sim_attr(d, "amdgpu_ring_cper", 0444, &ring_ops, g, 0);
         if (has_bad_pages(g))

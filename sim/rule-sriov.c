@@ -405,8 +405,17 @@ static int gim_show(struct sim_node *n, const struct sim_caller *c, char *buf) {
         switch (sim_node_arg(n)) {
         case GIM_SELF_SWITCH:
                 return sim_emit(buf, "%d\n", g->self_switch);
-        case GIM_RESET_GPU:
+        case GIM_RESET_GPU: {
+                /* gim's recovery of the adapter (rule-reset.c); a failed one fails the read */
+                int err;
+                long long res = sim_reset_run(g, &err);
+
+                if (err)
+                        return -err;
+                if (res < 0)
+                        return (int) res;
                 return sim_emit(buf, "dev(%s) reset completed\n", f->bdf);
+        }
         case GIM_VBFLASH_STATUS:
                 return sim_emit(buf, "0x0\n");
         case GIM_PROFILE:

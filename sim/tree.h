@@ -87,6 +87,17 @@ void sim_memory_on_remove(struct sim_gpu *g);
 /* At amdgpu probe: a sent request takes effect, and the compute mode is picked again. */
 void sim_memory_on_probe(struct sim_gpu *g);
 
+/* rule-reset.c: the debugfs amdgpu_gpu_recover of a GPU's dri/ directory; a reset of the
+ * GPU's XGMI hive (the GPU alone without one), run by a read of that file or of gim's
+ * reset_gpu: returns the reset's result (0, or -errno as reset_res), or in *@read_err the
+ * errno the read fails with; waits with the lock released. The performance state a reset
+ * takes back to its defaults (the performance level to auto): extend it with new fields. */
+void sim_reset_build_debugfs(struct sim_gpu *g, struct sim_node *dir);
+long long sim_reset_run(struct sim_gpu *g, int *read_err);
+void sim_reset_perf_defaults(struct sim_gpu *g);
+struct json_object;
+struct json_object *sim_reset_dump(const struct sim_gpu *g);
+
 /* rule-power.c: hwmon of amdgpu. */
 enum sim_hwmon_attr {
         SIM_HW_NAME,

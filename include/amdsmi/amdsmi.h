@@ -21,6 +21,7 @@
 #include <amdsmi/amdsmi-perf.h>
 #include <amdsmi/amdsmi-power.h>
 #include <amdsmi/amdsmi-process.h>
+#include <amdsmi/amdsmi-reset.h>
 #include <amdsmi/amdsmi-sriov.h>
 #include <amdsmi/amdsmi-telemetry.h>
 #include <amdsmi/amdsmi-topology.h>

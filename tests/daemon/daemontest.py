@@ -51,7 +51,8 @@ ACTIONS = ["org.amdsmi1.partition.configure", "org.amdsmi1.power.configure",
            "org.amdsmi1.power.set-platform-limit", "org.amdsmi1.sriov.configure",
            "org.amdsmi1.vm.provision", "org.amdsmi1.driver.reload",
            "org.amdsmi1.health.read-privileged", "org.amdsmi1.process.list",
-           "org.amdsmi1.performance.configure"]
+           "org.amdsmi1.performance.configure",
+           "org.amdsmi1.gpu.reset"]
 
 BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
  "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">

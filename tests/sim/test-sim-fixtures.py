@@ -140,10 +140,11 @@ SIM_ONLY = [re.compile(p) for p in (
     # the generator does not model
     r"devices/pci[^/]+(/[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])+/"
     r"(pp_od_clk_voltage|pm_policy(/(soc_pstate|xgmi_plpd))?)",
-    # amdgpu's RAS files and debugfs (health-and-control.md §1, §2), which the generator does
-    # not model
+    # amdgpu's RAS files and debugfs (health-and-control.md §1, §2, §4.1: the CPER ring, the
+    # bad-page threshold, the GPU recovery), which the generator does not model
     r"devices/pci[^/]+(/[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])+/ras(/[a-z_0-9]+)?",
-    r"kernel/debug(/dri(/[^/]+(/amdgpu_ring_cper|/ras(/bad_page_cnt_threshold)?)?)?)?",
+    r"kernel/debug(/dri(/[^/]+(/amdgpu_ring_cper|/amdgpu_gpu_recover"
+    r"|/ras(/bad_page_cnt_threshold)?)?)?)?",
     # amdgpu's XGMI files of a device in a hive (health-and-control.md §3.1) and the hive's
     # kobject, which the generator does not model
     r"devices/pci[^/]+(/[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])+/"

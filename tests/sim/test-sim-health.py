@@ -203,7 +203,8 @@ class Files(unittest.TestCase):
             card = min(int(c[4:]) for c in os.listdir(m.path(m.gpu(GPU0, "drm")))
                        if c.startswith("card"))
             self.assertEqual(os.readlink(m.path("kernel/debug/dri/%d" % card)), GPU0)
-            self.assertEqual(sorted(os.listdir(m.path(m.dbg()))), ["amdgpu_ring_cper", "ras"])
+            self.assertEqual(sorted(os.listdir(m.path(m.dbg()))),
+                             ["amdgpu_gpu_recover", "amdgpu_ring_cper", "ras"])
             self.assertEqual(m.read(m.dbg(name="ras/bad_page_cnt_threshold")), b"128\n")
             self.assertEqual(os.stat(m.path(m.dbg(name="amdgpu_ring_cper"))).st_size,
                              0x100000 + 12)

@@ -56,6 +56,8 @@ ACTIONS = {
     "org.amdsmi1.vm.provision": "auth_admin_keep",
     "org.amdsmi1.driver.reload": "auth_admin",
     "org.amdsmi1.performance.configure": "auth_admin_keep",
+    # a GPU reset ends the work on a whole hive, as a reload does
+    "org.amdsmi1.gpu.reset": "auth_admin",
     # reads, not changes: a remote or inactive administrator may read them too
     "org.amdsmi1.health.read-privileged": ("auth_admin", "auth_admin", "auth_admin"),
     # other users' processes: an active local session sees them, as with ps
