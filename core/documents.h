@@ -52,6 +52,9 @@ struct doc_query {
         const struct amdsmi_process_list *processes;
         bool processes_own_only;
         uint32_t processes_uid;
+        /* doctor: whether amdsmid runs: 1 (it builds this document, or org.amdsmi1 has an
+         * owner), 0 (no owner), -1 (unknown: no system bus) */
+        int doctor_daemon;
 };
 
 typedef json_object *(*doc_gpu_fn)(const struct doc_query *q, size_t index,

@@ -469,6 +469,8 @@ extern const sd_bus_vtable fleet_manager_vtable[];
 extern const sd_bus_vtable process_manager_vtable[];
 /* topology/dbus-topology.c: Manager.GetTopology() */
 extern const sd_bus_vtable topology_manager_vtable[];
+/* doctor/dbus-doctor.c: Manager.Doctor() */
+extern const sd_bus_vtable doctor_manager_vtable[];
 int fleet_daemon_apply_document(struct daemon *d, struct gpu_set *set, json_object *doc);
 void fleet_daemon_sync_update(struct daemon *d);
 void fleet_daemon_reloaded(struct daemon *d);

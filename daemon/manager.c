@@ -872,6 +872,7 @@ int manager_register(struct daemon *d, sd_bus *bus) {
         static const sd_bus_vtable *const vtables[] = {
                 manager_vtable,       document_manager_vtable, health_events_manager_vtable,
                 fleet_manager_vtable, process_manager_vtable,  topology_manager_vtable,
+                doctor_manager_vtable,
         };
         int r;
 
