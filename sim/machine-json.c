@@ -197,6 +197,18 @@ static const struct field fields_kernel[] = {
         END,
 };
 
+static const struct field fields_host[] = {
+        FLD("cmdline", F_STR, struct sim_host, cmdline),
+        FLD("iommu", F_BOOL, struct sim_host, iommu),
+        FLD("interrupt_remapping", F_BOOL, struct sim_host, interrupt_remapping),
+        FLD("vfio_pci", F_BOOL, struct sim_host, vfio_pci),
+        FLD("render_members", F_STR, struct sim_host, render_members),
+        FLD("video_members", F_STR, struct sim_host, video_members),
+        FLD("kfd_mode", F_STR, struct sim_host, kfd_mode),
+        FLD("kfd_group", F_STR, struct sim_host, kfd_group),
+        END,
+};
+
 static const struct field fields_cpu[] = {
         RNG("sockets", F_UINT, struct sim_cpu, sockets, 1, 8),
         RNG("cores_per_socket", F_UINT, struct sim_cpu, cores_per_socket, 1, 256),
@@ -252,6 +264,8 @@ static const struct field fields_gpu[] = {
         OBJ("link", fields_gpu_link),
         OBJ("sensors", fields_gpu_sensors),
         FLD("ras", F_RAS, struct sim_gpu_desc, ras),
+        FLD("firmware", F_FW, struct sim_gpu_desc, fw),
+        FLD("iommu_group_with", F_STR_NULL, struct sim_gpu_desc, iommu_group_with),
         END,
 };
 
@@ -940,7 +954,8 @@ static json_object *dump_value(const struct field *f, const void *base) {
 
                 a = json_object_new_object();
                 for (size_t i = 0; a && i < _SIM_FW_MAX; i++)
-                        json_object_object_add(a, sim_fw_names[i], hex_string(fw[i], 8));
+                        if (fw[i] != UINT32_MAX) /* a GPU's: the product's */
+                                json_object_object_add(a, sim_fw_names[i], hex_string(fw[i], 8));
                 return a;
         }
         case F_WATTS_NULL:
@@ -1145,6 +1160,8 @@ int sim_machine_load_json(const char *text, const char *origin, struct sim_machi
                         r = parse_fields(&c, key, val, fields_kernel, &md.kernel);
                 else if (streq(key, "cpu"))
                         r = parse_fields(&c, key, val, fields_cpu, &md.cpu);
+                else if (streq(key, "host"))
+                        r = parse_fields(&c, key, val, fields_host, &md.host);
                 else if (streq(key, "bmc_vga")) {
                         if (!json_object_is_type(val, json_type_boolean))
                                 r = fail(&c, key, "expected true or false, got %s", type_name(val));
@@ -1253,6 +1270,7 @@ int sim_machine_dump(const struct sim_machine *m, char **ret_json) {
         json_object_object_add(root, "kernel", kernel);
         cpu = dump_fields(fields_cpu, &m->cpu);
         json_object_object_add(root, "cpu", cpu);
+        json_object_object_add(root, "host", dump_fields(fields_host, &m->host));
         json_object_object_add(root, "bmc_vga", json_object_new_boolean(m->bmc_vga));
         products = json_object_new_object();
         json_object_object_add(root, "products", products);

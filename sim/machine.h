@@ -331,6 +331,10 @@ struct sim_gpu {
         struct sim_func *func;
         unsigned index; /* among the GPUs, in probe (BDF) order */
         const struct sim_product *prod;
+        uint32_t fw[_SIM_FW_MAX]; /* the firmware it runs: the product's, or the machine's
+                                     per-GPU override ("firmware") */
+        char *iommu_group_with;   /* the PCI address whose IOMMU group it shares (no ACS); NULL:
+                                     its own */
         enum sim_role role;
         unsigned nps_supported;
         unsigned nps_current, nps_requested; /* requested 0: none */
@@ -398,6 +402,20 @@ struct sim_kfd_entry {
         uint16_t gpu_id;
 };
 
+/* The host around the GPUs (host.c): what `amdsmi doctor` reads besides the GPUs. The files
+ * outside /sys (/proc/cmdline, /proc/modules, /proc/interrupts, /etc/group) are given to
+ * `amdsmi-sim run`'s command by bind mounts in its private mount namespace. */
+struct sim_host {
+        char *cmdline;            /* /proc/cmdline without its newline */
+        bool iommu;               /* IOMMU units (class/iommu/ivhdN) and IOMMU groups */
+        bool interrupt_remapping; /* /proc/interrupts: IR-PCI-MSI chips, else PCI-MSI */
+        bool vfio_pci;            /* vfio-pci loaded (bus/pci/drivers/vfio-pci, module) */
+        char *render_members;     /* /etc/group's render members, comma-separated ("" none) */
+        char *video_members;      /* the same for video */
+        char *kfd_mode;           /* /dev/kfd's mode in octal ("0660") */
+        char *kfd_group;          /* /dev/kfd's group: "render", "video" or "root" */
+};
+
 struct sim_machine {
         char *name, *description;
         struct sim_kernel kernel;
@@ -405,6 +423,7 @@ struct sim_machine {
         bool bmc_vga;
         bool gim_host; /* host-pf GPUs: gim is loaded, amdgpu is not (blacklisted) */
         bool vm;       /* guest GPUs: a VM (no CPU functions, no thermal zone, no IOMMU) */
+        struct sim_host host;
 
         struct sim_product **products;
         size_t n_products;
