@@ -315,7 +315,7 @@ void sim_machine_desc_init(struct sim_machine_desc *md) {
 
 /* ---- the host (host.c) ----------------------------------------------------------------- */
 
-#define HOST_CMDLINE_DEFAULT                                                                     \
+#define HOST_CMDLINE_DEFAULT \
         "BOOT_IMAGE=/boot/vmlinuz-6.8.0-amdsmi-sim root=/dev/nvme0n1p2 ro amd_iommu=on iommu=pt"
 
 static void host_done(struct sim_host *h) {
@@ -368,8 +368,8 @@ static int host_check(struct sim_machine *m, const char *origin) {
         errno = 0;
         mode = strtoul(h->kfd_mode, &end, 8);
         if (!*h->kfd_mode || *end || errno || mode > 07777)
-                return desc_fail(origin, "host.kfd_mode", "\"%s\" is not an octal mode like \"0660\"",
-                                 h->kfd_mode);
+                return desc_fail(origin, "host.kfd_mode",
+                                 "\"%s\" is not an octal mode like \"0660\"", h->kfd_mode);
         if (!streq(h->kfd_group, "render") && !streq(h->kfd_group, "video") &&
             !streq(h->kfd_group, "root"))
                 return desc_fail(origin, "host.kfd_group", "\"%s\": render, video or root",
@@ -388,7 +388,8 @@ static int host_check(struct sim_machine *m, const char *origin) {
 
                 snprintf(path, sizeof(path), "gpus[%zu]", i);
                 if (!h->vfio_pci && g->func->driver == SIM_DRV_VFIO_PCI)
-                        return desc_fail(origin, path, "driver vfio-pci, but host.vfio_pci is false");
+                        return desc_fail(origin, path,
+                                         "driver vfio-pci, but host.vfio_pci is false");
                 if (!g->iommu_group_with)
                         continue;
                 snprintf(path, sizeof(path), "gpus[%zu].iommu_group_with", i);
@@ -396,11 +397,14 @@ static int host_check(struct sim_machine *m, const char *origin) {
                         if (streq(m->funcs[k]->bdf, g->iommu_group_with))
                                 other = m->funcs[k];
                 if (!other || other == g->func)
-                        return desc_fail(origin, path, "\"%s\" is no other PCI function of the machine",
+                        return desc_fail(origin, path,
+                                         "\"%s\" is no other PCI function of the machine",
                                          g->iommu_group_with);
                 if (other->gpu && other->gpu->iommu_group_with)
-                        return desc_fail(origin, path, "%s shares another's group itself: name "
-                                         "that one", other->bdf);
+                        return desc_fail(origin, path,
+                                         "%s shares another's group itself: name "
+                                         "that one",
+                                         other->bdf);
                 g->func->iommu_group = other->iommu_group;
         }
         return 0;

@@ -551,8 +551,7 @@ static int mount_host_files(const char *dir) {
                 if (access(dst, F_OK) < 0 && errno == ENOENT)
                         continue;
                 if (mount(src, dst, NULL, MS_BIND, NULL) < 0) {
-                        fprintf(stderr, "amdsmi-sim: run: cannot mount %s over %s: %m\n", src,
-                                dst);
+                        fprintf(stderr, "amdsmi-sim: run: cannot mount %s over %s: %m\n", src, dst);
                         return -errno;
                 }
         }
