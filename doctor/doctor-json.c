@@ -93,6 +93,19 @@ static int add_node(struct doctor_run *run, const char *dev_root, const char *na
         return 0;
 }
 
+/* Whether the GPU at @bdf is selected. */
+static bool pf_selected(const struct doctor_run *run, const char *bdf) {
+        const struct gpu_set *set = run->q->set;
+
+        for (size_t i = 0; bdf && i < set->n_gpus; i++) {
+                struct amdsmi_gpu *g = amdsmi_ctx_get_gpu(set->ctx, i);
+
+                if (set->matches[i].selected && g && strcmp(amdsmi_gpu_get_bdf(g), bdf) == 0)
+                        return true;
+        }
+        return false;
+}
+
 static json_object *doctor_gpu(void *userdata, size_t index, struct amdsmi_gpu *gpu) {
         struct doctor_run *run = userdata;
         enum amdsmi_role role = amdsmi_gpu_get_role(gpu);
@@ -111,6 +124,17 @@ static json_object *doctor_gpu(void *userdata, size_t index, struct amdsmi_gpu *
                 run->guest_only = false;
         if (!vf)
                 run->any_host_gpu = true;
+        /* a host's VF: its PF's checks have its IOMMU group (nothing else is its own) */
+        if (role == AMDSMI_ROLE_VF && pf_selected(run, amdsmi_gpu_get_physfn_bdf(gpu)))
+                return doc_gpu_new(index, gpu);
+        if (role == AMDSMI_ROLE_VF) {
+                doctor_check_init(&c, "iommu_group", idx, bdf);
+                r = amdsmi_pci_read_iommu_group(run->ctx, bdf, &g);
+                doctor_check_iommu_group(true, false, r, &g, &c);
+                if (add_check(run->gpu_checks, &c) < 0)
+                        return NULL;
+                return doc_gpu_new(index, gpu);
+        }
 
         /* the GPU's IOMMU group, then its VFs' */
         doctor_check_init(&c, "iommu_group", idx, bdf);
