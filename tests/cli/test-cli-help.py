@@ -32,7 +32,7 @@ SPX = "mi300x-8-spx"
 CPX = "mi300x-8-cpx"
 EXIT_OK, EXIT_USAGE = 0, 2
 VERB_NAMES = ["list", "static", "metric", "monitor", "process", "ras", "bad-pages", "health", "events",
-              "topology",
+              "topology", "doctor",
               "partition", "power", "sriov", "vm", "set", "reset",
               "apply", "export", "reload", "history", "help"]
 
