@@ -280,7 +280,7 @@ void doctor_check_interrupt_remapping(const struct amdsmi_host_info *h, struct d
 }
 
 void doctor_check_vfio_pci(const struct amdsmi_host_info *h, bool needed, struct doctor_check *c) {
-        ev_str(c, "driver", h->vfio_pci_driver == 1 ? "/sys/bus/pci/drivers/vfio-pci" : NULL);
+        ev_str(c, "driver", h->vfio_pci_driver == 1 ? "bus/pci/drivers/vfio-pci" : NULL);
         json_set(c->evidence, "module_loaded",
                  h->vfio_pci_module < 0 ? NULL : json_object_new_boolean(h->vfio_pci_module));
         json_set(c->evidence, "needed", json_object_new_boolean(needed));

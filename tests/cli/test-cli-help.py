@@ -234,8 +234,8 @@ class Help(unittest.TestCase):
                 if name in opts:
                     self.assertFalse(refused, "%s: %s" % (" ".join(args), p.stderr))
                 else:
-                    # health exits as a monitoring plugin: a usage error is UNKNOWN (3)
-                    self.assertEqual(p.returncode, 3 if cmd == ("health",) else EXIT_USAGE,
+                    # health and doctor exit as monitoring plugins: a usage error is UNKNOWN (3)
+                    self.assertEqual(p.returncode, 3 if cmd in (("health",), ("doctor",)) else EXIT_USAGE,
                                      " ".join(args))
                     self.assertTrue(refused, "%s: %s" % (" ".join(args), p.stderr))
 
