@@ -400,7 +400,7 @@ void doctor_check_gim(bool gim_loaded, const char *vf_num, const struct doctor_g
                                         bad > 1 ? "; " : "", g->bdf, g->desired, have);
                         if (cl < sizeof(cmd))
                                 cl += (size_t) snprintf(cmd + cl, sizeof(cmd) - cl,
-                                                        "%samdsmi sriov set -g %s %d",
+                                                        "%samdsmi sriov set -g %s --num-vfs %d --persist",
                                                         bad > 1 ? "; " : "", g->bdf, g->desired);
                 }
         }
@@ -563,8 +563,8 @@ void doctor_check_xgmi(bool hive, const struct health_links *l, struct doctor_ch
         if (n_down) {
                 say(c, DOCTOR_FAIL, "XGMI link%s %s down (%u of %u up)", n_down == 1 ? "" : "s",
                     down, n_known - n_down, n_known);
-                fix(c, "reset the hive (amdsmi reset) or reboot; a link that stays down is a "
-                       "hardware fault (the GPU or its baseboard): contact the vendor");
+                fix(c, "reset the hive's GPUs or reboot; a link that stays down is a hardware "
+                       "fault (the GPU or its baseboard): contact the vendor");
                 return;
         }
         say(c, DOCTOR_OK, "all %u XGMI links up", n_known);

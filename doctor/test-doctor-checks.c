@@ -212,7 +212,7 @@ static void test_gim(void **state) {
         doctor_check_gim(true, "8,8", g, 2, &c);
         assert_int_equal(c.status, DOCTOR_WARN);
         assert_non_null(strstr(c.summary, "0000:05:00.0: 4 desired, gim 8"));
-        assert_non_null(strstr(c.fix, "amdsmi sriov set -g 0000:05:00.0 4"));
+        assert_non_null(strstr(c.fix, "amdsmi sriov set -g 0000:05:00.0 --num-vfs 4 --persist"));
         done();
 
         start("gim_vf_num", NULL);

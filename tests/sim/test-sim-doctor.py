@@ -169,7 +169,7 @@ class DoctorTest(SchemaCase):
         c = self.check(self.doctor("mi300x-gim-8vf", 1), "gim_vf_num")
         self.assertEqual(c["status"], "warn")
         self.assertIn("%s: 4 desired, gim 8" % GPU1, c["summary"])
-        self.assertIn("amdsmi sriov set -g %s 4" % GPU1, c["fix"])
+        self.assertIn("amdsmi sriov set -g %s --num-vfs 4 --persist" % GPU1, c["fix"])
         self.assertEqual(self.check(self.doctor("mi300x-8", 1), "gim_vf_num")["status"],
                          "not_applicable")
 
