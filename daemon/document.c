@@ -326,7 +326,10 @@ static int build_verb(struct daemon *d, const struct doc_verb *v, struct selecti
                                .cached = collection,
                                .ras_sample = health_daemon_ras_sample,
                                .ras_sample_userdata = d,
-                               .doctor_daemon = 1 };
+                               .doctor_daemon = 1,
+                               .doctor_config = d->config,
+                               .doctor_plan = doctor_daemon_plan,
+                               .doctor_userdata = d };
         json_object *gpus = NULL;
         int r;
 

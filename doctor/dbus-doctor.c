@@ -12,6 +12,10 @@
 
 #include "amdsmid.h"
 
+int doctor_daemon_plan(void *userdata, struct gpu_set *set, struct profile_plan *ret) {
+        return fleet_daemon_plan(userdata, set, ret);
+}
+
 static int method_doctor(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         struct daemon *d = userdata;
         json_object *doc = NULL;

@@ -399,9 +399,10 @@ void doctor_check_gim(bool gim_loaded, const char *vf_num, const struct doctor_g
                                         what + wl, sizeof(what) - wl, "%s%s: %d desired, gim %d",
                                         bad > 1 ? "; " : "", g->bdf, g->desired, have);
                         if (cl < sizeof(cmd))
-                                cl += (size_t) snprintf(cmd + cl, sizeof(cmd) - cl,
-                                                        "%samdsmi sriov set -g %s --num-vfs %d --persist",
-                                                        bad > 1 ? "; " : "", g->bdf, g->desired);
+                                cl += (size_t) snprintf(
+                                        cmd + cl, sizeof(cmd) - cl,
+                                        "%samdsmi sriov set -g %s --num-vfs %d --persist",
+                                        bad > 1 ? "; " : "", g->bdf, g->desired);
                 }
         }
         json_set(c->evidence, "gpus", list);

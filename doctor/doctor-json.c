@@ -27,7 +27,8 @@
 struct doctor_run {
         const struct doc_query *q;
         struct amdsmi_ctx *ctx;
-        struct config *conf;
+        const struct config *conf; /* amdsmid's, or @own_conf */
+        struct config *own_conf;
         struct health_thresholds thresholds;
         json_object *gpu_checks; /* the per-GPU checks, in GPU order */
         bool sriov_needed, guest_only, any_host_gpu, gim;
@@ -289,16 +290,29 @@ static const char *plan_state(struct doctor_run *run, char *drifted, size_t size
         const char *s;
         size_t len = 0;
 
-        if (!run->conf)
-                return "failed";
-        if (state_open(STATE_READ, 1000, &state) < 0)
-                state = NULL;
-        env.state = state;
-        if (profile_plan_build(&p, run->conf, (struct gpu_set *) run->q->set, &env) < 0) {
+        if (run->q->doctor_plan) {
+                /* amdsmid's own plan, of its configuration in force */
+                int r = run->q->doctor_plan(run->q->doctor_userdata, (struct gpu_set *) run->q->set,
+                                            &p);
+
+                if (r < 0)
+                        return NULL;
+                if (r > 0) {
+                        profile_plan_clear(&p);
+                        return "failed";
+                }
+        } else {
+                if (!run->conf)
+                        return "failed";
+                if (state_open(STATE_READ, 1000, &state) < 0)
+                        state = NULL;
+                env.state = state;
+                if (profile_plan_build(&p, run->conf, (struct gpu_set *) run->q->set, &env) < 0) {
+                        state_close(state);
+                        return NULL;
+                }
                 state_close(state);
-                return NULL;
         }
-        state_close(state);
         for (size_t i = 0; p.rows && i < json_object_array_length(p.rows); i++) {
                 json_object *o = json_object_array_get_idx(p.rows, i), *v;
 
@@ -329,8 +343,10 @@ json_object *doctor_document(const struct doc_query *q) {
         run.gpu_checks = json_object_new_array();
         if (!checks || !run.gpu_checks)
                 goto oom;
-        if (config_load(NULL, &run.conf, err, sizeof(err)) < 0)
-                run.conf = NULL;
+        if (q->doctor_config)
+                run.conf = q->doctor_config;
+        else if (config_load(NULL, &run.own_conf, err, sizeof(err)) >= 0)
+                run.conf = run.own_conf;
         health_thresholds_from_config(run.conf, &run.thresholds);
         (void) amdsmi_host_read(run.ctx, &host);
 
@@ -419,7 +435,7 @@ finish:
         json_object_put(checks);
         json_object_put(gpus);
         json_object_put(run.gpu_checks);
-        config_free(run.conf);
+        config_free(run.own_conf);
         free(run.gim_gpus);
         free(run.hive);
         free(run.nodes);

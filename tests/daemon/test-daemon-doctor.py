@@ -8,6 +8,7 @@ same facts here (both as root, the same sysfs, device root, /proc and amdsmid.co
 "amdsmid" is ok through amdsmid and with --direct while it runs, and warns without it. Any
 caller may ask (reads only).
 """
+import glob
 import json
 import os
 import re
@@ -76,14 +77,26 @@ class Doctor(unittest.TestCase):
             nobody = json.loads(d.call(ROOT, MANAGER, "Doctor", user=NOBODY)[0])
             self.assertEqual(checks(nobody), checks(got))
 
-            # out of sync: a cap amdsmid.conf asks that the GPU does not have
+            # out of sync: amdsmid.conf asks a cap (applied at the reload), then an outside
+            # writer changes it behind amdsmid's back: amdsmid's plan says so
             with open(os.path.join(d.config_dir, "amdsmid.conf"), "w") as f:
                 f.write("[gpu 0000:05:00.0]\npower_cap = 500W\n")
+            d.call(ROOT, MANAGER, "Reload")
+            got = json.loads(d.call(ROOT, MANAGER, "Doctor", user=None)[0])
+            self.assertEqual(find(got, "amdsmid")["status"], "ok", find(got, "amdsmid"))
+            cap = glob.glob(os.path.join(d.mount.root, "bus/pci/devices/0000:05:00.0/hwmon/"
+                                         "hwmon*/power1_cap"))[0]
+            with open(cap, "w") as f:
+                f.write("600000000")
             got = json.loads(d.call(ROOT, MANAGER, "Doctor", user=None)[0])
             c = find(got, "amdsmid")
             self.assertEqual(c["status"], "warn", c)
             self.assertEqual(c["evidence"]["sync_state"], "pending")
             self.assertIn("0000:05:00.0 power_cap", c["evidence"]["drifted"])
+            self.assertIn("amdsmi apply", c["fix"])
+            # --direct plans amdsmid.conf as amdsmi apply --check does: the same finding
+            direct = json.loads(d.cli("--direct", "doctor", "--json", status=None).stdout)
+            self.assertEqual(find(direct, "amdsmid")["evidence"]["sync_state"], "pending")
             os.unlink(os.path.join(d.config_dir, "amdsmid.conf"))
 
             # without amdsmid: the in-process run warns, and says how to start it
