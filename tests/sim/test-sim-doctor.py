@@ -26,19 +26,20 @@ class DoctorTest(SchemaCase):
     def variant(self, base, edit):
         return machine_variant(base, "doctor-%s" % self.id().split(".")[-1], self.dir, edit)
 
-    def doctor(self, machine, status, *args, before=""):
+    def doctor(self, machine, status, *args, before="", runner=""):
         """amdsmi doctor --direct --json in `amdsmi-sim run` of @machine (after the shell
         commands @before, which can use $SIM ctl); the document, its exit status checked."""
         env = dict(os.environ, RUNTIME_DIRECTORY=self.rt, STATE_DIRECTORY=self.st,
                    CONFIGURATION_DIRECTORY=self.conf, SIM=SIM, CLI=CLI)
         env.pop("AMDSMI_SYSFS_ROOT", None)
         env.pop("DBUS_SYSTEM_BUS_ADDRESS", None)
-        script = '%s\nexec "$CLI" doctor --direct --json %s' % (before, " ".join(args))
+        script = '%s\nexec %s "$CLI" doctor --direct --json %s' % (before, runner, " ".join(args))
         p = subprocess.run([SIM, "run", "-m", machine, "--", "sh", "-ec", script], env=env,
                            capture_output=True, text=True, timeout=120)
         what = "doctor on %s: exit %d, stderr %r, stdout %r" % (machine, p.returncode,
                                                                  p.stderr, p.stdout[-2000:])
         self.assertEqual(p.returncode, status, what)
+        self.stderr = p.stderr
         doc = json.loads(p.stdout)
         self.assert_valid(doc, "amdsmi doctor --json")
         self.assertEqual(doc["exit_code"], status)
@@ -272,6 +273,16 @@ class DoctorTest(SchemaCase):
         self.assertEqual(c["evidence"]["apml_limit_w"], 500)
         self.assertIn("--apml 500W", c["fix"])
         self.assertEqual(self.check(doc, "power_cap", GPU1)["status"], "ok")
+
+    def test_unprivileged(self):
+        # another user than root in-process: the threshold (debugfs) is unknown, and said so
+        env_user = "setpriv --reuid=65534 --regid=65534 --clear-groups"
+        doc = self.doctor("mi300x-8", 1, before="", runner=env_user)
+        c = self.check(doc, "bad_pages", GPU0)
+        self.assertEqual(c["status"], "ok")
+        self.assertIn("needs root", c["summary"])
+        self.assertIsNone(c["evidence"]["threshold"])
+        self.assertIn("not root: the bad-page thresholds (debugfs) are not read", self.stderr)
 
     # --- formats ----------------------------------------------------------------------------
 
