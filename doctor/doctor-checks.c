@@ -624,12 +624,13 @@ void doctor_check_access(const struct doctor_node *nodes, size_t n, struct docto
                         if (fl < sizeof(fixes))
                                 fl += (size_t) snprintf(
                                         fixes + fl, sizeof(fixes) - fl,
-                                        "%sa udev rule giving %s to group %s, mode 0660 "
-                                        "(KERNEL==\"%s\", GROUP=\"%s\", MODE=\"0660\")",
+                                        "%sa udev rule giving %s to group render, mode 0660 "
+                                        "(/etc/udev/rules.d/70-amdgpu.rules: %s, "
+                                        "GROUP=\"render\", MODE=\"0660\")",
                                         bad > 1 ? "; " : "", d->path,
-                                        strstr(d->path, "kfd") ? "render" : "render",
-                                        strrchr(d->path, '/') ? strrchr(d->path, '/') + 1 : d->path,
-                                        "render");
+                                        strstr(d->path, "render")
+                                                ? "SUBSYSTEM==\"drm\", KERNEL==\"renderD*\""
+                                                : "KERNEL==\"kfd\"");
                 } else {
                         if (wl < sizeof(what))
                                 wl += (size_t) snprintf(what + wl, sizeof(what) - wl,
