@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* clang-format off */
 #include <stdarg.h>
@@ -141,6 +142,17 @@ static void test_host_read(void **state) {
         assert_int_equal(h.vfio_pci_module, 0);
         h.size = 1;
         assert_int_equal(amdsmi_host_read(ctx, &h), -EINVAL);
+
+        /* a FIFO where /proc/cmdline is: refused, never waited on */
+        {
+                char *fifo = tree_path(proc, "cmdline");
+
+                assert_int_equal(mkfifo(fifo, 0644), 0);
+                free(fifo);
+                h.size = sizeof(h);
+                assert_int_equal(amdsmi_host_read(ctx, &h), 0);
+                assert_int_equal(h.cmdline_error, -EBADF);
+        }
 
         procfs_set_root(NULL);
         amdsmi_ctx_unref(ctx);

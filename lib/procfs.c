@@ -247,13 +247,24 @@ ssize_t procfs_read_file(struct amdsmi_ctx *ctx, const char *name, size_t max, c
 
         snprintf(path, sizeof(path), "%s/%s", proc_root, name);
         do
-                fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+                fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK);
         while (fd < 0 && errno == EINTR);
         if (fd < 0) {
                 int r = -errno;
 
                 log_debug(ctx, "open %s: %s", path, strerror(-r));
                 return r;
+        }
+        {
+                /* a regular file (procfs's, or a file bind-mounted over it), never a FIFO */
+                struct stat st;
+
+                if (fstat(fd, &st) < 0)
+                        return -errno;
+                if (!S_ISREG(st.st_mode)) {
+                        log_debug(ctx, "%s: not a regular file", path);
+                        return -EBADF;
+                }
         }
         /* /proc files have no size: read until the end, growing the buffer */
         for (;;) {
