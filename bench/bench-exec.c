@@ -50,7 +50,8 @@ int main(int argc, char **argv) {
                 }
         }
         if (optind >= argc || runs < 1) {
-                fprintf(stderr, "usage: bench-exec [-n RUNS] [-l LABEL] [-x MAX_OK_STATUS] -- CMD [ARGS...]\n");
+                fprintf(stderr,
+                        "usage: bench-exec [-n RUNS] [-l LABEL] [-x MAX_OK_STATUS] -- CMD [ARGS...]\n");
                 return 2;
         }
         t = calloc((size_t) runs, sizeof(double));

@@ -11,18 +11,23 @@
  *                 "partition_config", "amdgpu_sriov_configure" (synthetic),
  *                 "vfio_pci_enable_sriov", "vfio_pci_ids": "1002:74b5,..." or null,
  *                 "vf_power_limit" (a one-VF guest's power1_cap is writable),
+ *                 "ras_enable" (false: amdgpu.ras_enable=0, no RAS context),
  *                 "ras_aca" (aca_<block> files and the CPER ring; else <block>_err_count),
  *                 "ras_blocks": ["umc", ...] or null (the product's), "cper_ring_bytes"
  *                 (a power of two), "bad_page_threshold" (0: no bad-page table) },
  *     "cpu": { "sockets", "cores_per_socket", "threads_per_core", "memory_bytes_per_socket",
  *              "max_clock_mhz" },
  *     "bmc_vga": bool,
+ *     "host": { "cmdline", "iommu", "interrupt_remapping", "vfio_pci", "render_members",
+ *               "video_members", "kfd_mode", "kfd_group" } (host.c: what amdsmi doctor reads),
  *     "products": { NAME: { fields of struct sim_product, over the built-in NAME or "base" } },
  *     "gpu_defaults": { any GPU field but "bdf" },
  *     "gpus": [ { "bdf", "product", ...,
  *                 "ras": { "counts": { BLOCK: { "ue", "ce", "de" } },
  *                          "bad_pages": [ { "pfn": "0x...", "status": "R"|"P"|"F" } ],
- *                          "cper": [ "fatal"|"corrected"|"uncorrected"|"bad-page-threshold" ] }
+ *                          "cper": [ "fatal"|"corrected"|"uncorrected"|"bad-page-threshold" ] },
+ *                 "firmware": { "sos": "0x...", ... } (over the product's),
+ *                 "iommu_group_with": "BDF" (shares that function's IOMMU group) or null
  *               } ] }
  * SR-IOV: "role" makes a bare-metal host ("baremetal"), a gim host ("host-pf": all of its GPUs,
  * "driver" gim or none, "vf_num" VFs made at load, 1 by default) or a VM ("vf-guest-1vf",
@@ -191,6 +196,7 @@ static const struct field fields_kernel[] = {
         FLD("vfio_pci_ids", F_STR_NULL, struct sim_kernel, vfio_pci_ids),
         FLD("vf_power_limit", F_BOOL, struct sim_kernel, vf_power_limit),
         FLD("ras_aca", F_BOOL, struct sim_kernel, ras_aca),
+        FLD("ras_enable", F_BOOL, struct sim_kernel, ras_enable),
         FLD("ras_blocks", F_RAS_BLOCKS, struct sim_kernel, ras_blocks),
         RNG("cper_ring_bytes", F_U32, struct sim_kernel, cper_ring_bytes, 4096, 64 << 20),
         FLD("bad_page_threshold", F_U32, struct sim_kernel, bad_page_threshold),

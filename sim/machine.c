@@ -302,6 +302,7 @@ void sim_machine_desc_init(struct sim_machine_desc *md) {
                             .nps_compat_newer = true,
                             .dkms = true,
                             .ras_aca = true,
+                            .ras_enable = true,
                             .cper_ring_bytes = 0x100000, /* CPER_MAX_RING_SIZE */
                             .bad_page_threshold = 128 },
                 .host = { .iommu = true, .interrupt_remapping = true, .vfio_pci = true },

@@ -161,6 +161,7 @@ struct sim_kernel {
          * size in bytes; the bad-page threshold (debugfs bad_page_cnt_threshold; 0: no
          * retirement, no gpu_vram_bad_pages) */
         bool ras_aca;
+        bool ras_enable; /* amdgpu.ras_enable: false, RAS off (no ras/, no bad-page table) */
         uint32_t ras_blocks;
         uint32_t cper_ring_bytes;
         uint32_t bad_page_threshold;

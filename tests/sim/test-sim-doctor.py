@@ -227,13 +227,21 @@ class DoctorTest(SchemaCase):
     # --- RAS, bad pages, power ---------------------------------------------------------------
 
     def test_ras(self):
-        # amdgpu.ras_enable=0: no ras/ directory
+        # amdgpu.ras_enable=0: no RAS context, so no ras/ directory and no bad-page table
+        def off(m):
+            m["kernel"]["ras_enable"] = False
+            m["host"]["cmdline"] += " amdgpu.ras_enable=0"
+        doc = self.doctor(self.variant("mi300x-8", off), 1)
+        for bdf in MI300X_BDFS:
+            c = self.check(doc, "ras", bdf)
+            self.assertEqual(c["status"], "warn")
+            self.assertIn("ras_enable", c["fix"])
+            self.assertEqual(self.check(doc, "bad_pages", bdf)["status"], "not_applicable")
+        # ras/ of one GPU unreadable: that GPU only
         doc = self.doctor("mi300x-8", 1,
                           before='"$SIM" ctl inject /sys/bus/pci/devices/%s/ras 2 always open'
                           % GPU0)
-        c = self.check(doc, "ras", GPU0)
-        self.assertEqual(c["status"], "warn")
-        self.assertIn("ras_enable", c["fix"])
+        self.assertEqual(self.check(doc, "ras", GPU0)["status"], "warn")
         self.assertEqual(self.check(doc, "ras", GPU1)["status"], "ok")
 
         def no_umc(m):
