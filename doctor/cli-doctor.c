@@ -88,7 +88,8 @@ static int doctor_sample(struct cli *c) {
                 struct doc_query q;
 
                 cli_doc_query(c, &q);
-                q.doctor_daemon = cli_daemon_running(c) ? 1 : 0;
+                /* its PID file first: a read loads no libsystemd when amdsmid is not there */
+                q.doctor_daemon = cli_daemon_may_run(NULL) && cli_daemon_running(c) ? 1 : 0;
                 /* debugfs (the bad-page threshold) is root's: said as unknown, and why */
                 q.unprivileged = geteuid() != 0;
                 if (q.unprivileged)
