@@ -65,6 +65,17 @@ AMDSMI_SYSFS_ROOT=$CPX "$EXEC" -n "$RUNS" -l "amdsmi partition --json, 8 GPUs x 
 AMDSMI_SYSFS_ROOT=$SPX "$EXEC" -n "$RUNS" -l "amdsmi partition --json, 8 GPUs x SPX" -- "$AMDSMI" partition --json
 # the peer matrix: 64 partitions, 4096 pairs (budget: 10 ms)
 AMDSMI_SYSFS_ROOT=$CPX "$EXEC" -n "$RUNS" -l "amdsmi topology --json, 8 GPUs x CPX" -- "$AMDSMI" topology --json
+# the host preflight of a gim host, 8 MI300X with 8 VFs each: 8 GPU and 64 VF IOMMU groups,
+# RAS, bad pages, XGMI, APML, the plan of amdsmid.conf (budget: 50 ms; exits 1 or 2 with
+# findings: amdsmid does not run here)
+"$B/sim/amdsmi-sim" snapshot --frozen -m mi300x-gim-8vf "$PW/gim-8vf" >/dev/null
+mkdir -p "$PW/doctor-conf"
+STATE_DIRECTORY=$PW/state RUNTIME_DIRECTORY=$PW/run CONFIGURATION_DIRECTORY=$PW/doctor-conf \
+        AMDSMI_SYSFS_ROOT=$PW/gim-8vf "$EXEC" -n "$RUNS" -x 2 \
+        -l "amdsmi doctor --json, 8 GPUs x 8 VFs (gim)" -- "$AMDSMI" doctor --json
+STATE_DIRECTORY=$PW/state RUNTIME_DIRECTORY=$PW/run CONFIGURATION_DIRECTORY=$PW/doctor-conf \
+        AMDSMI_SYSFS_ROOT=$PW/ras "$EXEC" -n "$RUNS" -x 2 \
+        -l "amdsmi doctor --json, 8 GPUs (bare metal, one hive)" -- "$AMDSMI" doctor --json
 STATE_DIRECTORY=$PW/state RUNTIME_DIRECTORY=$PW/run AMDSMI_SYSFS_ROOT=$SPX \
         "$EXEC" -n "$RUNS" -l "amdsmi power --json, 8 GPUs" -- "$AMDSMI" power --json
 if [ "$(id -u)" = 0 ]; then

@@ -210,6 +210,8 @@ int verb_health(struct cli *c);
 int verb_events(struct cli *c);
 /* topology/cli-topology.c */
 int verb_topology(struct cli *c);
+/* doctor/cli-doctor.c */
+int verb_doctor(struct cli *c);
 /* The "gpus" of a slice's read document, through amdsmid when it runs, else read here, as
  * its verb reads them (fleet/cli-fleet.c renders them). @return 0 or a negative errno
  * (reported). */

@@ -310,6 +310,33 @@ const struct verb cli_verbs[] = {
                         "then of partitions"),
         },
         {
+                .name = "doctor",
+                .fn = verb_doctor,
+                .help = "is this host ready for SR-IOV VMs and amdsmi? each check and its fix",
+                .synopsis = "[-g SEL]... [--json|--csv] doctor",
+                .description =
+                        "Checks the host and says what to fix: IOMMU on, interrupt\n"
+                        "remapping, each GPU's and VF's IOMMU group alone (ACS), vfio-pci,\n"
+                        "gim's vf_num against amdsmid.conf, one firmware and driver per XGMI\n"
+                        "hive, XGMI links up, /dev/kfd and render nodes usable by a group\n"
+                        "with members, amdsmid running and in sync, RAS on, retired pages\n"
+                        "below the threshold, power caps within the BMC's APML limit. Each\n"
+                        "check: ok, warn, fail or not_applicable, its evidence and fix. Reads\n"
+                        "only; through amdsmid when it runs. Exits as health: 0 OK, 1 a\n"
+                        "warning, 2 a failure, 3 could not run.",
+                .examples = "amdsmi doctor\n"
+                            "amdsmi doctor --json | jq '.checks[] | select(.status != \"ok\")'\n"
+                            "amdsmi doctor -g 0 --direct",
+                .exits = EXITS_PLUGIN,
+                .exit_help = OPTION_HELP(
+                        "OK: every check is ok or not applicable",
+                        "WARNING: a check warns",
+                        "FAILED: a check fails",
+                        "UNKNOWN: the doctor could not run (usage errors too)"),
+                .option_help = OPTION_HELP(
+                        "csv", "CSV: a header line and one line per check"),
+        },
+        {
                 .name = "partition",
                 .fn = verb_partition,
                 .help = "compute and memory partition modes, what is available, the partitions",
@@ -1366,7 +1393,7 @@ static int parse_argv(struct cli *c, int argc, char **argv, const struct verb **
                 }
                 verb = cli_find_verb(name, sub);
                 /* health exits as monitoring plugins expect, a usage error as UNKNOWN too */
-                if (verb && verb->fn == verb_health)
+                if (verb && (verb->fn == verb_health || verb->fn == verb_doctor))
                         c->plugin_exits = true;
                 if (verb && verb->sub) {
                         static char command[64];

@@ -21,6 +21,8 @@
 
 /* What a document is built from besides the GPUs themselves. */
 struct health_sample;
+struct config;
+struct profile_plan;
 
 struct doc_query {
         struct report *report;
@@ -52,6 +54,16 @@ struct doc_query {
         const struct amdsmi_process_list *processes;
         bool processes_own_only;
         uint32_t processes_uid;
+        /* doctor: whether amdsmid runs: 1 (it builds this document, or org.amdsmi1 has an
+         * owner), 0 (no owner), -1 (unknown: no system bus) */
+        int doctor_daemon;
+        /* doctor: amdsmid's configuration in force and its plan of the desired state (its
+         * model of the GPUs: what GetDocument("apply") answers), @return 0, 1 (the file on
+         * disk is refused: sync state "failed") or < 0. NULL: amdsmid.conf is read here and
+         * planned as `amdsmi apply --check` does in-process. */
+        const struct config *doctor_config;
+        int (*doctor_plan)(void *userdata, struct gpu_set *set, struct profile_plan *ret);
+        void *doctor_userdata;
 };
 
 typedef json_object *(*doc_gpu_fn)(const struct doc_query *q, size_t index,

@@ -475,12 +475,20 @@ extern const sd_bus_vtable fleet_manager_vtable[];
 extern const sd_bus_vtable process_manager_vtable[];
 /* topology/dbus-topology.c: Manager.GetTopology() */
 extern const sd_bus_vtable topology_manager_vtable[];
+/* doctor/dbus-doctor.c: Manager.Doctor(); the doctor's view of amdsmid's plan (struct
+ * doc_query's doctor_plan) */
+struct profile_plan;
+extern const sd_bus_vtable doctor_manager_vtable[];
+int doctor_daemon_plan(void *userdata, struct gpu_set *set, struct profile_plan *ret);
 int fleet_daemon_apply_document(struct daemon *d, struct gpu_set *set, json_object *doc);
 void fleet_daemon_sync_update(struct daemon *d);
 void fleet_daemon_reloaded(struct daemon *d);
 void fleet_daemon_check(struct daemon *d);
 /* SyncState's value now ("success", ...; computed on first use). */
 const char *fleet_daemon_sync_state(struct daemon *d);
+/* amdsmid's plan of its configuration in force for the GPUs of @set (the doctor's):
+ * @return 0, 1 (the file on disk is refused), or < 0. */
+int fleet_daemon_plan(struct daemon *d, struct gpu_set *set, struct profile_plan *ret);
 
 /* daemon/introspect.c: amdsmid --bus-introspect */
 int introspect_main(const char *what);

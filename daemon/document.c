@@ -36,6 +36,7 @@
 
 #include "amdsmid.h"
 #include "daemon-metrics.h"
+#include "doctor.h"
 #include "documents.h"
 #include "gpu-set.h"
 #include "health-json.h"
@@ -166,6 +167,7 @@ static const struct doc_verb doc_verbs[] = {
         { "apply", DOC_APPLY, NULL, NULL }, /* amdsmi apply --check */
         { "process", DOC_PROCESSES, process_gpu, NULL },
         { "topology", 0, NULL, NULL, NULL, topology_document },
+        { "doctor", 0, NULL, NULL, NULL, doctor_document }, /* Manager.Doctor */
 };
 
 /*
@@ -323,7 +325,11 @@ static int build_verb(struct daemon *d, const struct doc_verb *v, struct selecti
                                .no_device_nodes = collection,
                                .cached = collection,
                                .ras_sample = health_daemon_ras_sample,
-                               .ras_sample_userdata = d };
+                               .ras_sample_userdata = d,
+                               .doctor_daemon = 1,
+                               .doctor_config = d->config,
+                               .doctor_plan = doctor_daemon_plan,
+                               .doctor_userdata = d };
         json_object *gpus = NULL;
         int r;
 

@@ -870,8 +870,9 @@ static int gpu_enumerate(sd_bus *bus, const char *prefix, void *userdata, char *
 int manager_register(struct daemon *d, sd_bus *bus) {
         /* the Manager's methods of the frameworks and of the slices without GPU objects */
         static const sd_bus_vtable *const vtables[] = {
-                manager_vtable,       document_manager_vtable, health_events_manager_vtable,
-                fleet_manager_vtable, process_manager_vtable,  topology_manager_vtable,
+                manager_vtable,        document_manager_vtable, health_events_manager_vtable,
+                fleet_manager_vtable,  process_manager_vtable,  topology_manager_vtable,
+                doctor_manager_vtable,
         };
         int r;
 

@@ -117,6 +117,12 @@ static int apply_document(struct daemon *d, const struct config *c, struct gpu_s
         return 0;
 }
 
+int fleet_daemon_plan(struct daemon *d, struct gpu_set *set, struct profile_plan *ret) {
+        int r = daemon_plan(d, d->config, set, ret);
+
+        return r < 0 ? r : d->config_error[0] ? 1 : 0;
+}
+
 int fleet_daemon_apply_document(struct daemon *d, struct gpu_set *set, json_object *doc) {
         return apply_document(d, d->config, set, d->config_error[0] ? d->config_error : NULL,
                               doc);

@@ -236,3 +236,196 @@ int procfs_read_process(struct amdsmi_ctx *ctx, pid_t pid, struct procfs_process
                 }
         return 0;
 }
+
+/* ---- host facts (amdsmi doctor) -------------------------------------------------------- */
+
+ssize_t procfs_read_file(struct amdsmi_ctx *ctx, const char *name, size_t max, char **ret) {
+        _cleanup_close_ int fd = -EBADF;
+        char path[PATH_MAX];
+        size_t len = 0, size = 4096;
+        char *buf = NULL;
+
+        snprintf(path, sizeof(path), "%s/%s", proc_root, name);
+        do
+                fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK);
+        while (fd < 0 && errno == EINTR);
+        if (fd < 0) {
+                int r = -errno;
+
+                log_debug(ctx, "open %s: %s", path, strerror(-r));
+                return r;
+        }
+        {
+                /* a regular file (procfs's, or a file bind-mounted over it), never a FIFO */
+                struct stat st;
+
+                if (fstat(fd, &st) < 0)
+                        return -errno;
+                if (!S_ISREG(st.st_mode)) {
+                        log_debug(ctx, "%s: not a regular file", path);
+                        return -EBADF;
+                }
+        }
+        /* /proc files have no size: read until the end, growing the buffer */
+        for (;;) {
+                ssize_t n;
+
+                if (!buf || len + 1 >= size) {
+                        char *nb;
+
+                        if (buf)
+                                size *= 2;
+                        if (size > max + 1)
+                                size = max + 1;
+                        if (buf && len + 1 >= size) {
+                                free(buf);
+                                log_debug(ctx, "%s: longer than %zu bytes", path, max);
+                                return -EFBIG;
+                        }
+                        nb = realloc(buf, size);
+                        if (!nb) {
+                                free(buf);
+                                return -ENOMEM;
+                        }
+                        buf = nb;
+                }
+                do
+                        n = read(fd, buf + len, size - 1 - len);
+                while (n < 0 && errno == EINTR);
+                if (n < 0) {
+                        int r = -errno;
+
+                        free(buf);
+                        log_debug(ctx, "read %s: %s", path, strerror(-r));
+                        return r;
+                }
+                if (n == 0)
+                        break;
+                len += (size_t) n;
+        }
+        buf[len] = '\0';
+        *ret = buf;
+        return (ssize_t) len;
+}
+
+int procfs_read_cmdline(struct amdsmi_ctx *ctx, char **ret) {
+        char *text = NULL;
+        ssize_t n = procfs_read_file(ctx, "cmdline", 64 * 1024, &text);
+
+        if (n < 0)
+                return (int) n;
+        /* one line; a NUL (never written by the kernel) ends it too */
+        text[strcspn(text, "\n")] = '\0';
+        *ret = text;
+        return 0;
+}
+
+/* Module names compare with '-' and '_' the same, as kmod does. */
+static bool module_name_eq(const char *a, size_t alen, const char *b) {
+        size_t i;
+
+        for (i = 0; i < alen && b[i]; i++) {
+                char x = a[i] == '-' ? '_' : a[i], y = b[i] == '-' ? '_' : b[i];
+
+                if (x != y)
+                        return false;
+        }
+        return i == alen && !b[i];
+}
+
+int procfs_modules_has(const char *text, size_t len, const char *module) {
+        size_t pos = 0;
+
+        if (!module || !*module)
+                return 0;
+        while (pos < len) {
+                const char *line = text + pos, *nl = memchr(line, '\n', len - pos);
+                size_t line_len = nl ? (size_t) (nl - line) : len - pos, name_len;
+
+                /* "name size refcount deps state address": the name is the first field */
+                for (name_len = 0; name_len < line_len && line[name_len] != ' ' &&
+                                   line[name_len] != '\t' && line[name_len] != '\0';
+                     name_len++)
+                        ;
+                if (name_len > 0 && module_name_eq(line, name_len, module))
+                        return 1;
+                pos += line_len + 1;
+        }
+        return 0;
+}
+
+int procfs_module_loaded(struct amdsmi_ctx *ctx, const char *module) {
+        _cleanup_free_ char *text = NULL;
+        ssize_t n = procfs_read_file(ctx, "modules", 4 << 20, &text);
+
+        if (n < 0)
+                return (int) n;
+        return procfs_modules_has(text, (size_t) n, module);
+}
+
+/* Whether @word (@n bytes) is an interrupt chip of PCI MSI or the IO-APIC, and whether it is
+ * remapped: "IR-PCI-MSI", "IR-PCI-MSIX", "IR-IO-APIC" (remapped), "PCI-MSI", "PCI-MSIX",
+ * "PCI-MSI-0000:c1:00.0" (newer kernels name the device), "IO-APIC". @return 2 remapped, 1
+ * plain, 0 neither. */
+static int msi_chip(const char *word, size_t n) {
+        bool ir = n > 3 && memcmp(word, "IR-", 3) == 0;
+        const char *w = ir ? word + 3 : word;
+        size_t wn = ir ? n - 3 : n;
+
+        if ((wn >= 7 && memcmp(w, "PCI-MSI", 7) == 0) || (wn == 7 && memcmp(w, "IO-APIC", 7) == 0))
+                return ir ? 2 : 1;
+        return 0;
+}
+
+int procfs_interrupts_remapping(const char *text, size_t len, unsigned *ret_remapped,
+                                unsigned *ret_plain) {
+        unsigned remapped = 0, plain = 0;
+        size_t pos = 0;
+
+        while (pos < len) {
+                const char *line = text + pos, *nl = memchr(line, '\n', len - pos);
+                size_t line_len = nl ? (size_t) (nl - line) : len - pos, i = 0;
+
+                /* every blank-separated word of the line after the "NNN:" label */
+                while (i < line_len) {
+                        size_t start, wn;
+                        int k;
+
+                        while (i < line_len && (line[i] == ' ' || line[i] == '\t'))
+                                i++;
+                        start = i;
+                        while (i < line_len && line[i] != ' ' && line[i] != '\t')
+                                i++;
+                        wn = i - start;
+                        if (wn == 0)
+                                break;
+                        k = msi_chip(line + start, wn);
+                        if (k == 2) {
+                                remapped++;
+                                break;
+                        }
+                        if (k == 1) {
+                                plain++;
+                                break;
+                        }
+                }
+                pos += line_len + 1;
+        }
+        if (ret_remapped)
+                *ret_remapped = remapped;
+        if (ret_plain)
+                *ret_plain = plain;
+        if (remapped)
+                return 1;
+        return plain ? 0 : -ENODATA;
+}
+
+int procfs_interrupt_remapping(struct amdsmi_ctx *ctx, unsigned *ret_remapped,
+                               unsigned *ret_plain) {
+        _cleanup_free_ char *text = NULL;
+        ssize_t n = procfs_read_file(ctx, "interrupts", 16 << 20, &text);
+
+        if (n < 0)
+                return (int) n;
+        return procfs_interrupts_remapping(text, (size_t) n, ret_remapped, ret_plain);
+}

@@ -94,6 +94,7 @@ int sim_tree_build(struct sim_machine *m, struct sim_fs *fs) {
         sim_mkdir(root, "firmware");
         sim_mkdir(root, "fs");
         sim_mkdir(root, "kernel/iommu_groups");
+        sim_host_build(m);
         sim_text(sim_mkdir(root, "class/drm"), "version", 0444, "drm 1.1.0 20060810");
         if (!m->gim_host)
                 sim_text(sim_mkdir(root, "module/amdgpu"), "initstate", 0444, "live");

@@ -195,6 +195,8 @@ static const struct sim_attr_ops pci_rw_ops = { .show = pci_show, .store = pci_s
 static bool driver_registered(const struct sim_machine *m, int drv) {
         if (drv == SIM_DRV_AMDGPU)
                 return !m->gim_host;
+        if (drv == SIM_DRV_VFIO_PCI)
+                return m->host.vfio_pci;
         return drv != SIM_DRV_AST || m->bmc_vga;
 }
 
@@ -547,8 +549,8 @@ static void build_func(struct sim_machine *m, struct sim_func *f) {
         snprintf(link, sizeof(link), "bus/pci/devices/%s", f->bdf);
         sim_link(fs, link, f->path);
         sim_sriov_build_pf(f);
-        if (m->vm)
-                return; /* no virtual IOMMU */
+        if (m->vm || !m->host.iommu)
+                return; /* no virtual IOMMU; or the host's is off */
         snprintf(link, sizeof(link), "kernel/iommu_groups/%u/devices/%s", f->iommu_group, f->bdf);
         sim_link(fs, link, f->path);
         snprintf(link, sizeof(link), "%s/iommu_group", f->path);

@@ -500,7 +500,7 @@ static void unbuild_xgmi(struct sim_gpu *g) {
  * MEC firmware 155 or later). On the PF amdgpu drives (a VF is left out here).
  */
 static void build_reset_files(struct sim_gpu *g, struct sim_node *d) {
-        bool queue = g->prod->fw[SIM_FW_MEC] >= 155;
+        bool queue = g->fw[SIM_FW_MEC] >= 155;
 
         if (guest(g))
                 return;
@@ -516,7 +516,7 @@ static void build_firmware(struct sim_gpu *g, struct sim_node *d) {
                 char name[32];
 
                 snprintf(name, sizeof(name), "%s_fw_version", sim_fw_names[i]);
-                sim_text(fw, name, 0444, "0x%08x", g->prod->fw[i]);
+                sim_text(fw, name, 0444, "0x%08x", g->fw[i]);
         }
 }
 

@@ -11,6 +11,7 @@
  *                 "partition_config", "amdgpu_sriov_configure" (synthetic),
  *                 "vfio_pci_enable_sriov", "vfio_pci_ids": "1002:74b5,..." or null,
  *                 "vf_power_limit" (a one-VF guest's power1_cap is writable),
+ *                 "ras_enable" (false: amdgpu.ras_enable=0, no RAS context),
  *                 "ras_aca" (aca_<block> files and the CPER ring; else <block>_err_count),
  *                 "ras_blocks": ["umc", ...] or null (the product's), "cper_ring_bytes"
  *                 (a power of two), "bad_page_threshold" (0: no bad-page table),
@@ -20,12 +21,16 @@
  *     "cpu": { "sockets", "cores_per_socket", "threads_per_core", "memory_bytes_per_socket",
  *              "max_clock_mhz" },
  *     "bmc_vga": bool,
+ *     "host": { "cmdline", "iommu", "interrupt_remapping", "vfio_pci", "render_members",
+ *               "video_members", "kfd_mode", "kfd_group" } (host.c: what amdsmi doctor reads),
  *     "products": { NAME: { fields of struct sim_product, over the built-in NAME or "base" } },
  *     "gpu_defaults": { any GPU field but "bdf" },
  *     "gpus": [ { "bdf", "product", ...,
  *                 "ras": { "counts": { BLOCK: { "ue", "ce", "de" } },
  *                          "bad_pages": [ { "pfn": "0x...", "status": "R"|"P"|"F" } ],
- *                          "cper": [ "fatal"|"corrected"|"uncorrected"|"bad-page-threshold" ] }
+ *                          "cper": [ "fatal"|"corrected"|"uncorrected"|"bad-page-threshold" ] },
+ *                 "firmware": { "sos": "0x...", ... } (over the product's),
+ *                 "iommu_group_with": "BDF" (shares that function's IOMMU group) or null
  *               } ] }
  * SR-IOV: "role" makes a bare-metal host ("baremetal"), a gim host ("host-pf": all of its GPUs,
  * "driver" gim or none, "vf_num" VFs made at load, 1 by default) or a VM ("vf-guest-1vf",
@@ -203,6 +208,7 @@ static const struct field fields_kernel[] = {
         FLD("vfio_pci_ids", F_STR_NULL, struct sim_kernel, vfio_pci_ids),
         FLD("vf_power_limit", F_BOOL, struct sim_kernel, vf_power_limit),
         FLD("ras_aca", F_BOOL, struct sim_kernel, ras_aca),
+        FLD("ras_enable", F_BOOL, struct sim_kernel, ras_enable),
         FLD("ras_blocks", F_RAS_BLOCKS, struct sim_kernel, ras_blocks),
         RNG("cper_ring_bytes", F_U32, struct sim_kernel, cper_ring_bytes, 4096, 64 << 20),
         FLD("bad_page_threshold", F_U32, struct sim_kernel, bad_page_threshold),
@@ -210,6 +216,18 @@ static const struct field fields_kernel[] = {
         FLD("reset_keeps_cap", F_BOOL, struct sim_kernel, reset_keeps_cap),
         FLD("reset_keeps_perf", F_BOOL, struct sim_kernel, reset_keeps_perf),
         RNG("reset_kfd_down_ms", F_U32, struct sim_kernel, reset_kfd_down_ms, 0, 600000),
+        END,
+};
+
+static const struct field fields_host[] = {
+        FLD("cmdline", F_STR, struct sim_host, cmdline),
+        FLD("iommu", F_BOOL, struct sim_host, iommu),
+        FLD("interrupt_remapping", F_BOOL, struct sim_host, interrupt_remapping),
+        FLD("vfio_pci", F_BOOL, struct sim_host, vfio_pci),
+        FLD("render_members", F_STR, struct sim_host, render_members),
+        FLD("video_members", F_STR, struct sim_host, video_members),
+        FLD("kfd_mode", F_STR, struct sim_host, kfd_mode),
+        FLD("kfd_group", F_STR, struct sim_host, kfd_group),
         END,
 };
 
@@ -268,6 +286,8 @@ static const struct field fields_gpu[] = {
         OBJ("link", fields_gpu_link),
         OBJ("sensors", fields_gpu_sensors),
         FLD("ras", F_RAS, struct sim_gpu_desc, ras),
+        FLD("firmware", F_FW, struct sim_gpu_desc, fw),
+        FLD("iommu_group_with", F_STR_NULL, struct sim_gpu_desc, iommu_group_with),
         END,
 };
 
@@ -956,7 +976,8 @@ static json_object *dump_value(const struct field *f, const void *base) {
 
                 a = json_object_new_object();
                 for (size_t i = 0; a && i < _SIM_FW_MAX; i++)
-                        json_object_object_add(a, sim_fw_names[i], hex_string(fw[i], 8));
+                        if (fw[i] != UINT32_MAX) /* a GPU's: the product's */
+                                json_object_object_add(a, sim_fw_names[i], hex_string(fw[i], 8));
                 return a;
         }
         case F_WATTS_NULL:
@@ -1161,6 +1182,8 @@ int sim_machine_load_json(const char *text, const char *origin, struct sim_machi
                         r = parse_fields(&c, key, val, fields_kernel, &md.kernel);
                 else if (streq(key, "cpu"))
                         r = parse_fields(&c, key, val, fields_cpu, &md.cpu);
+                else if (streq(key, "host"))
+                        r = parse_fields(&c, key, val, fields_host, &md.host);
                 else if (streq(key, "bmc_vga")) {
                         if (!json_object_is_type(val, json_type_boolean))
                                 r = fail(&c, key, "expected true or false, got %s", type_name(val));
@@ -1269,6 +1292,7 @@ int sim_machine_dump(const struct sim_machine *m, char **ret_json) {
         json_object_object_add(root, "kernel", kernel);
         cpu = dump_fields(fields_cpu, &m->cpu);
         json_object_object_add(root, "cpu", cpu);
+        json_object_object_add(root, "host", dump_fields(fields_host, &m->host));
         json_object_object_add(root, "bmc_vga", json_object_new_boolean(m->bmc_vga));
         products = json_object_new_object();
         json_object_object_add(root, "products", products);

@@ -36,12 +36,15 @@ struct sim_gpu_desc {
         struct sim_sensors sensors;              /* UINT_MAX (UINT64_MAX) members: derived */
         unsigned vf_num;                         /* 0: the role's default */
         struct sim_ras_preset ras;               /* owned (but in sim_gpu_desc_from_gpu()) */
+        uint32_t fw[_SIM_FW_MAX];                /* UINT32_MAX entries: the product's */
+        char *iommu_group_with;                  /* owned (but in sim_gpu_desc_from_gpu()) */
 };
 
 struct sim_machine_desc {
         char *name, *description;
         struct sim_kernel kernel;
         struct sim_cpu cpu;
+        struct sim_host host; /* NULL strings: the defaults */
         bool bmc_vga;
         struct sim_product **products;
         size_t n_products;

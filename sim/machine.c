@@ -292,6 +292,7 @@ void sim_gpu_desc_init(struct sim_gpu_desc *d) {
                 .sensors = { UINT_MAX, UINT_MAX, UINT_MAX, UINT_MAX, UINT_MAX, UINT_MAX, UINT_MAX,
                              UINT64_MAX },
         };
+        memset(d->fw, 0xff, sizeof(d->fw)); /* the product's */
 }
 
 void sim_machine_desc_init(struct sim_machine_desc *md) {
@@ -301,9 +302,11 @@ void sim_machine_desc_init(struct sim_machine_desc *md) {
                             .nps_compat_newer = true,
                             .dkms = true,
                             .ras_aca = true,
+                            .ras_enable = true,
                             .cper_ring_bytes = 0x100000, /* CPER_MAX_RING_SIZE */
                             .bad_page_threshold = 128,
                             .reset_ms = 50 },
+                .host = { .iommu = true, .interrupt_remapping = true, .vfio_pci = true },
                 .cpu = { .sockets = 2,
                          .cores_per_socket = 64,
                          .threads_per_core = 2,
@@ -312,15 +315,114 @@ void sim_machine_desc_init(struct sim_machine_desc *md) {
         };
 }
 
+/* ---- the host (host.c) ----------------------------------------------------------------- */
+
+#define HOST_CMDLINE_DEFAULT \
+        "BOOT_IMAGE=/boot/vmlinuz-6.8.0-amdsmi-sim root=/dev/nvme0n1p2 ro amd_iommu=on iommu=pt"
+
+static void host_done(struct sim_host *h) {
+        free(h->cmdline);
+        free(h->render_members);
+        free(h->video_members);
+        free(h->kfd_mode);
+        free(h->kfd_group);
+        *h = (struct sim_host){};
+}
+
+/* @src's values (taken), the defaults where it has none. */
+static int host_take(struct sim_host *src, struct sim_host *dst) {
+        *dst = *src;
+        *src = (struct sim_host){};
+        if (!dst->cmdline)
+                dst->cmdline = strdup(HOST_CMDLINE_DEFAULT);
+        if (!dst->render_members)
+                dst->render_members = strdup("gpuuser");
+        if (!dst->video_members)
+                dst->video_members = strdup("gpuuser");
+        if (!dst->kfd_mode)
+                dst->kfd_mode = strdup("0666");
+        if (!dst->kfd_group)
+                dst->kfd_group = strdup("render");
+        if (!dst->cmdline || !dst->render_members || !dst->video_members || !dst->kfd_mode ||
+            !dst->kfd_group)
+                return -ENOMEM;
+        return 0;
+}
+
+static bool member_list_ok(const char *l) {
+        for (const char *p = l; *p; p++)
+                if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                      (*p >= '0' && *p <= '9') || *p == '_' || *p == '-' || *p == '.' ||
+                      (*p == ',' && p != l && p[1] && p[1] != ',')))
+                        return false;
+        return true;
+}
+
+/* The host's facts against the machine: vfio-pci missing with devices meant for it, a group
+ * shared with a function the machine does not have; then the shared groups. */
+static int host_check(struct sim_machine *m, const char *origin) {
+        const struct sim_host *h = &m->host;
+        char *end;
+        unsigned long mode;
+
+        if (strchr(h->cmdline, '\n') || strlen(h->cmdline) >= 4000)
+                return desc_fail(origin, "host.cmdline", "one line, shorter than 4000 bytes");
+        errno = 0;
+        mode = strtoul(h->kfd_mode, &end, 8);
+        if (!*h->kfd_mode || *end || errno || mode > 07777)
+                return desc_fail(origin, "host.kfd_mode",
+                                 "\"%s\" is not an octal mode like \"0660\"", h->kfd_mode);
+        if (!streq(h->kfd_group, "render") && !streq(h->kfd_group, "video") &&
+            !streq(h->kfd_group, "root"))
+                return desc_fail(origin, "host.kfd_group", "\"%s\": render, video or root",
+                                 h->kfd_group);
+        if (!member_list_ok(h->render_members))
+                return desc_fail(origin, "host.render_members", "user names, comma-separated");
+        if (!member_list_ok(h->video_members))
+                return desc_fail(origin, "host.video_members", "user names, comma-separated");
+        if (!h->vfio_pci && m->kernel.vfio_pci_ids)
+                return desc_fail(origin, "host.vfio_pci",
+                                 "false, but kernel.vfio_pci_ids gives it devices");
+        for (size_t i = 0; i < m->n_gpus; i++) {
+                struct sim_gpu *g = m->gpus[i];
+                struct sim_func *other = NULL;
+                char path[64];
+
+                snprintf(path, sizeof(path), "gpus[%zu]", i);
+                if (!h->vfio_pci && g->func->driver == SIM_DRV_VFIO_PCI)
+                        return desc_fail(origin, path,
+                                         "driver vfio-pci, but host.vfio_pci is false");
+                if (!g->iommu_group_with)
+                        continue;
+                snprintf(path, sizeof(path), "gpus[%zu].iommu_group_with", i);
+                for (size_t k = 0; k < m->n_funcs; k++)
+                        if (streq(m->funcs[k]->bdf, g->iommu_group_with))
+                                other = m->funcs[k];
+                if (!other || other == g->func)
+                        return desc_fail(origin, path,
+                                         "\"%s\" is no other PCI function of the machine",
+                                         g->iommu_group_with);
+                if (other->gpu && other->gpu->iommu_group_with)
+                        return desc_fail(origin, path,
+                                         "%s shares another's group itself: name "
+                                         "that one",
+                                         other->bdf);
+                g->func->iommu_group = other->iommu_group;
+        }
+        return 0;
+}
+
 void sim_machine_desc_done(struct sim_machine_desc *md) {
         free(md->name);
         free(md->description);
         free(md->kernel.vfio_pci_ids);
+        host_done(&md->host);
         for (size_t i = 0; i < md->n_products; i++)
                 sim_product_free(md->products[i]);
         free(md->products);
         for (size_t i = 0; i < md->n_gpus; i++) {
                 free(md->gpus[i].serial);
+                free(md->gpus[i].iommu_group_with);
                 sim_ras_preset_done(&md->gpus[i].ras);
         }
         free(md->gpus);
@@ -357,7 +459,10 @@ void sim_gpu_desc_from_gpu(const struct sim_gpu *g, struct sim_gpu_desc *d) {
                 .sensors = g->sensors,
                 .vf_num = g->vf_num,
                 .ras = g->ras_preset,
+                .iommu_group_with = g->iommu_group_with,
         };
+        for (size_t i = 0; i < _SIM_FW_MAX; i++)
+                d->fw[i] = g->fw[i] == g->prod->fw[i] ? UINT32_MAX : g->fw[i];
         snprintf(d->bdf, sizeof(d->bdf), "%s", f->bdf);
         /* a VM's GPU is described by the product its VF was made of */
         snprintf(d->product, sizeof(d->product), "%s",
@@ -796,6 +901,14 @@ static int build_gpu(struct sim_machine *m, struct sim_gpu_desc *d, size_t idx,
                 fixed = vp->xcc == 1 ? SIM_CPX : SIM_SPX;
         } else if (d->role == SIM_ROLE_HOST_PF)
                 fixed = sim_compute_of_parts(vf_num, prod->xcc);
+        /* the firmware it runs: the product's, with the machine's per-GPU override */
+        for (size_t i = 0; i < _SIM_FW_MAX; i++)
+                g->fw[i] = d->fw[i] != UINT32_MAX ? d->fw[i] : prod->fw[i];
+        if (d->iommu_group_with) {
+                g->iommu_group_with = strdup(d->iommu_group_with);
+                if (!g->iommu_group_with)
+                        return -ENOMEM;
+        }
         if (prod->total_vfs && !g->host_prod) {
                 f->sriov = calloc(1, sizeof(*f->sriov));
                 if (!f->sriov)
@@ -1076,6 +1189,9 @@ int sim_machine_build(struct sim_machine_desc *md, const char *origin, struct si
         m->kernel = md->kernel;
         md->kernel.vfio_pci_ids = NULL;
         m->cpu = md->cpu;
+        r = host_take(&md->host, &m->host);
+        if (r < 0)
+                goto fail;
         m->bmc_vga = md->bmc_vga;
         m->products = TAKE_PTR(md->products);
         m->n_products = md->n_products;
@@ -1146,6 +1262,8 @@ int sim_machine_build(struct sim_machine_desc *md, const char *origin, struct si
                         goto fail;
                 f->iommu_group = (unsigned) i;
                 f->irq = 24 + (unsigned) i;
+                if (f->gpu && f->gpu->iommu_group_with)
+                        continue; /* below: the group of the function it names */
                 if (f->gpu) {
                         uint64_t fb = pow2_at_least(f->gpu->prod->vram_bytes);
 
@@ -1163,6 +1281,9 @@ int sim_machine_build(struct sim_machine_desc *md, const char *origin, struct si
                         f->bar_size[1] = 256ULL << 10;
                 }
         }
+        r = host_check(m, origin);
+        if (r < 0)
+                goto fail;
         *ret = m;
         return 0;
 
@@ -1179,6 +1300,7 @@ void sim_func_free(struct sim_func *f) {
                         sim_product_free((struct sim_product *) f->gpu->prod);
                 free(f->gpu->owned);
                 free(f->gpu->serial);
+                free(f->gpu->iommu_group_with);
                 sim_ras_free(f->gpu);
                 free(f->gpu);
         }
@@ -1222,6 +1344,7 @@ struct sim_machine *sim_machine_free(struct sim_machine *m) {
                 sim_func_free(m->funcs[i]);
         free(m->funcs);
         free(m->kernel.vfio_pci_ids);
+        host_done(&m->host);
         free(m->gpus);
         for (size_t i = 0; i < m->n_products; i++)
                 sim_product_free(m->products[i]);

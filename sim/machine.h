@@ -165,6 +165,7 @@ struct sim_kernel {
          * size in bytes; the bad-page threshold (debugfs bad_page_cnt_threshold; 0: no
          * retirement, no gpu_vram_bad_pages) */
         bool ras_aca;
+        bool ras_enable; /* amdgpu.ras_enable: false, RAS off (no ras/, no bad-page table) */
         uint32_t ras_blocks;
         uint32_t cper_ring_bytes;
         uint32_t bad_page_threshold;
@@ -341,6 +342,10 @@ struct sim_gpu {
         struct sim_func *func;
         unsigned index; /* among the GPUs, in probe (BDF) order */
         const struct sim_product *prod;
+        uint32_t fw[_SIM_FW_MAX]; /* the firmware it runs: the product's, or the machine's
+                                     per-GPU override ("firmware") */
+        char *iommu_group_with;   /* the PCI address whose IOMMU group it shares (no ACS); NULL:
+                                     its own */
         enum sim_role role;
         unsigned nps_supported;
         unsigned nps_current, nps_requested; /* requested 0: none */
@@ -428,6 +433,20 @@ struct sim_kfd_entry {
         uint16_t gpu_id;
 };
 
+/* The host around the GPUs (host.c): what `amdsmi doctor` reads besides the GPUs. The files
+ * outside /sys (/proc/cmdline, /proc/modules, /proc/interrupts, /etc/group) are given to
+ * `amdsmi-sim run`'s command by bind mounts in its private mount namespace. */
+struct sim_host {
+        char *cmdline;            /* /proc/cmdline without its newline */
+        bool iommu;               /* IOMMU units (class/iommu/ivhdN) and IOMMU groups */
+        bool interrupt_remapping; /* /proc/interrupts: IR-PCI-MSI chips, else PCI-MSI */
+        bool vfio_pci;            /* vfio-pci loaded (bus/pci/drivers/vfio-pci, module) */
+        char *render_members;     /* /etc/group's render members, comma-separated ("" none) */
+        char *video_members;      /* the same for video */
+        char *kfd_mode;           /* /dev/kfd's mode in octal ("0660") */
+        char *kfd_group;          /* /dev/kfd's group: "render", "video" or "root" */
+};
+
 struct sim_machine {
         char *name, *description;
         struct sim_kernel kernel;
@@ -435,6 +454,7 @@ struct sim_machine {
         bool bmc_vga;
         bool gim_host; /* host-pf GPUs: gim is loaded, amdgpu is not (blacklisted) */
         bool vm;       /* guest GPUs: a VM (no CPU functions, no thermal zone, no IOMMU) */
+        struct sim_host host;
 
         struct sim_product **products;
         size_t n_products;

@@ -429,6 +429,135 @@ static char *shim_path(void) {
         return strdup(SIM_SHIM_DIR "/libamdsmi-sim-kfd.so");
 }
 
+/* The host's files outside /sys that CMD sees (struct sim_host): /proc/cmdline, /proc/modules,
+ * /proc/interrupts and /etc/group, written into a private directory and bind-mounted by CMD's
+ * init over the real ones in its mount namespace (those the running kernel has: a bind mount
+ * needs its target, and procfs takes no new file). */
+static const char *const host_proc_files[] = { "cmdline", "modules", "interrupts" };
+
+static int write_file(const char *dir, const char *name, const char *text, mode_t mode) {
+        _cleanup_free_ char *path = strdupf("%s/%s", dir, name);
+        _cleanup_close_ int fd = -1;
+        size_t len = strlen(text), off = 0;
+
+        if (!path)
+                return -ENOMEM;
+        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
+        if (fd < 0)
+                return -errno;
+        while (off < len) {
+                ssize_t n = write(fd, text + off, len - off);
+
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                off += (size_t) n;
+        }
+        return fchmod(fd, mode) < 0 ? -errno : 0;
+}
+
+static void remove_host_dir(char *dir) {
+        if (!dir)
+                return;
+        for (size_t i = 0; i < ELEMENTSOF(host_proc_files); i++) {
+                _cleanup_free_ char *p = strdupf("%s/%s", dir, host_proc_files[i]);
+
+                if (p)
+                        (void) unlink(p);
+        }
+        {
+                _cleanup_free_ char *p = strdupf("%s/group", dir);
+
+                if (p)
+                        (void) unlink(p);
+        }
+        (void) rmdir(dir);
+        free(dir);
+}
+
+/* Writes the host's files into a new directory (*ret, for remove_host_dir()) and gives
+ * DEV_ROOT/kfd the machine's mode and group. */
+static int make_host_files(const struct sim_machine *m, const char *dev_root, char **ret) {
+        const char *t = getenv("TMPDIR");
+        char *dir = strdupf("%s/amdsmi-sim-host.XXXXXX", t && *t == '/' ? t : "/tmp");
+        _cleanup_free_ char *current = NULL, *group = NULL, *kfd = NULL;
+        unsigned render = 0, video = 0;
+        int r;
+
+        if (!dir)
+                return -ENOMEM;
+        if (!mkdtemp(dir) || chmod(dir, 0755) < 0) {
+                r = -errno;
+                free(dir);
+                return r;
+        }
+        for (size_t i = 0; i < ELEMENTSOF(host_proc_files); i++) {
+                _cleanup_free_ char *text = NULL;
+
+                r = sim_host_proc_text(m, host_proc_files[i], &text);
+                if (r >= 0)
+                        r = write_file(dir, host_proc_files[i], text, 0444);
+                if (r < 0)
+                        goto fail;
+        }
+        {
+                _cleanup_fclose_ FILE *f = fopen("/etc/group", "re");
+                size_t n = 0;
+
+                if (f && getdelim(&current, &n, '\0', f) < 0) {
+                        free(current);
+                        current = NULL;
+                }
+        }
+        r = sim_host_group_text(m, current ? current : "root:x:0:\n", &group, &render, &video);
+        if (r >= 0)
+                r = write_file(dir, "group", group, 0644);
+        if (r < 0)
+                goto fail;
+        kfd = strdupf("%s/kfd", dev_root);
+        if (!kfd) {
+                r = -ENOMEM;
+                goto fail;
+        }
+        if (chown(kfd, 0,
+                  streq(m->host.kfd_group, "render")  ? render
+                  : streq(m->host.kfd_group, "video") ? video
+                                                      : 0) < 0 ||
+            chmod(kfd, (mode_t) strtoul(m->host.kfd_mode, NULL, 8)) < 0) {
+                r = -errno;
+                goto fail;
+        }
+        *ret = dir;
+        return 0;
+fail:
+        remove_host_dir(dir);
+        return r;
+}
+
+/* In CMD's mount namespace: the host's files over the real ones. */
+static int mount_host_files(const char *dir) {
+        for (size_t i = 0; i <= ELEMENTSOF(host_proc_files); i++) {
+                const char *name = i < ELEMENTSOF(host_proc_files) ? host_proc_files[i] : "group";
+                _cleanup_free_ char *src = strdupf("%s/%s", dir, name),
+                                    *dst = i < ELEMENTSOF(host_proc_files)
+                                                   ? strdupf("/proc/%s", name)
+                                                   : strdup("/etc/group");
+
+                if (!src || !dst)
+                        return -ENOMEM;
+                /* a kernel without loadable modules has no /proc/modules: nothing to hide */
+                if (access(dst, F_OK) < 0 && errno == ENOENT)
+                        continue;
+                if (mount(src, dst, NULL, MS_BIND, NULL) < 0) {
+                        fprintf(stderr, "amdsmi-sim: run: cannot mount %s over %s: %m\n", src, dst);
+                        return -errno;
+                }
+        }
+        return 0;
+}
+
 /* What CMD finds in its environment: the control socket (AMDSMI_SIM_CTL), the device root
  * with the kfd file (AMDSMI_DEV_ROOT) and the KFD shim preloaded (LD_PRELOAD). */
 static int run_environment(const char *ctl_socket, const char *dev_root) {
@@ -459,7 +588,8 @@ static int run_environment(const char *ctl_socket, const char *dev_root) {
 
 /* PID 1 of the new PID namespace: mounts its /proc, starts CMD, passes signals on, reaps
  * orphans, and ends with CMD's status. */
-_Noreturn static void run_init(char **cmd, const char *ctl_socket, const char *dev_root) {
+_Noreturn static void run_init(char **cmd, const char *ctl_socket, const char *dev_root,
+                               const char *host_dir) {
         pid_t child;
         int status;
 
@@ -469,6 +599,8 @@ _Noreturn static void run_init(char **cmd, const char *ctl_socket, const char *d
                 fprintf(stderr, "amdsmi-sim: run: cannot mount /proc of the PID namespace: %m\n");
                 _exit(EXIT_FAILURE);
         }
+        if (host_dir && mount_host_files(host_dir) < 0)
+                _exit(EXIT_FAILURE);
         if (run_environment(ctl_socket, dev_root) < 0)
                 _exit(EXIT_FAILURE);
         child = fork();
@@ -511,6 +643,7 @@ static int cmd_run(const struct options *o) {
         };
         _cleanup_close_ int own_pidns = -1;
         _cleanup_free_ char *tmp_dev = NULL;
+        char *host_dir = NULL;
         const char *dev_root = o->dev_root;
         struct sim_ctl *ctl = NULL;
         struct sim_machine *m;
@@ -542,6 +675,13 @@ static int cmd_run(const struct options *o) {
         r = load(o, &m, &fs);
         if (r != 0)
                 goto dev;
+        r = make_host_files(m, dev_root, &host_dir);
+        if (r < 0) {
+                fprintf(stderr, "amdsmi-sim: run: cannot write the host's files: %s\n",
+                        strerror(-r));
+                r = EXIT_FAILURE;
+                goto out;
+        }
         /* Namespaces first: no thread exists yet. */
         if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
                 fprintf(stderr, "amdsmi-sim: run: cannot make a private mount namespace: %m\n");
@@ -575,7 +715,7 @@ static int cmd_run(const struct options *o) {
                 goto unmount;
         }
         if (init == 0)
-                run_init(o->cmd, sim_ctl_socket(ctl), dev_root);
+                run_init(o->cmd, sim_ctl_socket(ctl), dev_root, host_dir);
         if (setns(own_pidns, CLONE_NEWPID) < 0) {
                 fprintf(stderr, "amdsmi-sim: run: cannot return to the PID namespace: %m\n");
                 kill(init, SIGKILL);
@@ -603,6 +743,7 @@ unmount:
         ctl = sim_ctl_free(ctl);
         sim_fs_unmount(fs);
 out:
+        remove_host_dir(host_dir);
         sim_fs_free(fs);
         sim_control_free(m);
         sim_machine_free(m);

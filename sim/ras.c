@@ -63,6 +63,9 @@ static bool guest(const struct sim_gpu *g) {
 uint32_t sim_ras_blocks(const struct sim_gpu *g) {
         uint32_t mask = g->m->kernel.ras_blocks;
 
+        if (!g->m->kernel.ras_enable)
+                return 0; /* amdgpu.ras_enable=0: ras_enabled 0 */
+
         if (!mask) {
                 if (g->prod->apu) /* connected_to_cpu || is_app_apu: GFX, SDMA, MMHUB */
                         mask = 1u << SIM_RAS_GFX | 1u << SIM_RAS_SDMA | 1u << SIM_RAS_MMHUB;
@@ -83,7 +86,7 @@ bool sim_ras_aca(const struct sim_gpu *g) {
 }
 
 static bool has_bad_pages(const struct sim_gpu *g) {
-        return g->m->kernel.bad_page_threshold != 0 && !g->prod->apu;
+        return g->m->kernel.bad_page_threshold != 0 && !g->prod->apu && g->m->kernel.ras_enable;
 }
 
 static bool has_cper(const struct sim_gpu *g) {
@@ -540,7 +543,8 @@ static void event(struct sim_ras *r, int ev) {
 void sim_ras_attach(struct sim_gpu *g) {
         struct sim_ras *r = &g->ras;
 
-        if (g->role == SIM_ROLE_HOST_PF)
+        /* gim keeps RAS; amdgpu.ras_enable=0: no RAS context, so no ras/ and no debugfs */
+        if (g->role == SIM_ROLE_HOST_PF || !g->m->kernel.ras_enable)
                 return;
         if (!r->ring && has_cper(g)) {
                 r->ring_bytes = g->m->kernel.cper_ring_bytes;

@@ -665,8 +665,11 @@ void sim_sriov_modules_build(struct sim_machine *m) {
         char vf_num[256] = "", devices[SIM_PAGE_SIZE / 2] = "";
         size_t vl = 0, dl = 0;
 
-        p = sim_mkdir(root, "module/vfio_pci/parameters");
-        sim_text(p, "enable_sriov", 0444, "%c", m->kernel.vfio_pci_enable_sriov ? 'Y' : 'N');
+        if (m->host.vfio_pci) {
+                p = sim_mkdir(root, "module/vfio_pci/parameters");
+                sim_text(p, "enable_sriov", 0444, "%c",
+                         m->kernel.vfio_pci_enable_sriov ? 'Y' : 'N');
+        }
         if (!m->gim_host)
                 return;
         for (size_t i = 0; i < m->n_gpus; i++) {

@@ -376,8 +376,8 @@ static void write_gpu_node(struct sim_machine *m, struct sim_node *nodes, size_t
         kn.num_sdma_engines = MIN(sdma_pp, 2u);
         kn.num_sdma_xgmi_engines = sdma_pp - kn.num_sdma_engines;
         kn.max_engine_clk_fcompute = p->max_engine_clk_mhz;
-        kn.fw_version = p->fw[SIM_FW_MEC];
-        kn.sdma_fw_version = p->fw[SIM_FW_SDMA];
+        kn.fw_version = g->fw[SIM_FW_MEC];
+        kn.sdma_fw_version = g->fw[SIM_FW_SDMA];
         kn.capability = p->kfd_capability;
         kn.capability2 = p->kfd_capability2;
         /* newer kernels: the partition's XCD unique id outside SPX */

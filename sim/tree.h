@@ -18,6 +18,14 @@ void sim_bitmap_free(uint64_t *bits, int idx);
 /* "0-63,128-191": the CPUs of NUMA node @node (-1: all). */
 void sim_cpulist(const struct sim_machine *m, int node, char *buf, size_t size);
 
+/* host.c: the host around the GPUs: its IOMMU units (sysfs); the texts of /proc/@name
+ * ("cmdline", "modules", "interrupts"; -ENOENT for another) and of /etc/group (@current, the
+ * host's, with render and video as the machine says, and their gids) that `run` bind-mounts. */
+void sim_host_build(struct sim_machine *m);
+int sim_host_proc_text(const struct sim_machine *m, const char *name, char **ret);
+int sim_host_group_text(const struct sim_machine *m, const char *current, char **ret,
+                        unsigned *ret_render_gid, unsigned *ret_video_gid);
+
 /* bus.c: PCI functions, their PCI core files and the driver model. */
 void sim_bus_build(struct sim_machine *m);
 /* Binds @f to @drv (probe) or unbinds it (remove); what bind, unbind and drivers_probe do. */

@@ -17,6 +17,7 @@
 #include <amdsmi/amdsmi-ctx.h>
 #include <amdsmi/amdsmi-gpu.h>
 #include <amdsmi/amdsmi-health.h>
+#include <amdsmi/amdsmi-host.h>
 #include <amdsmi/amdsmi-partition.h>
 #include <amdsmi/amdsmi-perf.h>
 #include <amdsmi/amdsmi-power.h>

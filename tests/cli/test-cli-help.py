@@ -32,7 +32,7 @@ SPX = "mi300x-8-spx"
 CPX = "mi300x-8-cpx"
 EXIT_OK, EXIT_USAGE = 0, 2
 VERB_NAMES = ["list", "static", "metric", "monitor", "process", "ras", "bad-pages", "health", "events",
-              "topology",
+              "topology", "doctor",
               "partition", "power", "sriov", "vm", "set", "reset",
               "apply", "export", "reload", "history", "help"]
 
@@ -236,8 +236,8 @@ class Help(unittest.TestCase):
                 if name in opts:
                     self.assertFalse(refused, "%s: %s" % (" ".join(args), p.stderr))
                 else:
-                    # health exits as a monitoring plugin: a usage error is UNKNOWN (3)
-                    self.assertEqual(p.returncode, 3 if cmd == ("health",) else EXIT_USAGE,
+                    # health and doctor exit as monitoring plugins: a usage error is UNKNOWN (3)
+                    self.assertEqual(p.returncode, 3 if cmd in (("health",), ("doctor",)) else EXIT_USAGE,
                                      " ".join(args))
                     self.assertTrue(refused, "%s: %s" % (" ".join(args), p.stderr))
 

@@ -149,6 +149,9 @@ SIM_ONLY = [re.compile(p) for p in (
     # kobject, which the generator does not model
     r"devices/pci[^/]+(/[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])+/"
     r"xgmi_(device_id|physical_id|error|num_hops|num_links|hive_info(/[a-z_0-9]+)?)",
+    # the host's IOMMU units (amdsmi doctor), which the generator does not model
+    r"class/iommu(/ivhd\d+)?",
+    r"devices/virtual/iommu(/ivhd\d+)?",
     # KFD's p2p_links (kfd_dev_create_p2p_links(): links to the other CPU nodes through the
     # GPU's own, peer links between hives), which the generator leaves empty
     r"devices/virtual/kfd/kfd/topology/nodes/\d+/p2p_links/\d+(/properties)?",
