@@ -560,15 +560,24 @@ const struct verb cli_verbs[] = {
                 .options = OPT_COMPUTE_PARTITION | OPT_MEMORY_PARTITION | OPT_POWER_CAP |
                            OPT_DRY_RUN | OPT_FORCE | OPT_TIMEOUT | OPT_PERF_SET,
                 .help = "change settings: -C compute partition, -M memory partition, -o power cap "
-                        "(W)",
+                        "(W), -l/-d/-L performance, -p/-x PM policies",
                 .synopsis = "-g SEL... [--json|--csv] set -C MODE|-M MODE [--dry-run] [--force] "
                             "[--timeout SECONDS]\n"
-                            "-g SEL... [--json|--csv] set -o W [--dry-run]",
+                            "-g SEL... [--json|--csv] set -o W [--dry-run]\n"
+                            "-g SEL... [--json|--csv] set -l auto|manual|-d SCLK_MHZ [--dry-run]\n"
+                            "-g SEL... [--json|--csv] set -L sclk|mclk min|max MHZ [--dry-run]\n"
+                            "-g SEL... [--json|--csv] set -p POLICY|-x POLICY [--dry-run]",
                 .description = "amd-smi's spelling of the changes: -C and -M as 'partition set\n"
-                               "--compute/--memory', -o as 'power set --host'.",
+                               "--compute/--memory', -o as 'power set --host'; -l the\n"
+                               "performance level, -d determinism with its gfx clock ceiling,\n"
+                               "-L a soft clock limit (the level switched to manual when the\n"
+                               "kernel needs it), -p and -x the SOC P-state and XGMI\n"
+                               "power-down policies (an id or a name as 'static' shows them).\n"
+                               "One setting per command.",
                 .examples = "amdsmi set -g 0 -C CPX --dry-run\n"
-                            "amdsmi set -g all -M NPS4\n"
-                            "amdsmi set -g 0 -o 600",
+                            "amdsmi set -g 0 -o 600\n"
+                            "amdsmi set -g 0 -d 1900\n"
+                            "amdsmi set -g all -L sclk max 1800 --dry-run",
                 .exits = EXITS_CHANGE | CLI_EXIT(8) | CLI_EXIT(10),
                 .option_help = OPTION_HELP(
                         "power-cap", "the host's power cap in W (as power set --host)",
@@ -586,7 +595,8 @@ const struct verb cli_verbs[] = {
                             "[--timeout SECONDS]\n"
                             "-g SEL... [--json|--csv] reset --reload-driver [--dry-run] "
                             "[--timeout SECONDS]\n"
-                            "-g SEL... [--json|--csv] reset --power-cap [--dry-run]",
+                            "-g SEL... [--json|--csv] reset --power-cap [--dry-run]\n"
+                            "-g SEL... [--json|--csv] reset -d|-c [--dry-run]",
                 .description =
                         "-G/--gpureset resets the selected GPUs through the kernel (amdgpu's\n"
                         "debugfs recovery, gim's reset_gpu on a host; the whole XGMI hive),\n"
@@ -595,11 +605,13 @@ const struct verb cli_verbs[] = {
                         "modes, caps and VFs with before, and re-applies the desired state.\n"
                         "--reload-driver reloads amdgpu on the XGMI hive of the selected\n"
                         "GPUs, which applies a pending memory mode; --power-cap removes the\n"
-                        "host's power cap source (as 'power clear --host').",
+                        "host's power cap source (as 'power clear --host'); -d leaves\n"
+                        "determinism (the level back to auto), -c restores the default\n"
+                        "clock limits and the level auto.",
                 .examples = "amdsmi reset -g 0 -G --dry-run\n"
-                            "amdsmi reset -g 0 --gpureset --timeout 120\n"
                             "amdsmi reset -g 0 --reload-driver --dry-run\n"
-                            "amdsmi reset -g all --power-cap",
+                            "amdsmi reset -g all --power-cap\n"
+                            "amdsmi reset -g 0 -c",
                 .exits = EXITS_CHANGE | CLI_EXIT(8) | CLI_EXIT(10),
                 .option_help = OPTION_HELP(
                         "power-cap", "remove the host's power cap (as power clear\n"

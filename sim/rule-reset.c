@@ -57,9 +57,9 @@ static size_t hive_of(struct sim_gpu *g, struct sim_gpu **out) {
 }
 
 void sim_reset_perf_defaults(struct sim_gpu *g) {
-        /* power_dpm_force_performance_level back to auto; clock limits and policies that
-         * the performance rules keep are to be reset here as well */
-        snprintf(g->perf_level, sizeof(g->perf_level), "auto");
+        /* the SMU starts again from its defaults: power_dpm_force_performance_level auto,
+         * the soft clock limits of pp_od_clk_voltage and the pm_policy levels */
+        sim_perf_defaults(g);
 }
 
 /* The KFD nodes of a GPU come back after kernel.reset_kfd_down_ms (a thread of its own,
