@@ -167,7 +167,7 @@ static const struct doc_verb doc_verbs[] = {
         { "apply", DOC_APPLY, NULL, NULL }, /* amdsmi apply --check */
         { "process", DOC_PROCESSES, process_gpu, NULL },
         { "topology", 0, NULL, NULL, NULL, topology_document },
-        { "doctor", 0, NULL, NULL, NULL, doctor_document }, /* Manager.Doctor */
+        { "doctor", DOC_PRIVILEGED, NULL, NULL, NULL, doctor_document }, /* Manager.Doctor */
 };
 
 /*
@@ -382,6 +382,11 @@ static int build_verb(struct daemon *d, const struct doc_verb *v, struct selecti
                                           "allow " PROCESS_LIST_ACTION);
         }
         if (v->document) {
+                if (unprivileged && (v->flags & DOC_PRIVILEGED))
+                        report_note(
+                                &rep,
+                                "the root-only parts (the bad-page thresholds) are "
+                                "not given: polkit did not allow " HEALTH_READ_PRIVILEGED_ACTION);
                 *ret_doc = v->document(&q);
                 if (!*ret_doc) {
                         r = bus_error_errno(error, -ENOMEM, "%s",

@@ -95,7 +95,8 @@ static int doctor_sample(struct cli *c) {
                 if (q.unprivileged)
                         report_note(&c->report,
                                     "not root: the bad-page thresholds (debugfs) are not "
-                                    "read; run as root, or through amdsmid");
+                                    "read; run as root, or through amdsmid (polkit: "
+                                    "org.amdsmi1.health.read-privileged)");
                 doc = doctor_document(&q);
                 if (!doc)
                         return c->report.error_message ? -ENOMEM

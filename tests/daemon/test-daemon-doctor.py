@@ -6,7 +6,8 @@ Doctor() answers the "doctor" document, the one `amdsmi doctor --json --direct` 
 the timestamp): the same checks, byte for byte, since amdsmid and the in-process run read the
 same facts here (both as root, the same sysfs, device root, /proc and amdsmid.conf). The check
 "amdsmid" is ok through amdsmid and with --direct while it runs, and warns without it. Any
-caller may ask (reads only).
+caller may ask (reads only); the bad-page thresholds only root and callers polkit allows
+org.amdsmi1.health.read-privileged see, as in the health documents.
 """
 import glob
 import json
@@ -73,9 +74,25 @@ class Doctor(unittest.TestCase):
             via = json.loads(d.cli("doctor", "--json", "-g", "2", user=blind(d),
                                    status=None).stdout)
             self.assertEqual({c["gpu"] for c in via["checks"]} - {None}, {2})
-            # any caller may ask
+            # any caller may ask; the bad-page thresholds (debugfs) as the health documents
+            # give them: polkit denying org.amdsmi1.health.read-privileged, unknown and said
+            nobody = json.loads(d.call(ROOT, MANAGER, "Doctor", user=NOBODY)[0])
+            self.assertEqual([c["id"] for c in nobody["checks"]],
+                             [c["id"] for c in got["checks"]])
+            for mine, root in zip(nobody["checks"], got["checks"]):
+                if mine["id"] != "bad_pages":
+                    self.assertEqual(mine, root)
+                    continue
+                self.assertIsNotNone(root["evidence"]["threshold"], root)
+                self.assertIsNone(mine["evidence"]["threshold"], mine)
+                self.assertIn("needs root", mine["summary"])
+            self.assertTrue(any("org.amdsmi1.health.read-privileged" in n
+                                for n in nobody.get("notes", [])), nobody.get("notes"))
+            self.assertNotIn("notes", got)
+            d.allow("org.amdsmi1.health.read-privileged")
             nobody = json.loads(d.call(ROOT, MANAGER, "Doctor", user=NOBODY)[0])
             self.assertEqual(checks(nobody), checks(got))
+            d.allow()
 
             # out of sync: amdsmid.conf asks a cap (applied at the reload), then an outside
             # writer changes it behind amdsmid's back: amdsmid's plan says so
