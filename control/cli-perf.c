@@ -19,6 +19,7 @@
 #include "cli.h"
 #include "parse-util.h"
 #include "perf-ops.h"
+#include "perf-state.h"
 
 #define PERF_IFACE AMDSMI_BUS_IFACE_PERFORMANCE
 
@@ -214,6 +215,17 @@ static int run_change(struct cli *c, const struct perf_change *ch) {
 
                         r = perf_change_gpu(&c->report, ch, i, gpu, e, &out);
                         record_direct(c, ch, bdf, r, &out);
+                        /* kept as amdsmid keeps it: applied again after a reset (in-process
+                         * too) and when amdsmid starts */
+                        if (r == 0 && !c->report.dry_run) {
+                                int k = perf_state_remember(bdf, ch);
+
+                                if (k < 0)
+                                        report_note(&c->report,
+                                                    "GPU %zu (%s): the setting is made but not "
+                                                    "kept in the state file: %s",
+                                                    i, bdf, strerror(-k));
+                        }
                 }
                 if (r < 0 && result == 0)
                         result = r;

@@ -424,48 +424,6 @@ static const sd_bus_vtable perf_vtable[] = {
 
 /* ---- the desired state ------------------------------------------------------------------ */
 
-/* The steps that bring a GPU to @d: the level (determinism with its ceiling), the soft limits
- * (manual), the policies. */
-static void desired_steps(const struct perf_desired *d, struct perf_job *pj) {
-        struct perf_change ch = {};
-
-        if (d->level == AMDSMI_PERF_LEVEL_PERF_DETERMINISM && d->determinism_sclk_mhz)
-                pj->ch[pj->n++] = (struct perf_change){ .kind = PERF_CHANGE_DETERMINISM,
-                                                        .mhz = d->determinism_sclk_mhz };
-        else if (d->level == AMDSMI_PERF_LEVEL_AUTO || d->level == AMDSMI_PERF_LEVEL_MANUAL)
-                pj->ch[pj->n++] =
-                        (struct perf_change){ .kind = PERF_CHANGE_LEVEL, .level = d->level };
-        if (d->level != AMDSMI_PERF_LEVEL_PERF_DETERMINISM && d->level != AMDSMI_PERF_LEVEL_AUTO) {
-                /* the max first: a min above the default max is then not inverted */
-                if (d->sclk_max_mhz)
-                        pj->ch[pj->n++] = (struct perf_change){ .kind = PERF_CHANGE_CLK_LIMIT,
-                                                                .clk = AMDSMI_CLK_SCLK,
-                                                                .max = true,
-                                                                .mhz = d->sclk_max_mhz };
-                if (d->sclk_min_mhz)
-                        pj->ch[pj->n++] = (struct perf_change){ .kind = PERF_CHANGE_CLK_LIMIT,
-                                                                .clk = AMDSMI_CLK_SCLK,
-                                                                .mhz = d->sclk_min_mhz };
-                if (d->mclk_max_mhz)
-                        pj->ch[pj->n++] = (struct perf_change){ .kind = PERF_CHANGE_CLK_LIMIT,
-                                                                .clk = AMDSMI_CLK_MCLK,
-                                                                .max = true,
-                                                                .mhz = d->mclk_max_mhz };
-        }
-        if (d->soc_pstate[0]) {
-                ch = (struct perf_change){ .kind = PERF_CHANGE_POLICY,
-                                           .policy = AMDSMI_PM_POLICY_SOC_PSTATE };
-                snprintf(ch.policy_value, sizeof(ch.policy_value), "%s", d->soc_pstate);
-                pj->ch[pj->n++] = ch;
-        }
-        if (d->xgmi_plpd[0]) {
-                ch = (struct perf_change){ .kind = PERF_CHANGE_POLICY,
-                                           .policy = AMDSMI_PM_POLICY_XGMI_PLPD };
-                snprintf(ch.policy_value, sizeof(ch.policy_value), "%s", d->xgmi_plpd);
-                pj->ch[pj->n++] = ch;
-        }
-}
-
 static bool desired_equal(const struct perf_desired *a, const struct perf_desired *b) {
         return a->level == b->level && a->determinism_sclk_mhz == b->determinism_sclk_mhz &&
                a->sclk_min_mhz == b->sclk_min_mhz && a->sclk_max_mhz == b->sclk_max_mhz &&
@@ -505,7 +463,7 @@ static void perf_apply_desired(struct dgpu *g, const struct config_gpu *want,
         if (!pj)
                 return;
         pj->desired = true;
-        desired_steps(&all, pj);
+        pj->n = perf_desired_steps(&all, pj->ch);
         if (pj->n == 0) {
                 free(pj);
                 return;

@@ -261,3 +261,45 @@ int perf_state_remember(const char *bdf, const struct perf_change *ch) {
         state_close(s);
         return r;
 }
+
+size_t perf_desired_steps(const struct perf_desired *d,
+                          struct perf_change ret[PERF_DESIRED_STEPS_MAX]) {
+        struct perf_change ch = {};
+        size_t n = 0;
+
+        if (d->level == AMDSMI_PERF_LEVEL_PERF_DETERMINISM && d->determinism_sclk_mhz)
+                ret[n++] = (struct perf_change){ .kind = PERF_CHANGE_DETERMINISM,
+                                                 .mhz = d->determinism_sclk_mhz };
+        else if (d->level == AMDSMI_PERF_LEVEL_AUTO || d->level == AMDSMI_PERF_LEVEL_MANUAL)
+                ret[n++] = (struct perf_change){ .kind = PERF_CHANGE_LEVEL, .level = d->level };
+        if (d->level != AMDSMI_PERF_LEVEL_PERF_DETERMINISM && d->level != AMDSMI_PERF_LEVEL_AUTO) {
+                /* the max first: a min above the default max is then not inverted */
+                if (d->sclk_max_mhz)
+                        ret[n++] = (struct perf_change){ .kind = PERF_CHANGE_CLK_LIMIT,
+                                                         .clk = AMDSMI_CLK_SCLK,
+                                                         .max = true,
+                                                         .mhz = d->sclk_max_mhz };
+                if (d->sclk_min_mhz)
+                        ret[n++] = (struct perf_change){ .kind = PERF_CHANGE_CLK_LIMIT,
+                                                         .clk = AMDSMI_CLK_SCLK,
+                                                         .mhz = d->sclk_min_mhz };
+                if (d->mclk_max_mhz)
+                        ret[n++] = (struct perf_change){ .kind = PERF_CHANGE_CLK_LIMIT,
+                                                         .clk = AMDSMI_CLK_MCLK,
+                                                         .max = true,
+                                                         .mhz = d->mclk_max_mhz };
+        }
+        if (d->soc_pstate[0]) {
+                ch = (struct perf_change){ .kind = PERF_CHANGE_POLICY,
+                                           .policy = AMDSMI_PM_POLICY_SOC_PSTATE };
+                snprintf(ch.policy_value, sizeof(ch.policy_value), "%s", d->soc_pstate);
+                ret[n++] = ch;
+        }
+        if (d->xgmi_plpd[0]) {
+                ch = (struct perf_change){ .kind = PERF_CHANGE_POLICY,
+                                           .policy = AMDSMI_PM_POLICY_XGMI_PLPD };
+                snprintf(ch.policy_value, sizeof(ch.policy_value), "%s", d->xgmi_plpd);
+                ret[n++] = ch;
+        }
+        return n;
+}

@@ -32,6 +32,14 @@ void perf_desired_describe(const struct perf_desired *d, char *buf, size_t size)
 /* What @ch leaves desired on top of @d (the change an operator made). */
 void perf_desired_apply_change(struct perf_desired *d, const struct perf_change *ch);
 
+/* The most changes perf_desired_steps() gives. */
+#define PERF_DESIRED_STEPS_MAX 6
+/* The changes that bring a GPU to @d, in order: the level (determinism with its ceiling), the
+ * soft limits (manual; the max first, so that a min above the default max is not inverted),
+ * the policies. @return how many (0: nothing asked). */
+size_t perf_desired_steps(const struct perf_desired *d,
+                          struct perf_change ret[PERF_DESIRED_STEPS_MAX]);
+
 /* The record of @bdf (empty when none or damaged). @return 0 or a negative errno. */
 int perf_state_load(const char *bdf, struct perf_desired *ret);
 /* Records the change @ch of @bdf on top of its record (the state file's write lock).

@@ -14,6 +14,8 @@
 
 #include "change.h"
 #include "json-util.h"
+#include "perf-ops.h"
+#include "perf-state.h"
 #include "power-ops.h"
 #include "report.h"
 #include "reset-run.h"
@@ -363,6 +365,46 @@ static int reapply_power(struct report *rep, struct amdsmi_gpu *gpu, json_object
         return r;
 }
 
+/* In-process: the performance settings kept for the GPU in the state file (what an operator
+ * set), which the reset returned to the SMU's defaults (the locks are held). */
+static int reapply_perf(struct report *rep, struct amdsmi_gpu *gpu, const struct perf_desired *d,
+                        json_object *entry) {
+        struct perf_change ch[PERF_DESIRED_STEPS_MAX];
+        const char *bdf = amdsmi_gpu_get_bdf(gpu);
+        size_t n = perf_desired_steps(d, ch);
+        char what[160];
+        int r = 0;
+
+        if (amdsmi_gpu_get_driver(gpu) != AMDSMI_DRIVER_AMDGPU)
+                return -EOPNOTSUPP; /* gim hosts: no performance files */
+        for (size_t i = 0; i < n; i++) {
+                struct report quiet = { .command = rep->command };
+                struct perf_outcome out = {};
+                json_object *pe = perf_change_entry_new(&ch[i], amdsmi_gpu_get_index(gpu), bdf,
+                                                        amdsmi_gpu_get_product(gpu), false);
+                int k;
+
+                if (!pe)
+                        return -ENOMEM;
+                ch[i].lock = false;
+                k = perf_change_gpu(&quiet, &ch[i], amdsmi_gpu_get_index(gpu), gpu, pe, &out);
+                json_object_put(pe);
+                if (k < 0) {
+                        report_say(rep, entry, "%s: %s could not be applied again: %s", bdf,
+                                   perf_change_name(ch[i].kind),
+                                   quiet.error_message ? quiet.error_message : strerror(-k));
+                        if (r == 0)
+                                r = k;
+                }
+                report_clear(&quiet);
+        }
+        if (r == 0) {
+                perf_desired_describe(d, what, sizeof(what));
+                report_say(rep, entry, "%s: performance settings applied again (%s)", bdf, what);
+        }
+        return r;
+}
+
 struct run {
         struct report *rep;
         struct amdsmi_ctx *ctx;
@@ -520,18 +562,31 @@ static int run_locked(void *userdata) {
         set_stage(stages, "verify", t_reapply - t_verify);
 
         /* re-apply the desired state: amdsmid's for every GPU; in-process, the power cap
-         * where the reset moved it */
+         * where the reset moved it and the performance settings the state file keeps */
         for (size_t i = 0; i < x->n; i++) {
+                struct perf_desired pd = {};
+                bool cap = snap_before[i].cap_uw != snap_after[i].cap_uw, perf;
                 json_object *o;
-                int k;
+                int k = 0;
 
-                if (!x->o->reapply && snap_before[i].cap_uw == snap_after[i].cap_uw)
+                perf = !x->o->reapply &&
+                       perf_state_load(amdsmi_gpu_get_bdf(x->hive[i]), &pd) == 0 &&
+                       !perf_desired_empty(&pd);
+                if (!x->o->reapply && !cap && !perf)
                         continue;
                 o = json_object_new_object();
-                k = x->o->reapply ? x->o->reapply(x->o->userdata, rep, x->hive[i], e)
-                                  : reapply_power(rep, x->hive[i], e);
+                if (x->o->reapply)
+                        k = x->o->reapply(x->o->userdata, rep, x->hive[i], e);
+                else if (cap)
+                        k = reapply_power(rep, x->hive[i], e);
                 if (k == -EOPNOTSUPP)
                         k = 0;
+                if (perf) {
+                        int kp = reapply_perf(rep, x->hive[i], &pd, e);
+
+                        if (kp < 0 && kp != -EOPNOTSUPP && k == 0)
+                                k = kp;
+                }
                 json_set(o, "bdf", json_object_new_string(amdsmi_gpu_get_bdf(x->hive[i])));
                 json_set(o, "result", report_errno_json(k));
                 json_object_array_add(reapplied, o);

@@ -306,6 +306,35 @@ class Cli(SchemaCase):
             # not root and no amdsmid: refused; a dry run is fine
             self.cli(m, "reset", "-g", "0", "-G", status=EXIT_PERMISSION, user=NOBODY)
 
+    def test_performance_reapplied(self):
+        """In-process, the performance settings the state file keeps come back too."""
+        gpu2 = MI300X_BDFS[2]
+        with CtlMount("--machine", "mi300x-8") as m:
+            self.cli(m, "set", "-g", "2", "-L", "sclk", "max", "1500")
+            self.cli(m, "set", "-g", "2", "-p", "2")
+            with open(os.path.join(self.rt, "state.json")) as f:
+                rec = json.load(f)["gpus"][gpu2]["performance"]
+            self.assertEqual((rec["level"], rec["sclk_max_mhz"], rec["soc_pstate"]),
+                             ("manual", 1500, "2"))
+            d = self.doc(m, "reset", "-g", "2", "-G")
+            g = d["gpus"][0]
+            self.assertEqual(d["result"]["exit_code"], 0, d)
+            # the reset returned the SMU to its defaults; the settings were applied again
+            self.assertEqual(g["reapplied"], [{"bdf": gpu2, "result": None}])
+            self.assertIn("%s: performance settings applied again" % gpu2,
+                          "\n".join(d.get("messages", []) + g.get("messages", [])))
+            self.assertEqual(m.text(m.gpu(gpu2, "power_dpm_force_performance_level")),
+                             "manual\n")
+            self.assertIn("1: 1500Mhz", m.text(m.gpu(gpu2, "pp_od_clk_voltage")))
+            self.assertIn("2 : soc_pstate_1*", m.text(m.gpu(gpu2, "pm_policy/soc_pstate")))
+            # the GPUs nobody set anything on: back to auto, nothing applied
+            self.assertEqual(m.text(m.gpu(MI300X_BDFS[3], "power_dpm_force_performance_level")),
+                             "auto\n")
+            # a dry run changes nothing and keeps nothing
+            self.cli(m, "set", "-g", "3", "-L", "sclk", "max", "1400", "--dry-run")
+            with open(os.path.join(self.rt, "state.json")) as f:
+                self.assertNotIn("performance", json.load(f)["gpus"].get(MI300X_BDFS[3], {}))
+
     def test_kfd_users(self):
         with CtlMount("--machine", "mi300x-8") as m:
             user = subprocess.Popen(["sleep", "60"])
