@@ -462,6 +462,15 @@ static void r_partition_info(struct metrics_emit *e, const struct metrics_input 
         }
 }
 
+static void r_perf_level(struct metrics_emit *e, const struct metrics_input *in) {
+        FOREACH_METRICS_GPU(e, in->metric, g) {
+                const char *level = metrics_get_string(g, "perf_level");
+
+                if (level)
+                        metrics_sample_d(e, L("gpu", bdf_of(g), "level", level), 1);
+        }
+}
+
 static void r_sriov_vfs(struct metrics_emit *e, const struct metrics_input *in) {
         FOREACH_METRICS_GPU(e, in->sriov, g)
         metrics_sample(e, L("gpu", bdf_of(g)), metrics_get(g, "num_vfs"), 1);
@@ -563,6 +572,8 @@ const struct metrics_family metrics_families[] = {
           "compute_mode, memory_mode, memory_pending", "partition",
           "Partition modes of the GPU (memory_pending: the mode a driver reload applies).",
           r_partition_info },
+        { "amdsmi_gpu_performance_level_info", METRICS_INFO, NULL, "level", "metric perf_level",
+          "Performance level of the GPU (auto, manual, perf_determinism, ...).", r_perf_level },
         { "amdsmi_gpu_sriov_vfs", METRICS_GAUGE, NULL, "", "sriov num_vfs",
           "SR-IOV virtual functions enabled.", r_sriov_vfs },
         { "amdsmi_gpu_config_in_sync", METRICS_GAUGE, NULL, "key", "apply settings",

@@ -55,7 +55,7 @@ static bool has_line(const char *text, const char *line) {
 
 static const char *METRIC =
         "{\"gpus\": [{\"gpu\": 0, \"bdf\": \"0000:05:00.0\","
-        " \"power\": {\"power_w\": 139.5},"
+        " \"perf_level\": \"manual\", \"power\": {\"power_w\": 139.5},"
         " \"temperatures\": {\"junction_c\": 41, \"mem_c\": null},"
         " \"clocks\": {\"gfx_clock_mhz\": 500},"
         " \"usage\": {\"gpu_busy_pct\": 7, \"mem_busy_pct\": null},"
@@ -84,6 +84,10 @@ static void test_metric(void **state) {
         assert_line(t, "# TYPE amdsmi_up gauge");
         assert_line(t, "amdsmi_up 1");
         assert_line(t, "amdsmi_scrape_duration_seconds 0.25");
+        /* the level as an info family; none for a GPU without one */
+        assert_line(t,
+                    "amdsmi_gpu_performance_level_info{gpu=\"0000:05:00.0\",level=\"manual\"} 1");
+        assert_no(t, "amdsmi_gpu_performance_level_info{gpu=\"0000:26:00.0\"");
         assert_line(t, "amdsmi_gpu_power_watts{gpu=\"0000:05:00.0\",sensor=\"socket\"} 139.5");
         assert_line(t, "# TYPE amdsmi_gpu_energy_joules_total counter");
         assert_line(t, "amdsmi_gpu_energy_joules_total{gpu=\"0000:05:00.0\"} 500441.25");

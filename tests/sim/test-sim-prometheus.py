@@ -28,6 +28,7 @@ BAREMETAL_FAMILIES = {
     "amdsmi_gpu_clock_hertz", "amdsmi_gpu_busy_ratio", "amdsmi_partition_gfx_busy_ratio",
     "amdsmi_gpu_vram_used_bytes", "amdsmi_gpu_vram_size_bytes", "amdsmi_gpu_pcie_replays_total",
     "amdsmi_gpu_ecc_errors_total", "amdsmi_gpu_health", "amdsmi_gpu_partition_info",
+    "amdsmi_gpu_performance_level_info",
 }
 
 
