@@ -467,6 +467,20 @@ static int read_file(struct amdsmi_gpu *gpu, const char *attr, char *buf, size_t
         return (int) strlen(buf);
 }
 
+/* A file of lines for the parsers: the text with the last newline sysfs_read_text() dropped
+ * given back; a file too long for @buf is garbage (-EBADMSG). @return its length. */
+static int read_lines(struct amdsmi_gpu *gpu, const char *attr, char *buf, size_t size) {
+        int r = read_file(gpu, attr, buf, size);
+
+        if (r < 0)
+                return r == -EMSGSIZE ? -EBADMSG : r;
+        if (r > 0 && (size_t) r + 1 < size) {
+                buf[r++] = '\n';
+                buf[r] = '\0';
+        }
+        return r;
+}
+
 static int write_file(struct amdsmi_gpu *gpu, const char *attr, const char *value) {
         char path[320];
         int r;
@@ -513,12 +527,9 @@ _public_ int amdsmi_gpu_read_clk_levels(struct amdsmi_gpu *gpu, enum amdsmi_clk_
         if (!gpu || !ret || (unsigned) d >= _AMDSMI_CLK_MAX)
                 return -EINVAL;
         snprintf(attr, sizeof(attr), "pp_dpm_%s", clk_names[d]);
-        r = read_file(gpu, attr, buf, sizeof(buf));
+        r = read_lines(gpu, attr, buf, sizeof(buf));
         if (r < 0)
-                return r == -EMSGSIZE ? -EBADMSG : r;
-        /* sysfs_read_text dropped the last newline: give it back */
-        if (r > 0 && (size_t) r + 1 < sizeof(buf))
-                buf[r++] = '\n';
+                return r;
         return amdsmi_clk_levels_parse(buf, (size_t) r, ret);
 }
 
@@ -528,11 +539,9 @@ _public_ int amdsmi_gpu_read_od_clk(struct amdsmi_gpu *gpu, struct amdsmi_od_clk
 
         if (!gpu || !ret)
                 return -EINVAL;
-        r = read_file(gpu, "pp_od_clk_voltage", buf, sizeof(buf));
+        r = read_lines(gpu, "pp_od_clk_voltage", buf, sizeof(buf));
         if (r < 0)
-                return r == -EMSGSIZE ? -EBADMSG : r;
-        if (r > 0 && (size_t) r + 1 < sizeof(buf))
-                buf[r++] = '\n';
+                return r;
         return amdsmi_od_clk_parse(buf, (size_t) r, ret);
 }
 
@@ -544,11 +553,9 @@ _public_ int amdsmi_gpu_read_pm_policy(struct amdsmi_gpu *gpu, enum amdsmi_pm_po
         if (!gpu || !ret || (unsigned) k >= _AMDSMI_PM_POLICY_MAX)
                 return -EINVAL;
         snprintf(attr, sizeof(attr), "pm_policy/%s", policy_names[k]);
-        r = read_file(gpu, attr, buf, sizeof(buf));
+        r = read_lines(gpu, attr, buf, sizeof(buf));
         if (r < 0)
-                return r == -EMSGSIZE ? -EBADMSG : r;
-        if (r > 0 && (size_t) r + 1 < sizeof(buf))
-                buf[r++] = '\n';
+                return r;
         return amdsmi_pm_policy_parse(buf, (size_t) r, ret);
 }
 
