@@ -128,23 +128,6 @@ static void job_finish(struct job *j) {
         }
 }
 
-/* @g and the other GPUs of its XGMI hive (the cached hive IDs), @g first. */
-static int hive_bdfs(struct dgpu *g, char ***ret) {
-        _cleanup_strv_free_ char **l = NULL;
-        uint64_t hive = g->partition_hive_id;
-
-        if (strv_extend(&l, g->bdf) < 0)
-                return -ENOMEM;
-        for (size_t i = 0; hive != 0 && i < g->d->n_gpus; i++) {
-                struct dgpu *o = g->d->gpus[i];
-
-                if (o != g && o->partition_hive_id == hive && strv_extend(&l, o->bdf) < 0)
-                        return -ENOMEM;
-        }
-        *ret = TAKE_PTR(l);
-        return 0;
-}
-
 static int submit(sd_bus_message *m, struct dgpu *g, const char *name, uint32_t timeout_ms,
                   uint64_t flags, sd_bus_error *error) {
         _cleanup_strv_free_ char **bdfs = NULL;
@@ -160,7 +143,7 @@ static int submit(sd_bus_message *m, struct dgpu *g, const char *name, uint32_t 
                 return bus_error_errno(error, -EINVAL,
                                        "timeout %u ms is above %u ms (0: the default)", timeout_ms,
                                        AMDSMI_BUS_TIMEOUT_MS_MAX);
-        if (hive_bdfs(g, &bdfs) < 0)
+        if (manager_hive_bdfs(g, &bdfs) < 0)
                 return bus_error_errno(error, -ENOMEM, "out of memory");
         rj = calloc(1, sizeof(*rj));
         if (!rj)

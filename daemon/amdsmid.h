@@ -37,16 +37,16 @@ struct dgpu {
         struct daemon *d;
         char bdf[16];
         char *path;
-        unsigned index;                 /* amdsmi's GPU index (-g N) of the last enumeration */
-        bool present;                   /* seen by the last enumeration */
-        bool changing;                  /* a change runs or waits for this GPU */
-        bool desired_pending;           /* the desired state is to be applied again */
-        unsigned busy;                  /* jobs holding the GPU (0 or 1) */
+        unsigned index;       /* amdsmi's GPU index (-g N) of the last enumeration */
+        bool present;         /* seen by the last enumeration */
+        bool changing;        /* a change runs or waits for this GPU */
+        bool desired_pending; /* the desired state is to be applied again */
+        unsigned busy;        /* jobs holding the GPU (0 or 1) */
 
         /* org.amdsmi1.Gpu */
         char *product;
-        char *unique_id;                /* "0x" and 16 lower-case hex digits, "" when unknown */
-        const char *role;               /* amdsmi_role_to_string() */
+        char *unique_id;  /* "0x" and 16 lower-case hex digits, "" when unknown */
+        const char *role; /* amdsmi_role_to_string() */
         const char *driver;
 
         /* org.amdsmi1.Partition ("" when unknown or not supported) */
@@ -58,21 +58,21 @@ struct dgpu {
          * busy), tried again from refresh() at most every 30 s; a desired memory request
          * queued for the GPU's hive; the hive the GPU belongs to */
         bool partition_retry;
-        uint64_t partition_retry_usec;  /* the last attempt (CLOCK_MONOTONIC), 0: at once */
-        bool partition_retry_warned;    /* the first failure was logged as a warning */
+        uint64_t partition_retry_usec; /* the last attempt (CLOCK_MONOTONIC), 0: at once */
+        bool partition_retry_warned;   /* the first failure was logged as a warning */
         bool partition_memory_queued;
-        uint64_t partition_hive_id;     /* the last non-zero XGMI hive ID seen */
+        uint64_t partition_hive_id; /* the last non-zero XGMI hive ID seen */
         /* a GPU a failed driver reload left without a driver: bound again from the periodic
          * check, with a backoff, until it works or too many tries failed */
         unsigned rebind_failures;
-        uint64_t rebind_usec;           /* no try before (CLOCK_MONOTONIC) */
-        bool driver_warned;             /* "has no driver" was logged */
+        uint64_t rebind_usec; /* no try before (CLOCK_MONOTONIC) */
+        bool driver_warned;   /* "has no driver" was logged */
 
         /* org.amdsmi1.Power */
-        uint64_t cap_uw;                /* 0: unknown */
-        char *effective_source;         /* "host", "vm", "apml", "default" or "" */
-        struct dgpu_power *power;       /* power/dbus-power.c: the state file's record, what
-                                           the last refresh saw, re-applies wanted */
+        uint64_t cap_uw;          /* 0: unknown */
+        char *effective_source;   /* "host", "vm", "apml", "default" or "" */
+        struct dgpu_power *power; /* power/dbus-power.c: the state file's record, what
+                                     the last refresh saw, re-applies wanted */
 
         /* org.amdsmi1.Performance (control/dbus-perf.c; NULL until first used) */
         struct dgpu_perf *perf;
@@ -83,10 +83,10 @@ struct dgpu {
         /* org.amdsmi1.Sriov */
         uint32_t total_vfs;
         uint32_t num_vfs;
-        const char *vf_config;          /* amdsmi_vf_config_to_string(), NULL until read */
-        bool sriov_read;                /* read since the last change of the VFs or driver */
-        unsigned sriov_seen_vfs;        /* the PF's VFs in the enumeration at that read */
-        const char *sriov_seen_driver;  /* the PF's driver at that read */
+        const char *vf_config;         /* amdsmi_vf_config_to_string(), NULL until read */
+        bool sriov_read;               /* read since the last change of the VFs or driver */
+        unsigned sriov_seen_vfs;       /* the PF's VFs in the enumeration at that read */
+        const char *sriov_seen_driver; /* the PF's driver at that read */
 
         /* GetMetrics(): the last document and when it was taken (CLOCK_MONOTONIC) */
         char *metrics_json;
@@ -107,21 +107,21 @@ struct samples;
 struct daemon {
         sd_event *event;
         sd_bus *bus;
-        char *bus_address;              /* NULL: the system bus */
-        struct amdsmi_ctx *ctx;         /* the main thread's context (reads) */
+        char *bus_address;      /* NULL: the system bus */
+        struct amdsmi_ctx *ctx; /* the main thread's context (reads) */
         char hostname[256];
 
-        struct dgpu **gpus;             /* by the library's order */
+        struct dgpu **gpus; /* by the library's order */
         size_t n_gpus;
         uint64_t kfd_generation;
         sd_event_source *poll_timer;
         struct udev_monitor *udev_monitor;
         sd_event_source *udev_source;
-        sd_event_source *rescan_defer;  /* coalesces rescans */
-        uint64_t rescan_usec;           /* CLOCK_MONOTONIC of the last rescan */
+        sd_event_source *rescan_defer; /* coalesces rescans */
+        uint64_t rescan_usec;          /* CLOCK_MONOTONIC of the last rescan */
 
         struct config *config;
-        char config_error[512];         /* why the file in force is not the one on disk */
+        char config_error[512]; /* why the file in force is not the one on disk */
 
         struct polkit_registry *polkit;
         struct health_events *health_events; /* health/dbus-health-events.c */
@@ -132,14 +132,14 @@ struct daemon {
         int job_pipe[2];
         sd_event_source *job_source;
 
-        char *describe_json;            /* Describe()'s cached document */
-        char pid_file[PATH_MAX];        /* written at start (main.c), "" when not */
+        char *describe_json;     /* Describe()'s cached document */
+        char pid_file[PATH_MAX]; /* written at start (main.c), "" when not */
         /* the BDF of each GPU index before the last enumeration that moved an index (a GPU
          * came or went), and when: GetDocument notes a -g N that names another GPU now */
         char **index_before;
         struct timespec index_changed_at;
         uint64_t index_changed_usec;
-        char *metrics_json;             /* Manager.GetMetrics()'s last document */
+        char *metrics_json; /* Manager.GetMetrics()'s last document */
         uint64_t metrics_usec;
         /* GetDocumentText("metric") of every GPU: its last text and notes (document.c),
          * served again for METRICS_MAX_AGE_USEC as GetMetrics()'s document is */
@@ -147,16 +147,16 @@ struct daemon {
         char **metric_text_notes;
         uint64_t metric_text_usec;
         /* sampler.c: the last two gpu_metrics samples of each GPU */
-        struct samples *samples;        /* NULL until a first consumer */
+        struct samples *samples; /* NULL until a first consumer */
         sd_event_source *sampler_timer;
-        uint64_t sampler_used_usec;     /* the last consumer (CLOCK_MONOTONIC) */
+        uint64_t sampler_used_usec;      /* the last consumer (CLOCK_MONOTONIC) */
         struct pending *sampler_pending; /* replies held for a second sample */
         bool sampler_replaying;
-        bool sampler_always;            /* a consumer that never stops ([metrics] textfile) */
+        bool sampler_always; /* a consumer that never stops ([metrics] textfile) */
         /* fleet/: the Prometheus families' collection and cache, the /metrics endpoint */
         struct daemon_metrics *metrics;
         struct http_metrics *http;
-        bool ready;                     /* READY=1 sent */
+        bool ready; /* READY=1 sent */
         bool exiting;
 };
 
@@ -210,6 +210,10 @@ bool manager_check(struct daemon *d, uint64_t full_usec); /* true: a rescan come
  * PropertiesChanged for what changed. */
 void manager_refresh_gpu(struct dgpu *g, struct amdsmi_gpu *gpu, bool emit);
 struct dgpu *manager_find_gpu(struct daemon *d, const char *bdf);
+/* @g and the other GPUs of its XGMI hive (@g alone without one), @g first: what a driver
+ * reload or a GPU reset takes. The hive IDs are the cached ones: a GPU under change may have
+ * no KFD nodes (and so no hive ID) for a while. @return 0 or -ENOMEM. */
+int manager_hive_bdfs(struct dgpu *g, char ***ret);
 /* The GPU whose object @path is (NULL if none). */
 struct dgpu *manager_gpu_from_path(struct daemon *d, const char *path);
 /* Describe()'s document (cached until manager_invalidate()). @return 0 or -ENOMEM. */
@@ -219,7 +223,7 @@ void manager_invalidate(struct daemon *d);
 /* Applies the desired state of the configuration to @g (NULL: every GPU). */
 void manager_apply_desired(struct daemon *d, struct dgpu *g, bool only_changed,
                            const struct config *old);
-int manager_reload(struct daemon *d);                /* SIGHUP and Reload() */
+int manager_reload(struct daemon *d); /* SIGHUP and Reload() */
 /* The same; @all: then applies the whole desired state (SetProfile), not only what changed. */
 int manager_reload_apply(struct daemon *d, bool all);
 
@@ -257,15 +261,15 @@ int bus_reply_json(sd_bus_message *call, json_object *doc);
 /* daemon/job.c: a change. Created by a slice's method handler, run on a worker thread. */
 struct job {
         struct daemon *d;
-        sd_bus_message *call;           /* the method call to answer (NULL: the daemon's own) */
-        char *name;                     /* "SetComputeMode", for logs */
-        char **bdfs;                    /* the GPUs it changes (all held while it runs) */
-        uint64_t flags;                 /* AMDSMI_BUS_FLAG_* */
-        bool kfd_exclusive;             /* runs alone among such jobs (a partition change
-                                           rebuilds the KFD topology of every GPU) */
+        sd_bus_message *call; /* the method call to answer (NULL: the daemon's own) */
+        char *name;           /* "SetComputeMode", for logs */
+        char **bdfs;          /* the GPUs it changes (all held while it runs) */
+        uint64_t flags;       /* AMDSMI_BUS_FLAG_* */
+        bool kfd_exclusive;   /* runs alone among such jobs (a partition change
+                                 rebuilds the KFD topology of every GPU) */
 
         /* the audit record: filled in by the creator (old/new may be NULL) */
-        char *change;                   /* "compute_mode", ... (history_entry.change) */
+        char *change; /* "compute_mode", ... (history_entry.change) */
         char *old_value;
         char *new_value;
         uid_t uid;
@@ -289,7 +293,7 @@ struct job {
         /* framework */
         struct job *next;
         bool running;
-        bool record;                    /* history and intent records (not for dry runs) */
+        bool record; /* history and intent records (not for dry runs) */
         bool has_intent;
         char intent_id[40];
         uint64_t start_usec;
@@ -301,8 +305,7 @@ struct job *job_new(struct daemon *d, sd_bus_message *call, const char *name,
                     const char *const *bdfs, size_t n_bdfs, uint64_t flags);
 struct job *job_free(struct job *j);
 /* Sets the audit fields (copies). */
-int job_set_change(struct job *j, const char *change, const char *old_value,
-                   const char *new_value);
+int job_set_change(struct job *j, const char *change, const char *old_value, const char *new_value);
 /* Queues @j (taken): it runs when none of its GPUs is held by another job, in submission
  * order per GPU; the call is answered when it ends. @return 0 or -errno (j freed). */
 int job_submit(struct job *j);
@@ -412,8 +415,8 @@ int document_build_for(struct daemon *d, sd_bus_message *m, const struct doc_ver
 /* daemon/document.c, for amdsmid's own readers (fleet/daemon-metrics.c): the document of the
  * read verb @verb (GetDocument's verbs) for every GPU, as root, built as GetDocument builds it
  * (metric and power from the sampler's samples as they are: nothing waits for a second one;
- * notes under "notes"), without opening a device node (static: no firmware versions). @return 0 and the document in *ret, -EINVAL for an unknown verb, or a
- * negative errno. */
+ * notes under "notes"), without opening a device node (static: no firmware versions). @return 0 and
+ * the document in *ret, -EINVAL for an unknown verb, or a negative errno. */
 int document_build_all(struct daemon *d, const char *verb, json_object **ret);
 /* daemon/document.c: adds to @rep a note per index of @sel that names another GPU than before
  * the last enumeration that moved the indexes (a GPU came or went, in the last hour):

@@ -24,6 +24,22 @@
 static const struct slice *const slices[] = { &partition_slice, &power_slice, &sriov_slice,
                                               &health_slice, &perf_slice };
 
+int manager_hive_bdfs(struct dgpu *g, char ***ret) {
+        _cleanup_strv_free_ char **l = NULL;
+        uint64_t hive = g->partition_hive_id;
+
+        if (strv_extend(&l, g->bdf) < 0)
+                return -ENOMEM;
+        for (size_t i = 0; hive != 0 && i < g->d->n_gpus; i++) {
+                struct dgpu *o = g->d->gpus[i];
+
+                if (o != g && o->partition_hive_id == hive && strv_extend(&l, o->bdf) < 0)
+                        return -ENOMEM;
+        }
+        *ret = TAKE_PTR(l);
+        return 0;
+}
+
 struct dgpu *manager_find_gpu(struct daemon *d, const char *bdf) {
         for (size_t i = 0; i < d->n_gpus; i++)
                 if (strcmp(d->gpus[i]->bdf, bdf) == 0)

@@ -35,11 +35,11 @@
 
 #include "amdsmid-conf.h"
 #include "amdsmid.h"
-#include "gpu-set.h"
-#include "report.h"
-#include "history.h"
 #include "documents.h"
+#include "gpu-set.h"
+#include "history.h"
 #include "partition-json.h"
+#include "report.h"
 
 /* A desired compute mode that KFD users block is tried again at most this often. */
 #define RETRY_USEC (30ULL * 1000 * 1000)
@@ -58,10 +58,10 @@ enum pjob_kind {
 };
 
 enum pjob_purpose {
-        PJOB_CALLER,    /* a method call */
-        PJOB_DESIRED,   /* amdsmid.conf */
-        PJOB_RECOVERY,  /* rolling back a change a crash interrupted */
-        PJOB_REBIND,    /* binding a GPU a failed reload left without a driver */
+        PJOB_CALLER,   /* a method call */
+        PJOB_DESIRED,  /* amdsmid.conf */
+        PJOB_RECOVERY, /* rolling back a change a crash interrupted */
+        PJOB_REBIND,   /* binding a GPU a failed reload left without a driver */
 };
 
 /* A job's data: set by the creator, the results by run() (the job's own, read by finish()
@@ -75,8 +75,8 @@ struct pjob {
         unsigned timeout_ms;
         /* results */
         bool reload_pending;
-        char blockers[512];     /* "PID 4242 (python3) on 0000:05:00.0, ..." */
-        bool needs_force;       /* refused before anything ran: a gim host's VFs */
+        char blockers[512]; /* "PID 4242 (python3) on 0000:05:00.0, ..." */
+        bool needs_force;   /* refused before anything ran: a gim host's VFs */
 };
 
 static const char *compute_name_or_empty(enum amdsmi_compute_mode m) {
@@ -252,11 +252,9 @@ static void desired_finish(struct job *j, struct pjob *pj, struct dgpu *g) {
                                  PARTITION_CHANGE_COMPUTE,
                                  "desired compute mode %s not applied: %s%s%s; trying again "
                                  "(every 30 s at most)",
-                                 mode,
-                                 pj->blockers[0] ? "the GPU is in use through KFD by " : "",
+                                 mode, pj->blockers[0] ? "the GPU is in use through KFD by " : "",
                                  pj->blockers[0] ? pj->blockers : "",
-                                 pj->blockers[0] ? ""
-                                                 : (j->message ? j->message : "busy"));
+                                 pj->blockers[0] ? "" : (j->message ? j->message : "busy"));
                         g->partition_retry_warned = true;
                 } else {
                         g->partition_retry = false;
@@ -376,24 +374,6 @@ static void job_finish(struct job *j) {
 
 /* ---- creating jobs ---------------------------------------------------------------------- */
 
-/* @g and the other GPUs of its XGMI hive (@g alone without one), @g first. The hive IDs are
- * the cached ones: a GPU under change may have no KFD nodes (and so no hive ID) for a while. */
-static int hive_bdfs(struct dgpu *g, char ***ret) {
-        _cleanup_strv_free_ char **l = NULL;
-        uint64_t hive = g->partition_hive_id;
-
-        if (strv_extend(&l, g->bdf) < 0)
-                return -ENOMEM;
-        for (size_t i = 0; hive != 0 && i < g->d->n_gpus; i++) {
-                struct dgpu *o = g->d->gpus[i];
-
-                if (o != g && o->partition_hive_id == hive && strv_extend(&l, o->bdf) < 0)
-                        return -ENOMEM;
-        }
-        *ret = TAKE_PTR(l);
-        return 0;
-}
-
 /* The mode the GPU would run in after a reload: the pending request, else the current one. */
 static const char *memory_target(struct dgpu *g) {
         return nonempty(g->pending_memory_mode) ?: nonempty(g->memory_mode);
@@ -414,7 +394,7 @@ static struct job *pjob_new(struct dgpu *g, sd_bus_message *call, const char *na
         /* a GPU without a driver has no hive now: a reload only binds it */
         if ((kind == PJOB_RELOAD && !streq_ptr(g->driver, "none")) ||
             memory != AMDSMI_MEMORY_UNKNOWN)
-                r = hive_bdfs(g, &bdfs);
+                r = manager_hive_bdfs(g, &bdfs);
         else
                 r = strv_extend(&bdfs, g->bdf);
         if (r < 0)
@@ -515,8 +495,8 @@ static int check_flags(uint64_t flags, sd_bus_error *error) {
 static int check_timeout(uint32_t timeout_ms, sd_bus_error *error) {
         if (timeout_ms > AMDSMI_BUS_TIMEOUT_MS_MAX)
                 return bus_error_errno(error, -EINVAL,
-                                       "timeout %u ms is above %u ms (0: the default)",
-                                       timeout_ms, AMDSMI_BUS_TIMEOUT_MS_MAX);
+                                       "timeout %u ms is above %u ms (0: the default)", timeout_ms,
+                                       AMDSMI_BUS_TIMEOUT_MS_MAX);
         return 0;
 }
 
@@ -552,8 +532,7 @@ static int method_plan(sd_bus_message *m, void *userdata, sd_bus_error *error) {
         r = parse_memory(ms, true, &memory, error);
         if (r < 0)
                 return r;
-        return submit(m, g, "Plan", PJOB_PLAN, compute, memory, 0, AMDSMI_BUS_FLAG_DRY_RUN,
-                      error);
+        return submit(m, g, "Plan", PJOB_PLAN, compute, memory, 0, AMDSMI_BUS_FLAG_DRY_RUN, error);
 }
 
 static int method_set_compute_mode(sd_bus_message *m, void *userdata, sd_bus_error *error) {
@@ -675,17 +654,16 @@ static int property_memory_mode(sd_bus *bus, const char *path, const char *inter
 }
 
 static int property_pending_memory_mode(sd_bus *bus, const char *path, const char *interface,
-                                        const char *property, sd_bus_message *reply,
-                                        void *userdata, sd_bus_error *error) {
+                                        const char *property, sd_bus_message *reply, void *userdata,
+                                        sd_bus_error *error) {
         struct dgpu *g = userdata;
 
         return sd_bus_message_append(reply, "s", g->pending_memory_mode ?: "");
 }
 
-static int property_available_compute_modes(sd_bus *bus, const char *path,
-                                            const char *interface, const char *property,
-                                            sd_bus_message *reply, void *userdata,
-                                            sd_bus_error *error) {
+static int property_available_compute_modes(sd_bus *bus, const char *path, const char *interface,
+                                            const char *property, sd_bus_message *reply,
+                                            void *userdata, sd_bus_error *error) {
         struct dgpu *g = userdata;
         char *empty[] = { NULL };
 
@@ -703,22 +681,18 @@ static const sd_bus_vtable partition_vtable[] = {
         SD_BUS_PROPERTY("AvailableComputeModes", "as", property_available_compute_modes, 0,
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_METHOD_WITH_ARGS("Plan", SD_BUS_ARGS("s", compute, "s", memory),
-                                SD_BUS_RESULT("s", json), method_plan,
-                                SD_BUS_VTABLE_UNPRIVILEGED),
+                                SD_BUS_RESULT("s", json), method_plan, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("SetComputeMode", SD_BUS_ARGS("s", mode, "t", flags),
                                 SD_BUS_RESULT("s", json), method_set_compute_mode,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("SetMemoryMode", SD_BUS_ARGS("s", mode, "t", flags),
                                 SD_BUS_RESULT("s", json), method_set_memory_mode,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("ReloadDriver", SD_BUS_ARGS("t", flags),
-                                SD_BUS_RESULT("s", json), method_reload_driver,
-                                SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("SetModes",
-                                SD_BUS_ARGS("s", compute, "s", memory, "u", timeout_ms, "t",
-                                            flags),
-                                SD_BUS_RESULT("s", json), method_set_modes,
-                                SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("ReloadDriver", SD_BUS_ARGS("t", flags), SD_BUS_RESULT("s", json),
+                                method_reload_driver, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS(
+                "SetModes", SD_BUS_ARGS("s", compute, "s", memory, "u", timeout_ms, "t", flags),
+                SD_BUS_RESULT("s", json), method_set_modes, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("ReloadDriverWithTimeout", SD_BUS_ARGS("u", timeout_ms, "t", flags),
                                 SD_BUS_RESULT("s", json), method_reload_driver_with_timeout,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
@@ -732,8 +706,8 @@ static void queue_desired_compute(struct dgpu *g, enum amdsmi_compute_mode mode)
         int r;
 
         g->partition_retry_usec = now_usec(CLOCK_MONOTONIC);
-        j = pjob_new(g, NULL, "SetComputeMode", PJOB_SET, PJOB_DESIRED, mode,
-                     AMDSMI_MEMORY_UNKNOWN, 0, 0);
+        j = pjob_new(g, NULL, "SetComputeMode", PJOB_SET, PJOB_DESIRED, mode, AMDSMI_MEMORY_UNKNOWN,
+                     0, 0);
         if (!j) {
                 log_gpu(LOG_ERR, g->bdf, "cannot queue the desired compute mode: %s",
                         strerror(ENOMEM));
@@ -741,8 +715,7 @@ static void queue_desired_compute(struct dgpu *g, enum amdsmi_compute_mode mode)
         }
         r = job_submit(j);
         if (r < 0)
-                log_gpu(LOG_ERR, g->bdf, "cannot queue the desired compute mode: %s",
-                        strerror(-r));
+                log_gpu(LOG_ERR, g->bdf, "cannot queue the desired compute mode: %s", strerror(-r));
 }
 
 /* A desired compute mode KFD users blocked: again when 30 s passed (or at once after a
@@ -863,7 +836,7 @@ static void desired_memory(struct dgpu *g, enum amdsmi_memory_mode memory) {
         }
         if (streq_ptr(g->memory_mode, mode) && !nonempty(g->pending_memory_mode))
                 return;
-        if (hive_bdfs(g, &hive) < 0)
+        if (manager_hive_bdfs(g, &hive) < 0)
                 return;
         for (char **b = hive; *b; b++) {
                 struct dgpu *o = manager_find_gpu(g->d, *b);
@@ -889,8 +862,7 @@ static void desired_memory(struct dgpu *g, enum amdsmi_memory_mode memory) {
         }
         r = job_submit(j);
         if (r < 0) {
-                log_gpu(LOG_ERR, g->bdf, "cannot queue the desired memory mode: %s",
-                        strerror(-r));
+                log_gpu(LOG_ERR, g->bdf, "cannot queue the desired memory mode: %s", strerror(-r));
                 return;
         }
         for (char **b = hive; *b; b++) {
@@ -913,8 +885,8 @@ static void partition_apply_desired(struct dgpu *g, const struct config_gpu *wan
                                 log_gpu(LOG_DEBUG, g->bdf, "compute mode %s as desired", mode);
                         else {
                                 log_full(LOG_INFO, g->bdf, PARTITION_CHANGE_COMPUTE,
-                                         "desired compute mode %s differs from %s: switching",
-                                         mode, nonempty(g->compute_mode) ?: "unknown");
+                                         "desired compute mode %s differs from %s: switching", mode,
+                                         nonempty(g->compute_mode) ?: "unknown");
                                 queue_desired_compute(g, want->compute);
                         }
                 }
@@ -986,8 +958,8 @@ static void recover_compute(struct dgpu *g, struct amdsmi_gpu *h, const struct i
                  "GPU is in %s)",
                  compute_name_or_empty(new), compute_name_or_empty(old),
                  partition_compute_name(cur) ?: "an unknown mode");
-        j = pjob_new(g, NULL, "SetComputeMode", PJOB_SET, PJOB_RECOVERY, old,
-                     AMDSMI_MEMORY_UNKNOWN, 0, 0);
+        j = pjob_new(g, NULL, "SetComputeMode", PJOB_SET, PJOB_RECOVERY, old, AMDSMI_MEMORY_UNKNOWN,
+                     0, 0);
         r = j ? job_submit(j) : -ENOMEM;
         if (r < 0)
                 log_gpu(LOG_ERR, g->bdf, "cannot queue the restoring of %s: %s",
@@ -1075,8 +1047,8 @@ static int partition_recover(struct daemon *d, const struct intent *i) {
         g = manager_find_gpu(d, i->gpu);
         h = g ? dgpu_handle(g) : NULL;
         if (!h) {
-                log_full(LOG_WARNING, i->gpu, i->change,
-                         "interrupted %s change: the GPU is gone%s", i->change,
+                log_full(LOG_WARNING, i->gpu, i->change, "interrupted %s change: the GPU is gone%s",
+                         i->change,
                          streq_ptr(i->change, PARTITION_CHANGE_RELOAD)
                                  ? " (a driver reload may have left it unbound: bind it to "
                                    "amdgpu again or reboot)"
