@@ -18,28 +18,13 @@
 
 #include <systemd/sd-bus.h>
 
+#include "bench-util.h"
+
 #define BUS_NAME "org.amdsmi1"
 
-static uint64_t now_ns(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000000ULL + (uint64_t) ts.tv_nsec;
-}
-
-static int cmp_u64(const void *a, const void *b) {
-        uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
-
-        return x < y ? -1 : x > y;
-}
-
-static double median_us(uint64_t *v, size_t n) {
-        qsort(v, n, sizeof(*v), cmp_u64);
-        return n ? (double) v[n / 2] / 1000.0 : 0;
-}
-
+/* The p-th quantile of @v in us: v[floor(p * (n - 1))], not bench_percentile()'s rank. */
 static double pct_us(uint64_t *v, size_t n, double p) {
-        /* v sorted by median_us() */
+        /* v sorted by bench_median_u64() */
         size_t i = (size_t) (p * (double) (n - 1));
 
         return n ? (double) v[i] / 1000.0 : 0;
@@ -116,11 +101,6 @@ static int call_document(sd_bus *bus, const char *verb) {
         return r;
 }
 
-static int cmp_double(const void *a, const void *b) {
-        double x = *(const double *) a, y = *(const double *) b;
-        return x < y ? -1 : (x > y);
-}
-
 struct worker {
         char **paths;
         size_t n_paths;
@@ -138,7 +118,7 @@ static void *work(void *userdata) {
                 w->error = 1;
                 return NULL;
         }
-        while (now_ns() < w->until) {
+        while (bench_now_ns(CLOCK_MONOTONIC) < w->until) {
                 if (get_property(bus, BUS_NAME, w->paths[i++ % w->n_paths], "org.amdsmi1.Gpu",
                                  "Product", "s") < 0) {
                         w->error = 1;
@@ -205,25 +185,25 @@ int main(int argc, char *argv[]) {
 
         /* 1. property read round trip, and dbus-daemon's own property as the peer */
         for (unsigned i = 0; i < rounds; i++) {
-                uint64_t s = now_ns();
+                uint64_t s = bench_now_ns(CLOCK_MONOTONIC);
 
                 if (get_property(bus, BUS_NAME, paths[i % n_paths], "org.amdsmi1.Gpu", "Product",
                                  "s") < 0)
                         return 1;
-                t[i] = now_ns() - s;
+                t[i] = bench_now_ns(CLOCK_MONOTONIC) - s;
         }
-        ours = median_us(t, rounds);
+        ours = bench_median_u64(t, rounds) / 1e3;
         printf("property read (Gpu.Product), %u rounds: median %.1f us, p90 %.1f us, p99 %.1f us\n",
                rounds, ours, pct_us(t, rounds, 0.9), pct_us(t, rounds, 0.99));
         for (unsigned i = 0; i < rounds; i++) {
-                uint64_t s = now_ns();
+                uint64_t s = bench_now_ns(CLOCK_MONOTONIC);
 
                 if (get_property(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus",
                                  "org.freedesktop.DBus", "Features", "as") < 0)
                         return 1;
-                t[i] = now_ns() - s;
+                t[i] = bench_now_ns(CLOCK_MONOTONIC) - s;
         }
-        peer = median_us(t, rounds);
+        peer = bench_median_u64(t, rounds) / 1e3;
         printf("peer: dbus-daemon's own property (org.freedesktop.DBus.Features), %u rounds: "
                "median %.1f us\n", rounds, peer);
         printf("ratio: amdsmid property read / dbus-daemon property read = %.2fx "
@@ -232,15 +212,15 @@ int main(int argc, char *argv[]) {
         /* 2. GetMetrics round trip: rotating over the GPUs (each document is reused for
          * 50 ms, so this shows a mix of fresh and reused documents, as many clients see) */
         for (unsigned i = 0; i < rounds / 4; i++) {
-                uint64_t s = now_ns();
+                uint64_t s = bench_now_ns(CLOCK_MONOTONIC);
 
                 if (call_metrics(bus, paths[i % n_paths]) < 0)
                         return 1;
-                t[i] = now_ns() - s;
+                t[i] = bench_now_ns(CLOCK_MONOTONIC) - s;
         }
         {
-                /* median_us() sorts: it runs before pct_us() reads the order */
-                double med = median_us(t, rounds / 4);
+                /* bench_median_u64() sorts: it runs before pct_us() reads the order */
+                double med = bench_median_u64(t, rounds / 4) / 1e3;
 
                 printf("GetMetrics(), %u rounds over %zu GPUs: median %.1f us, p90 %.1f us\n",
                        rounds / 4, n_paths, med, pct_us(t, rounds / 4, 0.9));
@@ -250,16 +230,16 @@ int main(int argc, char *argv[]) {
                 unsigned n = rounds / 8 ? rounds / 8 : 1;
 
                 for (unsigned i = 0; i < n; i++) {
-                        uint64_t s = now_ns();
+                        uint64_t s = bench_now_ns(CLOCK_MONOTONIC);
 
                         if (call_document(bus, "ras") < 0) {
                                 n = i;
                                 break;
                         }
-                        t[i] = now_ns() - s;
+                        t[i] = bench_now_ns(CLOCK_MONOTONIC) - s;
                 }
                 if (n > 0) {
-                        double med = median_us(t, n); /* sorts, before pct_us() */
+                        double med = bench_median_u64(t, n) / 1e3; /* sorts, before pct_us() */
 
                         printf("GetDocument(\"ras\") of every GPU, %u rounds: median %.1f us, "
                                "p90 %.1f us\n",
@@ -278,26 +258,27 @@ int main(int argc, char *argv[]) {
                         uint64_t s;
 
                         usleep(60000);
-                        s = now_ns();
+                        s = bench_now_ns(CLOCK_MONOTONIC);
                         if (call_metrics(bus, paths[i % n_paths]) < 0)
                                 return 1;
-                        t[i] = now_ns() - s;
+                        t[i] = bench_now_ns(CLOCK_MONOTONIC) - s;
                         usleep(60000);
-                        s = now_ns();
+                        s = bench_now_ns(CLOCK_MONOTONIC);
                         if (get_property(bus, BUS_NAME, paths[i % n_paths], "org.amdsmi1.Gpu",
                                          "Product", "s") < 0)
                                 return 1;
-                        tp[i] = now_ns() - s;
+                        tp[i] = bench_now_ns(CLOCK_MONOTONIC) - s;
                         usleep(60000);
-                        s = now_ns();
+                        s = bench_now_ns(CLOCK_MONOTONIC);
                         if (get_property(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus",
                                          "org.freedesktop.DBus", "Features", "as") < 0)
                                 return 1;
-                        tq[i] = now_ns() - s;
+                        tq[i] = bench_now_ns(CLOCK_MONOTONIC) - s;
                 }
                 printf("after 60 ms idle, %u rounds: GetMetrics() fresh document median %.1f us; "
-                       "property read %.1f us; peer dbus-daemon's own property %.1f us\n", n,
-                       median_us(t, n), median_us(tp, n), median_us(tq, n));
+                       "property read %.1f us; peer dbus-daemon's own property %.1f us\n",
+                       n, bench_median_u64(t, n) / 1e3, bench_median_u64(tp, n) / 1e3,
+                       bench_median_u64(tq, n) / 1e3);
                 free(tp);
                 free(tq);
         }
@@ -307,7 +288,7 @@ int main(int argc, char *argv[]) {
                 struct worker w[8];
                 pthread_t th[8];
                 unsigned long total = 0;
-                uint64_t until = now_ns() + 3000000000ULL;
+                uint64_t until = bench_now_ns(CLOCK_MONOTONIC) + 3000000000ULL;
 
                 for (int i = 0; i < 8; i++) {
                         w[i] = (struct worker){ .paths = paths, .n_paths = n_paths, .until = until };
@@ -333,7 +314,7 @@ int main(int argc, char *argv[]) {
                         "idle (no client; the periodic check alone)",
                 };
                 unsigned long long before, after;
-                uint64_t start = now_ns(), next = start;
+                uint64_t start = bench_now_ns(CLOCK_MONOTONIC), next = start;
                 double per_call = 0, *calls = calloc(100 * (n_paths + 1), sizeof(double));
                 size_t n_calls = 0;
 
@@ -342,7 +323,7 @@ int main(int argc, char *argv[]) {
                         return 1;
                 }
                 for (int tick = 0; tick < 100; tick++) {
-                        uint64_t s = now_ns();
+                        uint64_t s = bench_now_ns(CLOCK_MONOTONIC);
 
                         if (mode == 0 && call_manager_metrics(bus) < 0)
                                 return 1;
@@ -350,20 +331,21 @@ int main(int argc, char *argv[]) {
                                 if (call_metrics(bus, paths[i]) < 0)
                                         return 1;
                         if (mode < 2)
-                                calls[n_calls++] = (double) (now_ns() - s) / 1e3;
+                                calls[n_calls++] =
+                                        (double) (bench_now_ns(CLOCK_MONOTONIC) - s) / 1e3;
                         next += 100000000ULL;
-                        while (now_ns() < next)
-                                usleep((useconds_t) ((next - now_ns()) / 1000));
+                        while (bench_now_ns(CLOCK_MONOTONIC) < next)
+                                usleep((useconds_t) ((next - bench_now_ns(CLOCK_MONOTONIC)) /
+                                                     1000));
                 }
                 (void) cpu_ns(pid, &after);
-                if (n_calls) {
-                        qsort(calls, n_calls, sizeof(double), cmp_double);
-                        per_call = calls[n_calls / 2];
-                }
+                if (n_calls)
+                        per_call = bench_median(calls, n_calls);
                 printf("amdsmid CPU, %zu GPUs sampled at 10 Hz for %.1f s, %s: %.2f %% of one "
-                       "core (budget < 1 %%)", n_paths, (double) (now_ns() - start) / 1e9,
-                       what[mode],
-                       100.0 * (double) (after - before) / (double) (now_ns() - start));
+                       "core (budget < 1 %%)",
+                       n_paths, (double) (bench_now_ns(CLOCK_MONOTONIC) - start) / 1e9, what[mode],
+                       100.0 * (double) (after - before) /
+                               (double) (bench_now_ns(CLOCK_MONOTONIC) - start));
                 if (n_calls)
                         printf("; one sample takes %.0f us (median)", per_call);
                 printf("\n");

@@ -11,17 +11,7 @@
 
 #include <amdsmi/amdsmi.h>
 
-static double now_us(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (double) ts.tv_sec * 1e6 + (double) ts.tv_nsec / 1e3;
-}
-
-static int cmp_double(const void *a, const void *b) {
-        double x = *(const double *) a, y = *(const double *) b;
-        return x < y ? -1 : (x > y);
-}
+#include "bench-util.h"
 
 int main(int argc, char **argv) {
         int rounds = argc > 1 ? atoi(argv[1]) : 200;
@@ -38,7 +28,7 @@ int main(int argc, char **argv) {
                 struct amdsmi_ctx *ctx = NULL;
                 static struct amdsmi_gpu_metrics m;
                 struct amdsmi_hwmon h;
-                double t0 = now_us(), t1;
+                double t0 = bench_now_us(CLOCK_MONOTONIC), t1;
                 int n;
 
                 if (amdsmi_ctx_new(&ctx) < 0)
@@ -51,23 +41,21 @@ int main(int argc, char **argv) {
                 parts = 0;
                 for (int g = 0; g < n; g++)
                         parts += amdsmi_gpu_get_partition_count(amdsmi_ctx_get_gpu(ctx, (size_t) g));
-                t1 = now_us();
+                t1 = bench_now_us(CLOCK_MONOTONIC);
                 for (int g = 0; g < n; g++) {
                         struct amdsmi_gpu *gpu = amdsmi_ctx_get_gpu(ctx, (size_t) g);
                         (void) amdsmi_gpu_read_hwmon(gpu, &h);
                         (void) amdsmi_gpu_read_metrics(gpu, &m);
                 }
-                tele[i] = now_us() - t1;
+                tele[i] = bench_now_us(CLOCK_MONOTONIC) - t1;
                 disc[i] = t1 - t0;
                 gpus = (size_t) n;
                 amdsmi_ctx_unref(ctx);
         }
-        qsort(disc, (size_t) rounds, sizeof(double), cmp_double);
-        qsort(tele, (size_t) rounds, sizeof(double), cmp_double);
         printf("discovery (%zu GPUs, %zu partitions): median %.0f us (%d rounds)\n", gpus, parts,
-               disc[rounds / 2], rounds);
+               bench_median(disc, (size_t) rounds), rounds);
         printf("telemetry pass (hwmon + gpu_metrics, %zu GPUs): median %.0f us (%d rounds)\n", gpus,
-               tele[rounds / 2], rounds);
+               bench_median(tele, (size_t) rounds), rounds);
         free(disc);
         free(tele);
         return 0;

@@ -21,18 +21,7 @@
 
 #include <systemd/sd-bus.h>
 
-static uint64_t now_ns(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000000ULL + (uint64_t) ts.tv_nsec;
-}
-
-static int cmp_u64(const void *a, const void *b) {
-        uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
-
-        return x < y ? -1 : x > y;
-}
+#include "bench-util.h"
 
 static unsigned got;
 
@@ -72,10 +61,9 @@ static int ctl_request(int fd, const char *req) {
 }
 
 static void report(const char *label, uint64_t *v, unsigned n) {
-        qsort(v, n, sizeof(*v), cmp_u64);
         printf("%-52s median %llu us  p99 %llu us  (n=%u)\n", label,
-               (unsigned long long) (v[n / 2] / 1000),
-               (unsigned long long) (v[(n * 99) / 100 < n ? (n * 99) / 100 : n - 1] / 1000), n);
+               (unsigned long long) (bench_median_u64(v, n) / 1000),
+               (unsigned long long) (bench_percentile_u64(v, n, 99) / 1000), n);
 }
 
 int main(int argc, char *argv[]) {
@@ -117,14 +105,14 @@ int main(int argc, char *argv[]) {
         /* 20 warm-up events, then the rounds */
         for (unsigned i = 0; i < rounds + 20; i++) {
                 unsigned want = got + 1;
-                uint64_t t0 = now_ns(), t1;
+                uint64_t t0 = bench_now_ns(CLOCK_MONOTONIC), t1;
 
                 r = ctl_request(fd, req);
                 if (r < 0) {
                         fprintf(stderr, "bench-events: kfd-event: %s\n", strerror(-r));
                         return 1;
                 }
-                t1 = now_ns();
+                t1 = bench_now_ns(CLOCK_MONOTONIC);
                 while (got < want) {
                         r = sd_bus_process(bus, NULL);
                         if (r < 0) {
@@ -137,7 +125,7 @@ int main(int argc, char *argv[]) {
                         }
                 }
                 if (i >= 20) {
-                        total[i - 20] = now_ns() - t0;
+                        total[i - 20] = bench_now_ns(CLOCK_MONOTONIC) - t0;
                         ctl[i - 20] = t1 - t0;
                 }
         }

@@ -15,24 +15,14 @@
 #include <time.h>
 #include <unistd.h>
 
-static int cmp_double(const void *a, const void *b) {
-        double x = *(const double *) a, y = *(const double *) b;
-        return x < y ? -1 : (x > y);
-}
-
-static double now_us(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (double) ts.tv_sec * 1e6 + (double) ts.tv_nsec / 1e3;
-}
+#include "bench-util.h"
 
 int main(int argc, char **argv) {
         const char *label = NULL;
         long runs = 100;
         int opt, failures = 0, max_ok = 0; /* -x N: exit statuses 0..N succeed (amdsmi doctor's
                                               1 and 2 are findings, not failures) */
-        double *t;
+        double *t, median;
 
         while ((opt = getopt(argc, argv, "+n:l:x:")) != -1) {
                 switch (opt) {
@@ -58,7 +48,7 @@ int main(int argc, char **argv) {
         if (!t)
                 return 1;
         for (long i = 0; i < runs; i++) {
-                double start = now_us();
+                double start = bench_now_us(CLOCK_MONOTONIC);
                 int status;
                 pid_t pid = fork();
 
@@ -73,14 +63,14 @@ int main(int argc, char **argv) {
                 }
                 while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
                         ;
-                t[i] = now_us() - start;
+                t[i] = bench_now_us(CLOCK_MONOTONIC) - start;
                 if (!WIFEXITED(status) || WEXITSTATUS(status) > max_ok)
                         failures++;
         }
-        qsort(t, (size_t) runs, sizeof(double), cmp_double);
+        median = bench_median(t, (size_t) runs); /* sorts: t[0] is the minimum */
         printf("%s: median %.0f us, min %.0f us, p90 %.0f us (%ld runs%s)\n",
-               label ? label : argv[optind], t[runs / 2], t[0], t[(runs * 9) / 10], runs,
-               failures ? ", SOME RUNS FAILED" : "");
+               label ? label : argv[optind], median, t[0], bench_percentile(t, (size_t) runs, 90),
+               runs, failures ? ", SOME RUNS FAILED" : "");
         free(t);
         return failures ? 1 : 0;
 }

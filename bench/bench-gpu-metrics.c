@@ -20,20 +20,9 @@
 
 #include <amdsmi/amdsmi.h>
 
+#include "bench-util.h"
+
 #define MAX_ROUNDS 101
-
-static uint64_t now_ns(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000000 + (uint64_t) ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b) {
-        double x = *(const double *) a, y = *(const double *) b;
-
-        return (x > y) - (x < y);
-}
 
 /* A table of @size bytes with ordinary values everywhere (no all-ones fields). */
 static void make_table(uint8_t *buf, uint16_t size, uint8_t content_revision) {
@@ -73,7 +62,7 @@ static int bench(const char *name, const uint8_t *buf, size_t size, enum parser 
         }
 
         for (unsigned round = 0; round < rounds; round++) {
-                uint64_t start = now_ns();
+                uint64_t start = bench_now_ns(CLOCK_MONOTONIC);
 
                 switch (parser) {
                 case PARSE:
@@ -97,12 +86,11 @@ static int bench(const char *name, const uint8_t *buf, size_t size, enum parser 
                         }
                         break;
                 }
-                per_parse[round] = (double) (now_ns() - start) / (double) iterations;
+                per_parse[round] =
+                        (double) (bench_now_ns(CLOCK_MONOTONIC) - start) / (double) iterations;
         }
-        qsort(per_parse, rounds, sizeof(per_parse[0]), cmp_double);
-
         printf("%s %s: median %.0f ns/parse (%u rounds x %lu)\n", fn[parser], name,
-               per_parse[rounds / 2], rounds, iterations);
+               bench_median(per_parse, rounds), rounds, iterations);
         /* keeps the loop from being dropped; never true for these tables */
         if (sink == 42)
                 puts("");

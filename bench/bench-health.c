@@ -16,26 +16,10 @@
 
 #include <json-c/json.h>
 
+#include "bench-util.h"
 #include "documents.h"
 #include "health-json.h"
 #include "select.h"
-
-static double now_us(clockid_t clock) {
-        struct timespec ts;
-
-        clock_gettime(clock, &ts);
-        return (double) ts.tv_sec * 1e6 + (double) ts.tv_nsec / 1e3;
-}
-
-static int cmp_double(const void *a, const void *b) {
-        double x = *(const double *) a, y = *(const double *) b;
-        return x < y ? -1 : (x > y);
-}
-
-static double median(double *v, size_t n) {
-        qsort(v, n, sizeof(double), cmp_double);
-        return v[n / 2];
-}
 
 /* amdsmid's check of one GPU, without the verdict and the bus (health_update()) */
 static void check_sample(struct amdsmi_gpu *gpu, struct amdsmi_cper_cursor *cursor) {
@@ -98,27 +82,27 @@ int main(int argc, char *argv[]) {
                 t[i] = calloc((size_t) rounds, sizeof(double));
 
         for (int round = 0; round < rounds; round++) {
-                double a = now_us(CLOCK_MONOTONIC), b, c;
+                double a = bench_now_us(CLOCK_MONOTONIC), b, c;
 
                 for (size_t g = 0; g < n_gpus; g++) {
                         struct health_sample s;
 
                         (void) health_sample_read(amdsmi_ctx_get_gpu(ctx, g), &s);
                 }
-                b = now_us(CLOCK_MONOTONIC);
+                b = bench_now_us(CLOCK_MONOTONIC);
                 for (size_t g = 0; g < n_gpus; g++)
                         check_sample(amdsmi_ctx_get_gpu(ctx, g), &cursors[g]);
-                c = now_us(CLOCK_MONOTONIC);
+                c = bench_now_us(CLOCK_MONOTONIC);
                 len = ras_document(ctx);
                 t[0][round] = b - a;
                 t[1][round] = c - b;
-                t[2][round] = now_us(CLOCK_MONOTONIC) - c;
+                t[2][round] = bench_now_us(CLOCK_MONOTONIC) - c;
         }
-        cpu0 = now_us(CLOCK_PROCESS_CPUTIME_ID);
+        cpu0 = bench_now_us(CLOCK_PROCESS_CPUTIME_ID);
         for (int round = 0; round < rounds; round++)
                 for (size_t g = 0; g < n_gpus; g++)
                         check_sample(amdsmi_ctx_get_gpu(ctx, g), &cursors[g]);
-        cpu1 = now_us(CLOCK_PROCESS_CPUTIME_ID);
+        cpu1 = bench_now_us(CLOCK_PROCESS_CPUTIME_ID);
         /* the links at each check (health/dbus-health.c sample_links()): the PCIe files,
          * pcie_replay_count and xgmi_error, and gpu_metrics at every 30th check */
         {
@@ -126,7 +110,7 @@ int main(int argc, char *argv[]) {
                 double c0, c1, m0, m1;
                 int n = 0;
 
-                c0 = now_us(CLOCK_PROCESS_CPUTIME_ID);
+                c0 = bench_now_us(CLOCK_PROCESS_CPUTIME_ID);
                 for (int round = 0; round < rounds; round++)
                         for (size_t g = 0; g < n_gpus; g++) {
                                 struct amdsmi_gpu *gpu = amdsmi_ctx_get_gpu(ctx, g);
@@ -135,13 +119,13 @@ int main(int argc, char *argv[]) {
                                 (void) health_links_read(gpu, false, &links[g]);
                                 n += amdsmi_gpu_read_xgmi_error(gpu, &xe) == 0;
                         }
-                c1 = now_us(CLOCK_PROCESS_CPUTIME_ID);
-                m0 = now_us(CLOCK_PROCESS_CPUTIME_ID);
+                c1 = bench_now_us(CLOCK_PROCESS_CPUTIME_ID);
+                m0 = bench_now_us(CLOCK_PROCESS_CPUTIME_ID);
                 for (int round = 0; round < rounds; round++)
                         for (size_t g = 0; g < n_gpus; g++)
                                 (void) health_links_read(amdsmi_ctx_get_gpu(ctx, g), true,
                                                          &links[g]);
-                m1 = now_us(CLOCK_PROCESS_CPUTIME_ID);
+                m1 = bench_now_us(CLOCK_PROCESS_CPUTIME_ID);
                 printf("links at amdsmid's check, %zu GPUs: PCIe files, pcie_replay_count and "
                        "xgmi_error (%s) CPU %.1f us; with gpu_metrics %.1f us; at the default "
                        "period (2 s, gpu_metrics every 30th check): %.4f %% of one core\n",
@@ -153,9 +137,9 @@ int main(int argc, char *argv[]) {
                "amdsmid's check of all GPUs (RAS, bad pages, threshold, CPER cursor) %.1f us "
                "(CPU %.1f us, %.3f %% of one core every 2 s); `amdsmi ras` document (%zu bytes) "
                "%.1f us\n",
-               rounds, n_gpus, median(t[0], (size_t) rounds), median(t[1], (size_t) rounds),
-               (cpu1 - cpu0) / rounds, 100.0 * (cpu1 - cpu0) / rounds / 2e6, len,
-               median(t[2], (size_t) rounds));
+               rounds, n_gpus, bench_median(t[0], (size_t) rounds),
+               bench_median(t[1], (size_t) rounds), (cpu1 - cpu0) / rounds,
+               100.0 * (cpu1 - cpu0) / rounds / 2e6, len, bench_median(t[2], (size_t) rounds));
         for (int i = 0; i < 3; i++)
                 free(t[i]);
         amdsmi_ctx_unref(ctx);

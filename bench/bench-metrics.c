@@ -44,6 +44,7 @@
 #include <json-c/json.h>
 #include <systemd/sd-bus.h>
 
+#include "bench-util.h"
 #include "metrics.h"
 
 #define BUS_NAME "org.amdsmi1"
@@ -52,15 +53,8 @@
         "application/openmetrics-text;version=1.0.0,application/openmetrics-text;" \
         "version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"
 
-static uint64_t now_ns(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000000ULL + (uint64_t) ts.tv_nsec;
-}
-
 static void sleep_until(uint64_t t) {
-        for (uint64_t n = now_ns(); n < t; n = now_ns()) {
+        for (uint64_t n = bench_now_ns(CLOCK_MONOTONIC); n < t; n = bench_now_ns(CLOCK_MONOTONIC)) {
                 struct timespec ts = { .tv_sec = (time_t) ((t - n) / 1000000000ULL),
                                        .tv_nsec = (long) ((t - n) % 1000000000ULL) };
 
@@ -68,13 +62,7 @@ static void sleep_until(uint64_t t) {
         }
 }
 
-static int cmp_u64(const void *a, const void *b) {
-        uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
-
-        return x < y ? -1 : x > y;
-}
-
-/* A series of measurements: sorted by stats(). */
+/* A series of measurements: sorted in place by series_median() and series_pct(). */
 struct series {
         uint64_t *v;
         size_t n, size;
@@ -95,18 +83,16 @@ static void series_add(struct series *s, uint64_t v) {
         s->v[s->n++] = v;
 }
 
+/* The p-th quantile: the value nearest to rank p * (n - 1), not bench_percentile()'s rank. */
 static double series_pct(struct series *s, double p) {
         if (s->n == 0)
                 return 0;
-        qsort(s->v, s->n, sizeof(*s->v), cmp_u64);
+        qsort(s->v, s->n, sizeof(*s->v), bench_cmp_u64);
         return (double) s->v[(size_t) (p * (double) (s->n - 1) + 0.5)];
 }
 
 static double series_median(struct series *s) {
-        if (s->n == 0)
-                return 0;
-        qsort(s->v, s->n, sizeof(*s->v), cmp_u64);
-        return (double) s->v[s->n / 2];
+        return (double) bench_median_u64(s->v, s->n);
 }
 
 /* ---- render ------------------------------------------------------------------------------ */
@@ -190,14 +176,14 @@ static int bench_render(const char *dir, unsigned rounds) {
         for (int f = 0; f < 2; f++) {
                 for (unsigned i = 0; i <= rounds; i++) {
                         char *text = NULL;
-                        uint64_t s = now_ns(), e;
+                        uint64_t s = bench_now_ns(CLOCK_MONOTONIC), e;
 
                         if (metrics_render(&in, (enum metrics_format) f, &text, &size[f]) < 0) {
                                 fprintf(stderr, "metrics_render: out of memory\n");
                                 r = 1;
                                 goto out;
                         }
-                        e = now_ns();
+                        e = bench_now_ns(CLOCK_MONOTONIC);
                         if (i == 0) {
                                 /* the first one apart: caches and allocator cold */
                                 first[f] = e - s;
@@ -209,11 +195,11 @@ static int bench_render(const char *dir, unsigned rounds) {
                 }
         }
         for (unsigned i = 0; i < rounds; i++) {
-                uint64_t s = now_ns();
+                uint64_t s = bench_now_ns(CLOCK_MONOTONIC);
                 const char *j = json_object_to_json_string_ext(docs[2], JSON_C_TO_STRING_PLAIN);
 
                 json_size = strlen(j);
-                series_add(&json_t, now_ns() - s);
+                series_add(&json_t, bench_now_ns(CLOCK_MONOTONIC) - s);
         }
 
         printf("documents: %s (`amdsmi VERB --json`), %zu GPUs, %zu partitions\n", dir, n_gpus,
@@ -418,14 +404,14 @@ static void scrape_duration(const char *body, size_t size, struct series *s) {
 
 static int one(struct http *h, sd_bus *bus, int way, struct way *w) {
         size_t size = 0, off = 0;
-        uint64_t s = now_ns(), e, hh = 0;
+        uint64_t s = bench_now_ns(CLOCK_MONOTONIC), e, hh = 0;
         int r;
 
         if (way == WAY_DBUS)
                 r = get_metrics(bus, &size, &hh);
         else
                 r = http_get(h, way == WAY_OM ? PROMETHEUS_ACCEPT : NULL, &size, &off);
-        e = now_ns();
+        e = bench_now_ns(CLOCK_MONOTONIC);
         if (r < 0) {
                 fprintf(stderr, "%s: %s\n", way_name[way], strerror(-r));
                 return r;
@@ -553,12 +539,12 @@ static void *scraper_run(void *userdata) {
                 uint64_t t0;
 
                 sleep_until(next);
-                t0 = now_ns();
+                t0 = bench_now_ns(CLOCK_MONOTONIC);
                 if (http_get(&h, NULL, &size, &off) < 0) {
                         s->failures++;
                         continue;
                 }
-                series_add(&s->t, now_ns() - t0);
+                series_add(&s->t, bench_now_ns(CLOCK_MONOTONIC) - t0);
                 series_add(&s->bytes, size);
                 series_add(&s->renderings, hash(h.buf + off, size));
         }
@@ -572,7 +558,8 @@ static int bench_scrapers(int port, unsigned clients, double hz, double seconds)
         pthread_t *th = calloc(clients, sizeof(*th));
         struct series all = {}, bytes = {}, renderings = {};
         size_t distinct = 0;
-        uint64_t period = (uint64_t) (1e9 / hz), start = now_ns() + 100000000ULL;
+        uint64_t period = (uint64_t) (1e9 / hz),
+                 start = bench_now_ns(CLOCK_MONOTONIC) + 100000000ULL;
         unsigned failures = 0;
 
         if (!s || !th)
@@ -602,7 +589,7 @@ static int bench_scrapers(int port, unsigned clients, double hz, double seconds)
                 free(s[i].renderings.v);
         }
         /* each collection renders anew (amdsmi_scrape_duration_seconds changes with it) */
-        qsort(renderings.v, renderings.n, sizeof(*renderings.v), cmp_u64);
+        qsort(renderings.v, renderings.n, sizeof(*renderings.v), bench_cmp_u64);
         for (size_t k = 0; k < renderings.n; k++)
                 distinct += k == 0 || renderings.v[k] != renderings.v[k - 1];
         printf("%u scrapers at %.3g Hz for %.0f s (phases spread over the period): %zu scrapes, "
@@ -622,7 +609,7 @@ static int bench_scrapers(int port, unsigned clients, double hz, double seconds)
 static int bench_dbus_client(double hz, double seconds) {
         struct series t = {};
         sd_bus *bus = NULL;
-        uint64_t period = (uint64_t) (1e9 / hz), start = now_ns(),
+        uint64_t period = (uint64_t) (1e9 / hz), start = bench_now_ns(CLOCK_MONOTONIC),
                  until = start + (uint64_t) (seconds * 1e9);
         size_t size = 0;
         unsigned failures = 0;
@@ -637,11 +624,11 @@ static int bench_dbus_client(double hz, double seconds) {
                 uint64_t t0;
 
                 sleep_until(next);
-                t0 = now_ns();
+                t0 = bench_now_ns(CLOCK_MONOTONIC);
                 if (get_metrics(bus, &size, NULL) < 0)
                         failures++;
                 else
-                        series_add(&t, now_ns() - t0);
+                        series_add(&t, bench_now_ns(CLOCK_MONOTONIC) - t0);
         }
         printf("one D-Bus client, Manager.GetMetrics() at %.3g Hz for %.0f s: %zu calls, %u "
                "failed; median %.1f us; %zu bytes\n",

@@ -19,22 +19,7 @@
 
 #include <amdsmi/amdsmi.h>
 
-static double now_us(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (double) ts.tv_sec * 1e6 + (double) ts.tv_nsec / 1e3;
-}
-
-static int cmp_double(const void *a, const void *b) {
-        double x = *(const double *) a, y = *(const double *) b;
-        return x < y ? -1 : (x > y);
-}
-
-static double median(double *v, int n) {
-        qsort(v, (size_t) n, sizeof(double), cmp_double);
-        return v[n / 2];
-}
+#include "bench-util.h"
 
 /* Read and write system calls of this process so far. */
 static void io_calls(long *ret_r, long *ret_w) {
@@ -91,12 +76,12 @@ int main(int argc, char **argv) {
                 double t0;
 
                 io_calls(&r0, &w0);
-                t0 = now_us();
+                t0 = bench_now_us(CLOCK_MONOTONIC);
                 if (raw_write(path, m) < 0) {
                         fprintf(stderr, "writing %s to %s failed\n", m, path);
                         return 1;
                 }
-                raw[i] = now_us() - t0;
+                raw[i] = bench_now_us(CLOCK_MONOTONIC) - t0;
                 io_calls(&r1, &w1);
                 raw_r += r1 - r0;
                 raw_w += w1 - w0;
@@ -107,9 +92,9 @@ int main(int argc, char **argv) {
                 int r;
 
                 io_calls(&r0, &w0);
-                t0 = now_us();
+                t0 = bench_now_us(CLOCK_MONOTONIC);
                 r = amdsmi_gpu_set_compute_mode(gpu, modes[i % 2], 0, 0, &c);
-                lib[i] = now_us() - t0;
+                lib[i] = bench_now_us(CLOCK_MONOTONIC) - t0;
                 io_calls(&r1, &w1);
                 if (r < 0 || !c.changed) {
                         fprintf(stderr, "amdsmi_gpu_set_compute_mode(%s): %d %s\n",
@@ -120,7 +105,8 @@ int main(int argc, char **argv) {
                 lib_w += w1 - w0;
         }
 
-        double mr = median(raw, rounds * 2), ml = median(lib, rounds * 2);
+        double mr = bench_median(raw, (size_t) rounds * 2),
+               ml = bench_median(lib, (size_t) rounds * 2);
         printf("compute switch SPX<->CPX, GPU %s, %d switches each:\n", amdsmi_gpu_get_bdf(gpu),
                rounds * 2);
         printf("  bare write:                  median %.0f us, %.1f reads + %.1f writes per switch\n",

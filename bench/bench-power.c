@@ -28,25 +28,10 @@
 
 #include <amdsmi/amdsmi.h>
 
+#include "bench-util.h"
+
 #define CAP_A_UW UINT64_C(600000000)
 #define CAP_B_UW UINT64_C(650000000)
-
-static double now_us(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (double) ts.tv_sec * 1e6 + (double) ts.tv_nsec / 1e3;
-}
-
-static int cmp_double(const void *a, const void *b) {
-        double x = *(const double *) a, y = *(const double *) b;
-        return x < y ? -1 : (x > y);
-}
-
-static double median(double *v, int n) {
-        qsort(v, (size_t) n, sizeof(double), cmp_double);
-        return v[n / 2];
-}
 
 /* Read and write system calls of this process so far, with a single read of /proc/self/io. */
 static void io_calls(long *ret_r, long *ret_w) {
@@ -157,7 +142,7 @@ static int bench_read(struct amdsmi_ctx *ctx, int n_gpus, uint64_t flags, const 
                 double t0;
 
                 io_calls(&r0, &w0);
-                t0 = now_us();
+                t0 = bench_now_us(CLOCK_MONOTONIC);
                 for (int g = 0; g < n_gpus; g++) {
                         struct amdsmi_power_info info = { .size = sizeof(info) };
                         int r = amdsmi_gpu_read_power(amdsmi_ctx_get_gpu(ctx, (size_t) g), flags,
@@ -169,12 +154,12 @@ static int bench_read(struct amdsmi_ctx *ctx, int n_gpus, uint64_t flags, const 
                                 return -1;
                         }
                 }
-                t[i] = (now_us() - t0) / n_gpus;
+                t[i] = (bench_now_us(CLOCK_MONOTONIC) - t0) / n_gpus;
                 io_calls(&r1, &w1);
                 reads += r1 - r0 - overhead;
         }
         printf("  amdsmi_gpu_read_power %-12s median %.1f us per GPU, %.1f reads per call\n", label,
-               median(t, rounds), (double) reads / rounds / n_gpus);
+               bench_median(t, (size_t) rounds), (double) reads / rounds / n_gpus);
         return 0;
 }
 
@@ -233,46 +218,46 @@ int main(int argc, char **argv) {
                 if (amdsmi_ctx_new(&fresh) < 0 || amdsmi_ctx_enumerate(fresh) < 1)
                         return 1;
                 io_calls(&r0, &w0);
-                t0 = now_us();
+                t0 = bench_now_us(CLOCK_MONOTONIC);
                 if (set_cap(amdsmi_ctx_get_gpu(fresh, 0), i % 2 ? CAP_B_UW : CAP_A_UW) < 0)
                         return 1;
-                t[i] = now_us() - t0;
+                t[i] = bench_now_us(CLOCK_MONOTONIC) - t0;
                 io_calls(&r1, &w1);
                 first_r += r1 - r0 - overhead;
                 first_w += w1 - w0;
                 amdsmi_ctx_unref(fresh);
         }
-        double m_first = median(t, first_rounds);
+        double m_first = bench_median(t, (size_t) first_rounds);
 
         for (int i = 0; i < rounds; i++) {
                 double t0;
 
                 io_calls(&r0, &w0);
-                t0 = now_us();
+                t0 = bench_now_us(CLOCK_MONOTONIC);
                 if (bare_set(root_fd, cap_path, i % 2 ? CAP_B_UW : CAP_A_UW) < 0) {
                         fprintf(stderr, "bare write + read-back of %s/%s failed\n", root, cap_path);
                         return 1;
                 }
-                t[i] = now_us() - t0;
+                t[i] = bench_now_us(CLOCK_MONOTONIC) - t0;
                 io_calls(&r1, &w1);
                 raw_r += r1 - r0 - overhead;
                 raw_w += w1 - w0;
         }
-        double m_raw = median(t, rounds);
+        double m_raw = bench_median(t, (size_t) rounds);
 
         for (int i = 0; i < rounds; i++) {
                 double t0;
 
                 io_calls(&r0, &w0);
-                t0 = now_us();
+                t0 = bench_now_us(CLOCK_MONOTONIC);
                 if (set_cap(gpu, i % 2 ? CAP_B_UW : CAP_A_UW) < 0)
                         return 1;
-                t[i] = now_us() - t0;
+                t[i] = bench_now_us(CLOCK_MONOTONIC) - t0;
                 io_calls(&r1, &w1);
                 lib_r += r1 - r0 - overhead;
                 lib_w += w1 - w0;
         }
-        double m_lib = median(t, rounds);
+        double m_lib = bench_median(t, (size_t) rounds);
 
         if (set_cap(gpu, original) < 0)
                 return 1;

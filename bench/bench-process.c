@@ -26,26 +26,10 @@
 
 #include <json-c/json.h>
 
+#include "bench-util.h"
 #include "documents.h"
 #include "process-json.h"
 #include "select.h"
-
-static double now_us(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (double) ts.tv_sec * 1e6 + (double) ts.tv_nsec / 1e3;
-}
-
-static int cmp_double(const void *a, const void *b) {
-        double x = *(const double *) a, y = *(const double *) b;
-        return x < y ? -1 : (x > y);
-}
-
-static double median(double *v, size_t n) {
-        qsort(v, n, sizeof(double), cmp_double);
-        return v[n / 2];
-}
 
 static size_t read_at(int dfd, const char *name) {
         char buf[4096];
@@ -193,28 +177,28 @@ int main(int argc, char **argv) {
                 return 1;
         for (int i = 0; i < rounds; i++) {
                 struct amdsmi_process_list *list = NULL;
-                double t0 = now_us();
+                double t0 = bench_now_us(CLOCK_MONOTONIC);
 
                 bytes = floor_pass(root);
-                f[i] = now_us() - t0;
-                t0 = now_us();
+                f[i] = bench_now_us(CLOCK_MONOTONIC) - t0;
+                t0 = bench_now_us(CLOCK_MONOTONIC);
                 if (amdsmi_ctx_read_processes(ctx, 0, &list) < 0) {
                         fprintf(stderr, "cannot read the processes\n");
                         return 1;
                 }
-                l[i] = now_us() - t0;
+                l[i] = bench_now_us(CLOCK_MONOTONIC) - t0;
                 n_proc = list->n_processes;
                 n_nodes = 0;
                 for (size_t k = 0; k < list->n_processes; k++)
                         n_nodes += list->processes[k].n_nodes;
                 amdsmi_process_list_free(list);
-                t0 = now_us();
+                t0 = bench_now_us(CLOCK_MONOTONIC);
                 doc = document_pass(ctx);
-                d[i] = now_us() - t0;
+                d[i] = bench_now_us(CLOCK_MONOTONIC) - t0;
         }
         {
-                double fm = median(f, (size_t) rounds), lm = median(l, (size_t) rounds),
-                       dm = median(d, (size_t) rounds);
+                double fm = bench_median(f, (size_t) rounds), lm = bench_median(l, (size_t) rounds),
+                       dm = bench_median(d, (size_t) rounds);
 
                 printf("%zu processes, %zu nodes held, %d GPUs:\n", n_proc, n_nodes, gpus);
                 printf("  floor (the reader's listings and reads alone, %zu bytes): median %.0f us\n",

@@ -18,21 +18,10 @@
 
 #include <amdsmi/amdsmi.h>
 
+#include "bench-util.h"
+
 static double now_ms(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (double) ts.tv_sec * 1e3 + (double) ts.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b) {
-        double x = *(const double *) a, y = *(const double *) b;
-        return x < y ? -1 : (x > y);
-}
-
-static double median(double *v, int n) {
-        qsort(v, (size_t) n, sizeof(double), cmp_double);
-        return v[n / 2];
+        return bench_now_us(CLOCK_MONOTONIC) / 1e3;
 }
 
 static int bare_read(const char *path) {
@@ -97,10 +86,13 @@ int main(int argc, char **argv) {
         }
         printf("GPU reset of a hive of %u GPUs, %d rounds (medians):\n",
                amdsmi_gpu_get_reset_hive(gpu, NULL, 0), rounds);
-        printf("  bare read of amdgpu_gpu_recover   %8.2f ms\n", median(bare, rounds));
+        printf("  bare read of amdgpu_gpu_recover   %8.2f ms\n",
+               bench_median(bare, (size_t) rounds));
         printf("  amdsmi_gpu_reset()                %8.2f ms (reset %.2f ms, wait %.2f ms)\n",
-               median(lib, rounds), median(res, rounds), median(wait, rounds));
-        printf("  library's own time beyond them    %8.2f ms\n", median(own, rounds));
+               bench_median(lib, (size_t) rounds), bench_median(res, (size_t) rounds),
+               bench_median(wait, (size_t) rounds));
+        printf("  library's own time beyond them    %8.2f ms\n",
+               bench_median(own, (size_t) rounds));
         amdsmi_ctx_unref(ctx);
         return 0;
 }

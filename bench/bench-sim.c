@@ -26,6 +26,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench-util.h"
+
 #define BATCHES 21
 #define TIMEOUT 86400.0
 
@@ -107,17 +109,10 @@ static void *empty_loop(void *se) {
         return NULL;
 }
 
-static double now_ns(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (double) ts.tv_sec * 1e9 + (double) ts.tv_nsec;
-}
-
 /* The mean cost of @n reads of @name in directory @dfd, in ns. */
 static double read_batch(int dfd, const char *name, long n) {
         char buf[4096];
-        double t0 = now_ns();
+        uint64_t t0 = bench_now_ns(CLOCK_MONOTONIC);
 
         for (long i = 0; i < n; i++) {
                 int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC);
@@ -128,19 +123,13 @@ static double read_batch(int dfd, const char *name, long n) {
                 }
                 close(fd);
         }
-        return (now_ns() - t0) / (double) n;
-}
-
-static int cmp_double(const void *a, const void *b) {
-        double x = *(const double *) a, y = *(const double *) b;
-
-        return x < y ? -1 : (x > y);
+        return (double) (bench_now_ns(CLOCK_MONOTONIC) - t0) / (double) n;
 }
 
 struct target {
         const char *label, *dir, *name;
         int dfd;
-        double t[BATCHES];
+        double t[BATCHES], median;
 };
 
 /* Unmounts both handlers (the simulator's unless it never mounted) and removes the
@@ -266,15 +255,14 @@ int main(int argc, char **argv) {
                         for (size_t i = 0; i < n; i++)
                                 targets[i].t[b] = read_batch(targets[i].dfd, targets[i].name, per);
                 for (size_t i = 0; i < n; i++) {
-                        qsort(targets[i].t, BATCHES, sizeof(double), cmp_double);
+                        targets[i].median = bench_median(targets[i].t, BATCHES);
                         close(targets[i].dfd);
                 }
                 printf("open+read+close of one attribute, median of %d batches of %ld:\n", BATCHES,
                        per);
                 for (size_t i = 0; i < n; i++)
                         printf("  %-38s %7.2f us   ratio %.2f\n", targets[i].label,
-                               targets[i].t[BATCHES / 2] / 1000,
-                               targets[i].t[BATCHES / 2] / targets[0].t[BATCHES / 2]);
+                               targets[i].median / 1000, targets[i].median / targets[0].median);
         }
 
         return finish(0, se, thread, tmpl, empty_dir, sim_dir);

@@ -17,24 +17,8 @@
 
 #include <json-c/json.h>
 
+#include "bench-util.h"
 #include "documents.h"
-
-static double now_us(clockid_t clock) {
-        struct timespec ts;
-
-        clock_gettime(clock, &ts);
-        return (double) ts.tv_sec * 1e6 + (double) ts.tv_nsec / 1e3;
-}
-
-static int cmp_double(const void *a, const void *b) {
-        double x = *(const double *) a, y = *(const double *) b;
-        return x < y ? -1 : (x > y);
-}
-
-static double median(double *v, size_t n) {
-        qsort(v, n, sizeof(double), cmp_double);
-        return v[n / 2];
-}
 
 static size_t document(struct amdsmi_ctx *ctx, struct amdsmi_gpu *gpu) {
         struct report rep = { .command = "metric", .keep_field_errors = true };
@@ -81,16 +65,16 @@ int main(int argc, char *argv[]) {
                         struct amdsmi_hwmon h;
                         struct amdsmi_gpu_metrics m;
                         struct amdsmi_memory_info mem;
-                        double a = now_us(CLOCK_MONOTONIC), b, c, d, e;
+                        double a = bench_now_us(CLOCK_MONOTONIC), b, c, d, e;
 
                         (void) amdsmi_gpu_read_hwmon(gpu, &h);
-                        b = now_us(CLOCK_MONOTONIC);
+                        b = bench_now_us(CLOCK_MONOTONIC);
                         (void) amdsmi_gpu_read_metrics(gpu, &m);
-                        c = now_us(CLOCK_MONOTONIC);
+                        c = bench_now_us(CLOCK_MONOTONIC);
                         (void) amdsmi_gpu_read_memory_info(gpu, &mem);
-                        d = now_us(CLOCK_MONOTONIC);
+                        d = bench_now_us(CLOCK_MONOTONIC);
                         len = document(ctx, gpu);
-                        e = now_us(CLOCK_MONOTONIC);
+                        e = bench_now_us(CLOCK_MONOTONIC);
                         t[0][k] = b - a;
                         t[1][k] = c - b;
                         t[2][k] = d - c;
@@ -98,30 +82,31 @@ int main(int argc, char *argv[]) {
                 }
         printf("per GPU, warm, %d rounds over %zu GPUs: hwmon %.1f us, gpu_metrics read+parse "
                "%.1f us, memory sizes %.1f us; GetMetrics document (%zu bytes) %.1f us\n",
-               rounds, n_gpus, median(t[0], k), median(t[1], k), median(t[2], k), len,
-               median(t[3], k));
+               rounds, n_gpus, bench_median(t[0], k), bench_median(t[1], k), bench_median(t[2], k),
+               len, bench_median(t[3], k));
 
         /* cold: one document every 12.5 ms, 8 GPUs at 10 Hz; 4 s */
         {
                 int samples = 320;
-                double cpu0 = now_us(CLOCK_PROCESS_CPUTIME_ID), wall0 = now_us(CLOCK_MONOTONIC);
+                double cpu0 = bench_now_us(CLOCK_PROCESS_CPUTIME_ID),
+                       wall0 = bench_now_us(CLOCK_MONOTONIC);
                 double next = wall0;
 
                 for (int i = 0; i < samples; i++) {
                         struct amdsmi_gpu *gpu = amdsmi_ctx_get_gpu(ctx, (size_t) i % n_gpus);
-                        double a = now_us(CLOCK_MONOTONIC);
+                        double a = bench_now_us(CLOCK_MONOTONIC);
 
                         (void) document(ctx, gpu);
-                        t[4][i] = now_us(CLOCK_MONOTONIC) - a;
+                        t[4][i] = bench_now_us(CLOCK_MONOTONIC) - a;
                         next += 12500.0;
-                        while (now_us(CLOCK_MONOTONIC) < next)
-                                usleep((useconds_t) (next - now_us(CLOCK_MONOTONIC)));
+                        while (bench_now_us(CLOCK_MONOTONIC) < next)
+                                usleep((useconds_t) (next - bench_now_us(CLOCK_MONOTONIC)));
                 }
                 printf("GetMetrics document, cold (one GPU every 12.5 ms): median %.1f us; CPU "
                        "%.2f %% of one core for 8 GPUs at 10 Hz\n",
-                       median(t[4], (size_t) samples),
-                       100.0 * (now_us(CLOCK_PROCESS_CPUTIME_ID) - cpu0) /
-                               (now_us(CLOCK_MONOTONIC) - wall0));
+                       bench_median(t[4], (size_t) samples),
+                       100.0 * (bench_now_us(CLOCK_PROCESS_CPUTIME_ID) - cpu0) /
+                               (bench_now_us(CLOCK_MONOTONIC) - wall0));
         }
         for (int i = 0; i < 5; i++)
                 free(t[i]);
