@@ -20,6 +20,9 @@
 #include "bench-util.h"
 #include "documents.h"
 
+/* the cold phase: one document every 12.5 ms for 4 s */
+#define COLD_SAMPLES 320
+
 static size_t document(struct amdsmi_ctx *ctx, struct amdsmi_gpu *gpu) {
         struct report rep = { .command = "metric", .keep_field_errors = true };
         struct gpu_set set = {};
@@ -56,8 +59,9 @@ int main(int argc, char *argv[]) {
         n_gpus = (size_t) r;
         if (rounds < 1)
                 rounds = 1;
-        for (int i = 0; i < 5; i++)
+        for (int i = 0; i < 4; i++)
                 t[i] = calloc((size_t) rounds * n_gpus, sizeof(double));
+        t[4] = calloc(COLD_SAMPLES, sizeof(double)); /* the cold phase's own count */
 
         for (int round = 0; round < rounds; round++)
                 for (size_t g = 0; g < n_gpus; g++, k++) {
@@ -87,7 +91,7 @@ int main(int argc, char *argv[]) {
 
         /* cold: one document every 12.5 ms, 8 GPUs at 10 Hz; 4 s */
         {
-                int samples = 320;
+                int samples = COLD_SAMPLES;
                 double cpu0 = bench_now_us(CLOCK_PROCESS_CPUTIME_ID),
                        wall0 = bench_now_us(CLOCK_MONOTONIC);
                 double next = wall0;
