@@ -82,6 +82,9 @@ _public_ int amdsmi_gpu_get_reset_mechanism(struct amdsmi_gpu *gpu,
         }
 }
 
+/* amdgpu_device_gpu_recover() (amdgpu_device.c) puts every device of the XGMI hive on its
+ * reset list when the GPU is not a VF and the hive has more than one node: one recovery
+ * resets them all. */
 _public_ unsigned amdsmi_gpu_get_reset_hive(struct amdsmi_gpu *gpu, struct amdsmi_gpu **ret,
                                             unsigned max) {
         uint64_t id = amdsmi_gpu_get_hive_id(gpu);
