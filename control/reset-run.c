@@ -442,7 +442,7 @@ static int run_locked(void *userdata) {
         struct report *rep = x->rep;
         json_object *e = x->entry, *kfd = json_object_new_array(), *vfs = json_object_new_array(),
                     *pre = json_object_new_object(), *stages = json_object_new_object(),
-                    *before = json_object_new_array(), *reapplied = json_object_new_array();
+                    *before = json_object_new_array(), *reapplied;
         struct reset_snapshot snap_before[HIVE_MAX], snap_after[HIVE_MAX];
         struct amdsmi_reset_report lr = { .size = sizeof(lr) };
         uint64_t t_pre, t_verify, t_reapply, t_end;
@@ -560,6 +560,8 @@ static int run_locked(void *userdata) {
         }
         t_reapply = now_ms();
         set_stage(stages, "verify", t_reapply - t_verify);
+        /* (made here: the stages before return early) */
+        reapplied = json_object_new_array();
 
         /* re-apply the desired state: amdsmid's for every GPU; in-process, the power cap
          * where the reset moved it and the performance settings the state file keeps */
@@ -594,7 +596,6 @@ static int run_locked(void *userdata) {
                         reapply_error = k;
         }
         json_set(e, "reapplied", reapplied);
-        reapplied = NULL;
         t_end = now_ms();
         set_stage(stages, "reapply", t_end - t_reapply);
         set_stage(stages, "total", t_end - x->t0);
