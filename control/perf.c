@@ -411,6 +411,12 @@ _public_ int amdsmi_pm_policy_parse(const char *text, size_t len, struct amdsmi_
                 for (k = 0; k < n; k++)
                         if (!isalnum((unsigned char) s[k]) && s[k] != '_' && s[k] != '-')
                                 return -EBADMSG;
+                /* a name is never a bare number (the kernel's are soc_pstate_0, plpd_default):
+                 * find() reads a number as an id */
+                for (k = 0; k < n && isdigit((unsigned char) s[k]); k++)
+                        ;
+                if (k == n)
+                        return -EBADMSG;
                 for (unsigned i = 0; i < p.n; i++)
                         if (p.levels[i].id == id)
                                 return -EBADMSG;

@@ -124,6 +124,9 @@ static void test_policy(void **state) {
         assert_int_equal(amdsmi_pm_policy_parse(S("x : a\n"), &p), -EBADMSG);
         assert_int_equal(amdsmi_pm_policy_parse(S("0 : \n"), &p), -EBADMSG);
         assert_int_equal(amdsmi_pm_policy_parse(S("0 : a b\n"), &p), -EBADMSG);
+        /* a bare number is no name (find() would read it as an id) */
+        assert_int_equal(amdsmi_pm_policy_parse(S("0 : 1*\n"), &p), -EBADMSG);
+        assert_int_equal(amdsmi_pm_policy_parse(S("5 : 1\n1 : soc_pstate_0*\n"), &p), -EBADMSG);
 }
 
 static void test_names(void **state) {
